@@ -1,0 +1,97 @@
+package dev.baton.election;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A store of named, time-limited, exclusive leases: the one thing a backend implements.
+ *
+ * <p>Guarantees every implementation gives (the conformance suite checks each of them):
+ *
+ * <ol>
+ *   <li><b>Exclusion.</b> If a {@link #tryAcquire} or {@link #renew} call that started at local
+ *       monotonic time {@code t0} succeeds with effective TTL {@code ttl}, no other candidate is
+ *       granted that election before {@code t0 + ttl}. The store enforces this with its own
+ *       atomic primitive (one SQL statement, an etcd transaction, a ZooKeeper ephemeral create, a
+ *       write guarded by a version), never by a read followed by a write in the client.
+ *   <li><b>Time.</b> Expiry is judged by one clock all candidates share (the database's clock,
+ *       etcd's lease, the ZooKeeper session) or, for stores that only offer compare-and-set, by
+ *       each follower's own monotonic clock since it saw the record change ({@link
+ *       ObservedTimeLeaseStore}). Never one machine's wall clock against another's.
+ *   <li><b>Fencing.</b> Every granted {@code tryAcquire} begins a new term: its {@link
+ *       FencingToken} is strictly greater than every token granted before for that election,
+ *       even when the caller held it already. {@code renew} keeps the token.
+ *   <li><b>Errors.</b> "Somebody else holds it" is {@link Acquisition#held}, a normal answer. A
+ *       renewal that finds the lease gone throws {@link LeaseLostException}. A store that cannot
+ *       answer (connection, credentials, missing table, timeout) throws {@link
+ *       LeaseStoreException} with the cause; it does not log and swallow.
+ *   <li><b>Effective TTL.</b> A store that cannot honour the requested TTL exactly reports the
+ *       TTL it really applies in the returned {@link Lease#ttl()}; it is never shorter than asked.
+ *   <li><b>Timeouts.</b> Every call returns or throws within the store's configured call timeout,
+ *       which is shorter than any renew deadline it is used with. No call blocks indefinitely.
+ * </ol>
+ *
+ * <p>A store is safe for concurrent use by many electors and elections; they share its
+ * connection or session. A store built from a client the caller supplied never closes that
+ * client.
+ */
+public interface LeaseStore extends AutoCloseable {
+
+  /**
+   * Grants {@code election} to {@code candidate} if it is free, expired, or already held by
+   * {@code candidate} (which then begins a new term), otherwise reports the current holder.
+   *
+   * @param ttl the time-to-live asked for; the lease's {@link Lease#ttl()} is the one applied
+   * @throws LeaseStoreException when the store could not answer
+   */
+  Acquisition tryAcquire(String election, String candidate, Duration ttl);
+
+  /**
+   * Extends {@code lease} by its TTL from the start of this call, keeping its fencing token.
+   *
+   * @return the renewed lease (its handle or effective TTL may change)
+   * @throws LeaseLostException when the lease expired, was released or is held by another
+   * @throws LeaseStoreException when the store could not answer
+   */
+  Lease renew(Lease lease);
+
+  /**
+   * Gives {@code lease} up so the next candidate can be granted at once. Does nothing when the
+   * lease is no longer the caller's: a release never removes somebody else's lease.
+   *
+   * @throws LeaseStoreException when the store could not answer
+   */
+  void release(Lease lease);
+
+  /**
+   * The current holder as the store sees it; empty when nobody holds a live lease.
+   *
+   * @throws LeaseStoreException when the store could not answer
+   */
+  Optional<LeaseRecord> read(String election);
+
+  /**
+   * Asks to be told when the election's record changes, so that followers can try at once
+   * instead of polling. {@code changed} runs on a thread of the store's, must not block, and may
+   * be called spuriously (also when the watch itself broke and was re-established, since events
+   * may have been missed). Empty when this store cannot watch.
+   */
+  default Optional<Subscription> watch(String election, Runnable changed) {
+    return Optional.empty();
+  }
+
+  /**
+   * Whether {@link #watch} also reports expiry of a holder that stopped renewing (etcd, ZooKeeper),
+   * not only releases and takeovers. When it does, followers need not poll at all.
+   */
+  default boolean watchReportsExpiry() {
+    return false;
+  }
+
+  /** A short name of the backend for logs and status, such as {@code jdbc (PostgreSQL)}. */
+  String describe();
+
+  /** Releases what the store created itself; never closes a client the caller supplied. */
+  @Override
+  void close();
+}
