@@ -88,6 +88,13 @@ public interface LeaseStore extends AutoCloseable {
     return false;
   }
 
+  /**
+   * Refuses an election name this store cannot keep (too long, characters its keys or paths do
+   * not allow) with a {@link ConfigurationException} that names the value and what is accepted.
+   * Called when an {@link Elector} is built, so a bad name fails at start, not at the first call.
+   */
+  default void checkElectionName(String election) {}
+
   /** A short name of the backend for logs and status, such as {@code jdbc (PostgreSQL)}. */
   String describe();
 
