@@ -1,0 +1,183 @@
+package dev.baton.zookeeper;
+
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Subscription;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.AddWatchMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Persistent ZooKeeper watches on lease nodes, kept alive across reconnects and new sessions.
+ *
+ * <p>A persistent watch (ZooKeeper 3.6+) fires on every create, change and delete of the lease
+ * node, including the delete of an expired holder's ephemeral node, without being re-armed. It
+ * is tied to one session and the server does not replay events missed while the client was
+ * disconnected, so on every reconnect each watch is registered again and its callback runs once:
+ * the follower then looks for itself.
+ */
+final class LeaseWatches implements ConnectionStateListener {
+
+  private static final Logger log = LoggerFactory.getLogger(LeaseWatches.class);
+
+  private final CuratorFramework client;
+  private final Set<LeaseWatch> active = ConcurrentHashMap.newKeySet();
+
+  LeaseWatches(CuratorFramework client) {
+    this.client = client;
+    client.getConnectionStateListenable().addListener(this);
+  }
+
+  /**
+   * Registers a watch and waits for the server to confirm it. A registration that fails for a
+   * connection problem stays active and is registered at the next reconnect, which also calls
+   * {@code changed}; any other failure is thrown.
+   */
+  Subscription watch(ElectionNodes nodes, Runnable changed, long deadlineNanos, Duration callTimeout) {
+    LeaseWatch watch = new LeaseWatch(nodes, changed);
+    active.add(watch);
+    Reply<Void> reply = new Reply<>();
+    try {
+      watch.send(reply);
+    } catch (Exception e) {
+      watch.close();
+      throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.leasePath(), e);
+    }
+    try {
+      reply.await(deadlineNanos, callTimeout, nodes.election(), "watch " + nodes.leasePath());
+    } catch (KeeperException e) {
+      if (!isConnectionProblem(e.code())) {
+        watch.close();
+        throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.leasePath() + ": " + e.code(), e);
+      }
+    } catch (LeaseStoreException e) {
+      // Timed out: the registration is still on its way, and confirms with a call to changed.
+      log.debug("election '{}': watch on {} not confirmed yet", nodes.election(), nodes.leasePath(), e);
+    }
+    return watch;
+  }
+
+  @Override
+  public void stateChanged(CuratorFramework c, ConnectionState newState) {
+    if (newState == ConnectionState.RECONNECTED) {
+      for (LeaseWatch watch : active) {
+        watch.reregister();
+      }
+    }
+  }
+
+  void close() {
+    client.getConnectionStateListenable().removeListener(this);
+    for (LeaseWatch watch : active) {
+      watch.close();
+    }
+  }
+
+  static boolean isConnectionProblem(KeeperException.Code code) {
+    switch (code) {
+      case CONNECTIONLOSS:
+      case OPERATIONTIMEOUT:
+      case SESSIONEXPIRED:
+      case SESSIONMOVED:
+      case REQUESTTIMEOUT:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private final class LeaseWatch implements Watcher, Subscription {
+
+    private final ElectionNodes nodes;
+    private final Runnable changed;
+    private volatile boolean closed;
+
+    LeaseWatch(ElectionNodes nodes, Runnable changed) {
+      this.nodes = nodes;
+      this.changed = changed;
+    }
+
+    /** Registers again after a reconnect; the confirmation calls {@code changed}. */
+    void reregister() {
+      try {
+        send(null);
+      } catch (Exception e) {
+        log.warn("election '{}': could not watch {}", nodes.election(), nodes.leasePath(), e);
+      }
+    }
+
+    /**
+     * Adds the watch on the server. The confirmation goes to {@code first}, or, when that is null
+     * (a reconnect) or its waiter gave up, to {@code changed}: events may have been missed.
+     */
+    void send(Reply<Void> first) throws Exception {
+      if (closed) {
+        return;
+      }
+      client
+          .watchers()
+          .add()
+          .withMode(AddWatchMode.PERSISTENT)
+          .inBackground(
+              (c, event) -> {
+                int rc = event.getResultCode();
+                if (rc == KeeperException.Code.OK.intValue()) {
+                  if (first == null || !first.answer(null)) {
+                    notifyChanged();
+                  }
+                } else if (first == null || !first.fail(rc, nodes.leasePath())) {
+                  // A connection problem brings a reconnect, which registers again.
+                  log.warn(
+                      "election '{}': could not watch {} ({}); trying again at the next reconnect",
+                      nodes.election(),
+                      nodes.leasePath(),
+                      KeeperException.Code.get(rc));
+                }
+              })
+          .usingWatcher(this)
+          .forPath(nodes.leasePath());
+    }
+
+    @Override
+    public void process(WatchedEvent event) {
+      // Connection events (type None) are handled through the connection state listener.
+      if (event.getType() != Event.EventType.None) {
+        notifyChanged();
+      }
+    }
+
+    private void notifyChanged() {
+      if (closed) {
+        return;
+      }
+      try {
+        changed.run();
+      } catch (RuntimeException e) {
+        log.warn("election '{}': watch callback failed", nodes.election(), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      active.remove(this);
+      try {
+        client.watchers().remove(this).quietly().inBackground().forPath(nodes.leasePath());
+      } catch (Exception e) {
+        // The client may be closed already; then the watch went with it.
+        log.debug("election '{}': could not remove the watch on {}", nodes.election(), nodes.leasePath(), e);
+      }
+    }
+  }
+}

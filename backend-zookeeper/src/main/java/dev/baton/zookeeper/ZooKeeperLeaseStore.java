@@ -1,0 +1,645 @@
+package dev.baton.zookeeper;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.FencingToken;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Subscription;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link LeaseStore} on ZooKeeper: a lease is an ephemeral node, so it lives exactly as long as
+ * the ZooKeeper session that created it, as judged by the ZooKeeper servers.
+ *
+ * <p>Each election has a persistent node {@code <basePath>/<election>} and, while somebody holds
+ * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates
+ * the lease node and bumps the election node's version in one {@code multi}; its fencing token is
+ * the lease node's {@code czxid}, which grows with every grant, including a new term for the same
+ * candidate (the node is then deleted and created again in the same {@code multi}). Renewal reads
+ * the lease node after a {@code sync} and checks that it is still the one granted. Release and
+ * {@link #guarded guarded writes} are conditional on the election node's version, which only a
+ * new grant changes.
+ *
+ * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session;
+ * the lease node's data tells candidates of one session apart. The session timeout is the lease's
+ * TTL: the {@code ttl} asked for in {@link #tryAcquire} cannot change it, and a {@code ttl} longer
+ * than the session timeout is refused, since the lease would not last that long. {@link
+ * LeaseRecord}s of other holders report this store's session timeout; their own may differ.
+ *
+ * <p>Every call is one or two round trips on the client's current ZooKeeper handle, waited for no
+ * longer than the call timeout. Calls are pinned to one session on purpose: Curator would retry an
+ * operation on a new session, where "this node is mine" no longer means what it did.
+ *
+ * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback):
+ * its answers arrive on that thread, so the call would wait out its timeout.
+ */
+public final class ZooKeeperLeaseStore implements LeaseStore {
+
+  public static final String DEFAULT_BASE_PATH = "/baton/elections";
+  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+
+  private static final Logger log = LoggerFactory.getLogger(ZooKeeperLeaseStore.class);
+  private static final byte[] NO_DATA = new byte[0];
+  /** Attempts of one tryAcquire when the election changes between its read and its write. */
+  private static final int ATTEMPTS = 3;
+
+  private final CuratorFramework client;
+  private final String basePath;
+  private final Duration callTimeout;
+  private final List<ACL> acl;
+  private final boolean closesClient;
+  private final LeaseWatches watches;
+  private volatile boolean closed;
+
+  private ZooKeeperLeaseStore(Builder builder) {
+    this.client = builder.client;
+    this.basePath = builder.basePath;
+    this.callTimeout = builder.callTimeout;
+    this.acl = builder.acl;
+    this.closesClient = builder.closesClient;
+    this.watches = new LeaseWatches(client);
+  }
+
+  /** A store on {@code client}, which the caller owns, starts and closes. */
+  public static Builder builder(CuratorFramework client) {
+    return new Builder(requireNonNull(client, "client"));
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    requireNonNull(election, "election");
+    requireNonNull(candidate, "candidate");
+    requireNonNull(ttl, "ttl");
+    ElectionNodes nodes = nodes(election);
+    long deadline = deadline();
+    ZooKeeper zk = session(election, deadline);
+    Duration sessionTtl = sessionTtl(zk);
+    if (ttl.compareTo(sessionTtl) > 0) {
+      throw new ConfigurationException(
+          "election '" + election + "': a lease of " + ttl + " was asked for, but ZooKeeper negotiated a session timeout of "
+              + sessionTtl + ", and a lease lasts only as long as its session; raise the session timeout "
+              + "(election.zookeeper.session-timeout, or the CuratorFramework's sessionTimeoutMs) to at least the lease "
+              + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
+    }
+    byte[] me = candidate.getBytes(UTF_8);
+    try {
+      for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        List<OpResult> read = readElection(zk, nodes, deadline);
+        Node lease = node(read.get(0), nodes.leasePath());
+        Node electionNode = node(read.get(1), nodes.electionPath());
+        List<Op> grant;
+        if (lease == null) {
+          if (electionNode == null) {
+            createElectionNode(nodes, deadline);
+          }
+          grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+        } else if (lease.stat.getEphemeralOwner() != zk.getSessionId() || !Arrays.equals(lease.data, me)) {
+          return Acquisition.held(record(election, lease, sessionTtl));
+        } else if (electionNode == null || electionNode.stat.getMzxid() != lease.stat.getCzxid()) {
+          continue; // our lease node, but read across another grant: look again
+        } else {
+          // Ours already: a new term. The version check makes sure it is still the node we read.
+          grant =
+              List.of(
+                  Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat.getVersion()),
+                  Op.delete(nodes.rawLeasePath(), -1),
+                  createLease(nodes, me));
+        }
+        Optional<Lease> granted = grant(zk, nodes, candidate, grant, deadline);
+        if (granted.isPresent()) {
+          return Acquisition.granted(granted.get());
+        }
+      }
+    } catch (KeeperException e) {
+      throw failure(election, "tryAcquire for '" + candidate + "'", e);
+    }
+    throw new LeaseStoreException(
+        election, "tryAcquire for '" + candidate + "': the election changed between read and write " + ATTEMPTS + " times in a row");
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    requireNonNull(lease, "lease");
+    LeaseHandle handle = LeaseHandle.of(lease);
+    ElectionNodes nodes = nodes(lease.election());
+    long deadline = deadline();
+    ZooKeeper zk = session(lease.election(), deadline);
+    requireSameSession(lease, handle, zk);
+    Node node;
+    try {
+      node = readLeaseAfterSync(zk, nodes, deadline);
+    } catch (KeeperException e) {
+      if (e.code() == Code.SESSIONEXPIRED) {
+        throw lost(lease, "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired", null);
+      }
+      throw failure(lease.election(), "renew of '" + lease.candidate() + "'", e);
+    }
+    if (node == null) {
+      throw lost(lease, "its lease node is gone (released, or its session expired)", null);
+    }
+    String holder = new String(node.data, UTF_8);
+    if (node.stat.getCzxid() != lease.token().value()
+        || node.stat.getEphemeralOwner() != handle.sessionId()
+        || !holder.equals(lease.candidate())) {
+      throw lost(lease, "the election was granted again (token " + node.stat.getCzxid() + ", held by '" + holder + "')", holder);
+    }
+    return lease.renewed(sessionTtl(zk), lease.handle());
+  }
+
+  @Override
+  public void release(Lease lease) {
+    requireNonNull(lease, "lease");
+    LeaseHandle handle = LeaseHandle.of(lease);
+    ElectionNodes nodes = nodes(lease.election());
+    long deadline = deadline();
+    ZooKeeper zk = session(lease.election(), deadline);
+    // Any session may delete the node: after a new session it is still ours until the old one
+    // expires, and giving it back now lets the next candidate in at once.
+    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), handle.electionVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    try {
+      MultiAnswer answer = multi(zk, ops, deadline, "release of '" + lease.candidate() + "'", lease.election());
+      if (answer.failedAt() >= 0 && !isChangedElection(answer.code())) {
+        throw failure(lease.election(), "release of '" + lease.candidate() + "'", KeeperException.create(answer.code(), nodes.leasePath()));
+      }
+    } catch (KeeperException e) {
+      throw failure(lease.election(), "release of '" + lease.candidate() + "'", e);
+    }
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    requireNonNull(election, "election");
+    ElectionNodes nodes = nodes(election);
+    long deadline = deadline();
+    ZooKeeper zk = session(election, deadline);
+    Reply<Node> reply = new Reply<>();
+    zk.getData(
+        nodes.rawLeasePath(),
+        false,
+        (rc, path, ctx, data, stat) -> {
+          if (rc == Code.OK.intValue()) {
+            reply.answer(new Node(data, stat));
+          } else if (rc == Code.NONODE.intValue()) {
+            reply.answer(null);
+          } else {
+            reply.fail(rc, nodes.leasePath());
+          }
+        },
+        null);
+    try {
+      Node node = reply.await(deadline, callTimeout, election, "read");
+      return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
+    } catch (KeeperException e) {
+      throw failure(election, "read", e);
+    }
+  }
+
+  /**
+   * Calls {@code changed} whenever the election's lease node is created, changed or deleted,
+   * including when the holder's session expires, and after every reconnect (events may have been
+   * missed). {@code changed} runs on a ZooKeeper or Curator thread: it must not block and must
+   * not call this store.
+   */
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    requireNonNull(election, "election");
+    requireNonNull(changed, "changed");
+    ensureOpen(election);
+    return Optional.of(watches.watch(nodes(election), changed, deadline(), callTimeout));
+  }
+
+  /** True: an expired session deletes its ephemeral lease node, which fires the watch. */
+  @Override
+  public boolean watchReportsExpiry() {
+    return true;
+  }
+
+  /**
+   * Applies {@code ops} in one ZooKeeper {@code multi} that succeeds only while {@code lease} is
+   * still the election's current grant and its session is this client's session. A leader that
+   * writes its own state to ZooKeeper this way cannot overwrite its successor's, however late
+   * its write arrives. Build the operations with {@code client.transactionOp()} of the client
+   * this store uses.
+   *
+   * @return the results of {@code ops}, in order
+   * @throws LeaseLostException when the lease is no longer current; none of {@code ops} applied
+   * @throws KeeperException when one of {@code ops} failed while the lease was current; none
+   *     applied. Its code and path are those of the first operation that failed.
+   * @throws LeaseStoreException when ZooKeeper did not answer in time: whether {@code ops}
+   *     applied is unknown
+   */
+  public List<OpResult> guarded(Lease lease, List<CuratorOp> ops) throws KeeperException {
+    requireNonNull(lease, "lease");
+    requireNonNull(ops, "ops");
+    LeaseHandle handle = LeaseHandle.of(lease);
+    ElectionNodes nodes = nodes(lease.election());
+    long deadline = deadline();
+    ZooKeeper zk = session(lease.election(), deadline);
+    requireSameSession(lease, handle, zk);
+    List<Op> all = new ArrayList<>(ops.size() + 2);
+    all.add(Op.check(nodes.rawElectionPath(), handle.electionVersion()));
+    all.add(Op.check(nodes.rawLeasePath(), -1));
+    for (CuratorOp op : ops) {
+      all.add(requireNonNull(op, "ops must not contain null").get());
+    }
+    MultiAnswer answer;
+    try {
+      answer = multi(zk, all, deadline, "guarded write of '" + lease.candidate() + "'", lease.election());
+    } catch (KeeperException e) {
+      if (e.code() == Code.SESSIONEXPIRED) {
+        throw lost(lease, "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired", null);
+      }
+      throw failure(lease.election(), "guarded write of '" + lease.candidate() + "'", e);
+    }
+    if (answer.failedAt() < 0) {
+      return answer.results().subList(2, answer.results().size());
+    }
+    if (answer.failedAt() < 2) {
+      throw lost(lease, "the election was released or granted again since (guarded write refused)", null);
+    }
+    throw KeeperException.create(answer.code(), ops.get(answer.failedAt() - 2).getTypeAndPath().getForPath());
+  }
+
+  @Override
+  public String describe() {
+    return "zookeeper (" + client.getZookeeperClient().getCurrentConnectionString() + ")";
+  }
+
+  /** Stops this store's watches; closes the client only when the store built it itself. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    watches.close();
+    if (closesClient) {
+      client.close();
+    }
+  }
+
+  // ---- one election, one session ----
+
+  private ElectionNodes nodes(String election) {
+    return ElectionNodes.of(basePath, client.getNamespace(), election);
+  }
+
+  private long deadline() {
+    return System.nanoTime() + callTimeout.toNanos();
+  }
+
+  private void ensureOpen(String election) {
+    if (closed) {
+      throw new LeaseStoreException(election, "the ZooKeeper lease store is closed");
+    }
+    CuratorFrameworkState state = client.getState();
+    if (state != CuratorFrameworkState.STARTED) {
+      throw new LeaseStoreException(election, "the CuratorFramework is " + state + "; it must be started before the store is used");
+    }
+  }
+
+  /** The client's current ZooKeeper handle, once it has had a session. */
+  private ZooKeeper session(String election, long deadline) {
+    ensureOpen(election);
+    ZooKeeper zk = handle(election);
+    if (zk.getSessionTimeout() > 0) {
+      return zk;
+    }
+    // Never connected yet: there is no session to act in.
+    try {
+      long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+      if (client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
+        zk = handle(election);
+        if (zk.getSessionTimeout() > 0) {
+          return zk;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException(election, "interrupted while waiting for a ZooKeeper session", e);
+    }
+    throw new LeaseStoreException(
+        election, "no ZooKeeper session with " + client.getZookeeperClient().getCurrentConnectionString() + " within the call timeout (" + callTimeout + ")");
+  }
+
+  private ZooKeeper handle(String election) {
+    try {
+      return client.getZookeeperClient().getZooKeeper();
+    } catch (Exception e) {
+      throw new LeaseStoreException(election, "no ZooKeeper connection", e);
+    }
+  }
+
+  private static Duration sessionTtl(ZooKeeper zk) {
+    return Duration.ofMillis(zk.getSessionTimeout());
+  }
+
+  private static void requireSameSession(Lease lease, LeaseHandle handle, ZooKeeper zk) {
+    if (zk.getSessionId() != handle.sessionId()) {
+      throw lost(
+          lease,
+          "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " ended; the client is now in session "
+              + LeaseHandle.sessionText(zk.getSessionId()),
+          null);
+    }
+  }
+
+  // ---- requests ----
+
+  /** One read of the lease node and the election node, in this order, in one round trip. */
+  private List<OpResult> readElection(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
+    List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
+    return multi(zk, reads, deadline, "read", nodes.election()).results();
+  }
+
+  private Op createLease(ElectionNodes nodes, byte[] candidate) {
+    return Op.create(nodes.rawLeasePath(), candidate, acl, CreateMode.EPHEMERAL);
+  }
+
+  /**
+   * Runs a grant: a {@code multi} that creates the lease node and bumps the election node. Its
+   * zxid is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. Empty
+   * when the election changed since it was read. A grant confirmed after its caller gave up is
+   * given back at once.
+   */
+  private Optional<Lease> grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, long deadline)
+      throws KeeperException {
+    Reply<MultiAnswer> reply = new Reply<>();
+    zk.multi(
+        ops,
+        (rc, path, ctx, results) -> {
+          if (results == null) {
+            reply.fail(rc, nodes.leasePath());
+            return;
+          }
+          MultiAnswer answer = MultiAnswer.of(rc, results);
+          if (!reply.answer(answer) && answer.failedAt() < 0) {
+            giveBackLateGrant(zk, nodes, candidate, answer.electionStat());
+          }
+        },
+        null);
+    MultiAnswer answer = reply.await(deadline, callTimeout, nodes.election(), "tryAcquire for '" + candidate + "'");
+    if (answer.failedAt() >= 0) {
+      if (isChangedElection(answer.code())) {
+        return Optional.empty();
+      }
+      throw KeeperException.create(answer.code(), nodes.leasePath());
+    }
+    Stat bumped = answer.electionStat();
+    LeaseHandle handle = new LeaseHandle(zk.getSessionId(), bumped.getVersion());
+    return Optional.of(
+        new Lease(nodes.election(), candidate, FencingToken.of(bumped.getMzxid()), sessionTtl(zk), handle.encode()));
+  }
+
+  private void giveBackLateGrant(ZooKeeper zk, ElectionNodes nodes, String candidate, Stat bumped) {
+    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), bumped.getVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    zk.multi(
+        ops,
+        (rc, path, ctx, results) -> {
+          if (rc != Code.OK.intValue() && !isChangedElection(Code.get(rc))) {
+            log.warn(
+                "election '{}', candidate '{}': a grant confirmed after its caller stopped waiting could not be given back ({});"
+                    + " it ends with the session",
+                nodes.election(),
+                candidate,
+                Code.get(rc));
+          }
+        },
+        null);
+  }
+
+  private void createElectionNode(ElectionNodes nodes, long deadline) throws KeeperException {
+    Reply<Void> reply = new Reply<>();
+    try {
+      client
+          .create()
+          .creatingParentsIfNeeded()
+          .withMode(CreateMode.PERSISTENT)
+          .withACL(acl, true)
+          .inBackground(
+              (c, event) -> {
+                int rc = event.getResultCode();
+                if (rc == Code.OK.intValue() || rc == Code.NODEEXISTS.intValue()) {
+                  reply.answer(null);
+                } else {
+                  reply.fail(rc, nodes.electionPath());
+                }
+              })
+          .forPath(nodes.electionPath(), NO_DATA);
+    } catch (Exception e) {
+      throw new LeaseStoreException(nodes.election(), "cannot create " + nodes.electionPath(), e);
+    }
+    reply.await(deadline, callTimeout, nodes.election(), "create " + nodes.electionPath());
+  }
+
+  private Node readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
+    // The sync makes the server we talk to catch up with the quorum leader before it answers the
+    // read, so a server cut off from the quorum cannot confirm a lease the quorum has expired.
+    // Both go out at once and are answered in order: one round trip.
+    AtomicInteger syncCode = new AtomicInteger();
+    zk.sync(nodes.rawLeasePath(), (rc, path, ctx) -> syncCode.set(rc), null);
+    Reply<Node> reply = new Reply<>();
+    zk.getData(
+        nodes.rawLeasePath(),
+        false,
+        (rc, path, ctx, data, stat) -> {
+          if (syncCode.get() != Code.OK.intValue()) {
+            reply.fail(syncCode.get(), nodes.leasePath());
+          } else if (rc == Code.OK.intValue()) {
+            reply.answer(new Node(data, stat));
+          } else if (rc == Code.NONODE.intValue()) {
+            reply.answer(null);
+          } else {
+            reply.fail(rc, nodes.leasePath());
+          }
+        },
+        null);
+    return reply.await(deadline, callTimeout, nodes.election(), "renew");
+  }
+
+  private MultiAnswer multi(ZooKeeper zk, List<Op> ops, long deadline, String what, String election) throws KeeperException {
+    Reply<MultiAnswer> reply = new Reply<>();
+    zk.multi(
+        ops,
+        (rc, path, ctx, results) -> {
+          if (results == null) {
+            reply.fail(rc, path);
+          } else {
+            reply.answer(MultiAnswer.of(rc, results));
+          }
+        },
+        null);
+    return reply.await(deadline, callTimeout, election, what);
+  }
+
+  // ---- answers ----
+
+  /** A node's data and stat as one read returned them. */
+  private static final class Node {
+    final byte[] data;
+    final Stat stat;
+
+    Node(byte[] data, Stat stat) {
+      this.data = data == null ? NO_DATA : data;
+      this.stat = stat;
+    }
+  }
+
+  /** The node one read of a read-only {@code multi} returned; null when it does not exist. */
+  private static Node node(OpResult result, String path) throws KeeperException {
+    if (result instanceof OpResult.GetDataResult) {
+      OpResult.GetDataResult data = (OpResult.GetDataResult) result;
+      return new Node(data.getData(), data.getStat());
+    }
+    int err = ((OpResult.ErrorResult) result).getErr();
+    if (err == Code.NONODE.intValue()) {
+      return null;
+    }
+    throw KeeperException.create(Code.get(err), path);
+  }
+
+  /**
+   * The results of a {@code multi}: for a failed write, which operation failed and why (the
+   * others report OK or RUNTIMEINCONSISTENCY).
+   */
+  private record MultiAnswer(Code code, List<OpResult> results, int failedAt) {
+
+    static MultiAnswer of(int rc, List<OpResult> results) {
+      for (int i = 0; i < results.size(); i++) {
+        if (results.get(i) instanceof OpResult.ErrorResult) {
+          int err = ((OpResult.ErrorResult) results.get(i)).getErr();
+          if (err != Code.OK.intValue() && err != Code.RUNTIMEINCONSISTENCY.intValue()) {
+            return new MultiAnswer(Code.get(err), results, i);
+          }
+        }
+      }
+      return new MultiAnswer(Code.get(rc), results, -1);
+    }
+
+    /** The election node's stat after a successful grant. */
+    Stat electionStat() {
+      for (OpResult result : results) {
+        if (result instanceof OpResult.SetDataResult) {
+          return ((OpResult.SetDataResult) result).getStat();
+        }
+      }
+      throw new IllegalStateException("a grant without its election node update: " + results);
+    }
+  }
+
+  /** The election moved on between our read and our write: another grant, or a release. */
+  private static boolean isChangedElection(Code code) {
+    return code == Code.NODEEXISTS || code == Code.BADVERSION || code == Code.NONODE;
+  }
+
+  private static LeaseRecord record(String election, Node lease, Duration ttl) {
+    return new LeaseRecord(
+        election, new String(lease.data, UTF_8), FencingToken.of(lease.stat.getCzxid()), ttl, Optional.empty(), Optional.empty());
+  }
+
+  private static LeaseLostException lost(Lease lease, String why, String holder) {
+    return new LeaseLostException(
+        lease.election(), "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why, holder);
+  }
+
+  private static LeaseStoreException failure(String election, String what, KeeperException e) {
+    String hint = "";
+    if (e.code() == Code.NOAUTH || e.code() == Code.AUTHFAILED) {
+      hint = " (check election.zookeeper.digest and the ACLs on the election nodes)";
+    } else if (e.code() == Code.INVALIDACL) {
+      hint = " (the 'creator' ACL needs digest credentials)";
+    }
+    return new LeaseStoreException(election, what + ": ZooKeeper answered " + e.code() + " for " + e.getPath() + hint, e);
+  }
+
+  /** Configures a {@link ZooKeeperLeaseStore}; every setting has a default. */
+  public static final class Builder {
+
+    private final CuratorFramework client;
+    private String basePath = DEFAULT_BASE_PATH;
+    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    private List<ACL> acl = ZooDefs.Ids.OPEN_ACL_UNSAFE;
+    private boolean closesClient;
+
+    private Builder(CuratorFramework client) {
+      this.client = client;
+    }
+
+    /** The node under which each election gets its own node; default {@value #DEFAULT_BASE_PATH}. */
+    public Builder basePath(String basePath) {
+      requireNonNull(basePath, "basePath");
+      try {
+        ElectionNodes.checkBasePath(basePath);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("basePath: " + e.getMessage(), e);
+      }
+      this.basePath = basePath;
+      return this;
+    }
+
+    /**
+     * How long any call waits for ZooKeeper before it fails with a {@link LeaseStoreException};
+     * default 3 s. Keep it well under the renew deadline.
+     */
+    public Builder callTimeout(Duration callTimeout) {
+      requireNonNull(callTimeout, "callTimeout");
+      if (callTimeout.isNegative() || callTimeout.isZero()) {
+        throw new IllegalArgumentException("callTimeout must be positive, but was " + callTimeout);
+      }
+      this.callTimeout = callTimeout;
+      return this;
+    }
+
+    /**
+     * The ACL of the nodes the store creates (the election nodes, the lease nodes and missing
+     * parents of the base path); default {@link ZooDefs.Ids#OPEN_ACL_UNSAFE}. With {@link
+     * ZooDefs.Ids#CREATOR_ALL_ACL} the client needs credentials (digest auth), and every
+     * candidate must use the same ones.
+     */
+    public Builder acl(List<ACL> acl) {
+      requireNonNull(acl, "acl");
+      if (acl.isEmpty()) {
+        throw new IllegalArgumentException("acl must not be empty; use ZooDefs.Ids.OPEN_ACL_UNSAFE for an open one");
+      }
+      this.acl = List.copyOf(acl);
+      return this;
+    }
+
+    /** For the provider: the store closes the client it was built on. */
+    Builder closesClient() {
+      this.closesClient = true;
+      return this;
+    }
+
+    public ZooKeeperLeaseStore build() {
+      return new ZooKeeperLeaseStore(this);
+    }
+  }
+}
