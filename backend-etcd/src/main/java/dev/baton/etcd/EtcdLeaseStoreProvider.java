@@ -1,0 +1,176 @@
+package dev.baton.etcd;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreProvider;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.grpc.netty.GrpcSslContexts;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.io.File;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import javax.net.ssl.SSLException;
+
+/**
+ * Opens an {@link EtcdLeaseStore} for {@code election.backend=etcd} on a jetcd client built from
+ * these keys, and closes that client with the store:
+ *
+ * <ul>
+ *   <li>{@code election.etcd.endpoints} (required): comma-separated {@code http://host:port} or
+ *       {@code https://host:port}
+ *   <li>{@code election.etcd.prefix}: where election keys live, default {@code /baton/elections/}
+ *   <li>{@code election.etcd.username}, {@code election.etcd.password}: both or neither
+ *   <li>{@code election.etcd.ca-file}: PEM certificates to trust (default: the JVM's)
+ *   <li>{@code election.etcd.cert-file}, {@code election.etcd.key-file}: PEM client certificate
+ *       and PKCS#8 key, both or neither
+ *   <li>{@code election.etcd.call-timeout}: default 3s
+ * </ul>
+ */
+public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
+
+  public static final String NAME = "etcd";
+  public static final String ENDPOINTS = "election.etcd.endpoints";
+  public static final String PREFIX = "election.etcd.prefix";
+  public static final String USERNAME = "election.etcd.username";
+  public static final String PASSWORD = "election.etcd.password";
+  public static final String CA_FILE = "election.etcd.ca-file";
+  public static final String CERT_FILE = "election.etcd.cert-file";
+  public static final String KEY_FILE = "election.etcd.key-file";
+  public static final String CALL_TIMEOUT = "election.etcd.call-timeout";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public Set<String> keys() {
+    return Set.of(ENDPOINTS, PREFIX, USERNAME, PASSWORD, CA_FILE, CERT_FILE, KEY_FILE, CALL_TIMEOUT);
+  }
+
+  @Override
+  public LeaseStore open(ElectionProperties properties) {
+    List<URI> endpoints = endpoints(properties.require(ENDPOINTS));
+    String prefix = properties.get(PREFIX).orElse(EtcdLeaseStore.DEFAULT_PREFIX);
+    Duration callTimeout = properties.duration(CALL_TIMEOUT, EtcdLeaseStore.DEFAULT_CALL_TIMEOUT);
+    if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
+      throw new ConfigurationException(
+          CALL_TIMEOUT + ": '" + properties.get(CALL_TIMEOUT).orElse("") + "' must be more than 0 and at most 1m (default 3s)");
+    }
+
+    ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(URI[]::new));
+    Optional<String> username = properties.get(USERNAME);
+    Optional<String> password = properties.get(PASSWORD);
+    if (username.isPresent() != password.isPresent()) {
+      throw new ConfigurationException(
+          "set both " + USERNAME + " and " + PASSWORD + " or neither; only " + (username.isPresent() ? USERNAME : PASSWORD) + " is set");
+    }
+    if (username.isPresent()) {
+      builder.user(ByteSequence.from(username.get(), UTF_8)).password(ByteSequence.from(password.get(), UTF_8));
+    }
+    configureTls(properties, endpoints, builder);
+
+    Client client = builder.build();
+    try {
+      return EtcdLeaseStore.builder(client)
+          .prefix(prefix)
+          .callTimeout(callTimeout)
+          .ownsClient(String.join(",", endpoints.stream().map(URI::toString).toList()))
+          .build();
+    } catch (IllegalArgumentException e) {
+      client.close();
+      throw new ConfigurationException(PREFIX + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  private static List<URI> endpoints(String value) {
+    List<URI> endpoints = new ArrayList<>();
+    for (String part : value.split(",")) {
+      String text = part.trim();
+      if (text.isEmpty()) {
+        continue;
+      }
+      URI uri;
+      try {
+        uri = new URI(text);
+      } catch (URISyntaxException e) {
+        throw badEndpoint(value, text);
+      }
+      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null || uri.getPort() <= 0) {
+        throw badEndpoint(value, text);
+      }
+      endpoints.add(uri);
+    }
+    if (endpoints.isEmpty()) {
+      throw badEndpoint(value, value);
+    }
+    if (endpoints.stream().map(URI::getScheme).distinct().count() > 1) {
+      throw new ConfigurationException(ENDPOINTS + ": '" + value + "' mixes http:// and https://; use one scheme for all endpoints");
+    }
+    return endpoints;
+  }
+
+  private static ConfigurationException badEndpoint(String value, String part) {
+    return new ConfigurationException(
+        ENDPOINTS + ": '" + part + "' in '" + value + "' is not an etcd endpoint; use http://host:port or https://host:port, comma-separated");
+  }
+
+  private static void configureTls(ElectionProperties properties, List<URI> endpoints, ClientBuilder builder) {
+    Optional<File> ca = readableFile(properties, CA_FILE);
+    Optional<File> cert = readableFile(properties, CERT_FILE);
+    Optional<File> key = readableFile(properties, KEY_FILE);
+    if (cert.isPresent() != key.isPresent()) {
+      throw new ConfigurationException(
+          "set both " + CERT_FILE + " and " + KEY_FILE + " or neither; only " + (cert.isPresent() ? CERT_FILE : KEY_FILE) + " is set");
+    }
+    boolean https = "https".equals(endpoints.get(0).getScheme());
+    boolean filesGiven = ca.isPresent() || cert.isPresent();
+    if (filesGiven && !https) {
+      throw new ConfigurationException(
+          ENDPOINTS + ": TLS files are set (" + CA_FILE + ", " + CERT_FILE + ", " + KEY_FILE + ") but the endpoints use http://; use https:// endpoints");
+    }
+    if (!https) {
+      return;
+    }
+    try {
+      SslContextBuilder tls = GrpcSslContexts.forClient();
+      ca.ifPresent(tls::trustManager);
+      if (cert.isPresent()) {
+        tls.keyManager(cert.get(), key.get());
+      }
+      builder.sslContext(tls.build());
+    } catch (SSLException | IllegalArgumentException e) {
+      throw new ConfigurationException(
+          "cannot build a TLS context from " + CA_FILE + ", " + CERT_FILE + " and " + KEY_FILE
+              + " (PEM certificates, PKCS#8 PEM key): " + e.getMessage(),
+          e);
+    }
+  }
+
+  private static Optional<File> readableFile(ElectionProperties properties, String key) {
+    Optional<String> value = properties.get(key);
+    if (value.isEmpty()) {
+      return Optional.empty();
+    }
+    Path path = Path.of(value.get());
+    if (!Files.isRegularFile(path) || !Files.isReadable(path)) {
+      throw new ConfigurationException(key + ": '" + value.get() + "' is not a readable file");
+    }
+    return Optional.of(path.toFile());
+  }
+}

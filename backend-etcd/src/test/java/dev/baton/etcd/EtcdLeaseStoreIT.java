@@ -1,0 +1,501 @@
+package dev.baton.etcd;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Subscription;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.PutOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/** The lease contract of {@link EtcdLeaseStore} on a real three-member etcd cluster. */
+class EtcdLeaseStoreIT {
+
+  private static final Duration TTL = Duration.ofSeconds(15);
+  private static final Duration SHORT_TTL = Duration.ofSeconds(2);
+  private static final String KEEP_ALIVE = "etcdserverpb.Lease/LeaseKeepAlive";
+
+  private static EtcdCluster etcd;
+  private static Client client;
+  private static final AtomicInteger keepAlivesSent = new AtomicInteger();
+
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+  private String election;
+
+  @BeforeAll
+  static void startCluster() {
+    EtcdCluster.requireBinary();
+    etcd = EtcdCluster.start(3);
+    client = Client.builder().endpoints(etcd.endpoints()).interceptor(countCalls(KEEP_ALIVE, keepAlivesSent)).build();
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (client != null) {
+      client.close();
+    }
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @BeforeEach
+  void uniqueElection(TestInfo test) {
+    election = test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+  }
+
+  @AfterEach
+  void closeStores() throws Exception {
+    // Stores before the clients they were built on.
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+  }
+
+  private EtcdLeaseStore store() {
+    return store(client);
+  }
+
+  private EtcdLeaseStore store(Client on) {
+    EtcdLeaseStore store = EtcdLeaseStore.builder(on).build();
+    toClose.add(store);
+    return store;
+  }
+
+  private static Lease granted(Acquisition acquisition) {
+    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
+    return acquisition.lease().orElseThrow();
+  }
+
+  private static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, UTF_8);
+  }
+
+  private static KeyValue electionKey(String election) throws Exception {
+    List<KeyValue> kvs = client.getKVClient().get(bytes(EtcdLeaseStore.DEFAULT_PREFIX + election)).get(5, TimeUnit.SECONDS).getKvs();
+    assertThat(kvs).as("key of %s", election).hasSize(1);
+    return kvs.get(0);
+  }
+
+  @Test
+  void grantsAFreeElectionAndRefusesAnotherCandidateWhileHeld() {
+    EtcdLeaseStore store = store();
+
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+    Acquisition b = store.tryAcquire(election, "b", TTL);
+
+    assertThat(a.candidate()).isEqualTo("a");
+    assertThat(b.isGranted()).isFalse();
+    LeaseRecord holder = b.holder().orElseThrow();
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(holder.token()).isEqualTo(a.token());
+    assertThat(holder.ttl()).isEqualTo(a.ttl());
+  }
+
+  @Test
+  void anotherStoreOfTheSameCandidateIdIsRefusedToo() {
+    // Two processes configured with one candidate id must not both lead.
+    Lease first = granted(store().tryAcquire(election, "same", TTL));
+
+    Acquisition second = store().tryAcquire(election, "same", TTL);
+
+    assertThat(second.isGranted()).isFalse();
+    assertThat(second.holder().orElseThrow().token()).isEqualTo(first.token());
+  }
+
+  @Test
+  void reportsTheTtlRoundedUpToWholeSecondsAndGivesEtcdTheSharingWindowOnTop() throws Exception {
+    EtcdLeaseStore store = store();
+
+    Lease fractional = granted(store.tryAcquire(election, "a", Duration.ofMillis(1500)));
+    Lease whole = granted(store.tryAcquire(election + "-whole", "a", TTL));
+
+    assertThat(fractional.ttl()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(whole.ttl()).isEqualTo(TTL);
+    long etcdTtl = client.getLeaseClient().timeToLive(electionKey(election + "-whole").getLease(), LeaseOption.DEFAULT)
+        .get(5, TimeUnit.SECONDS).getGrantedTTL();
+    assertThat(etcdTtl).isEqualTo(TTL.plus(EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING).getSeconds());
+  }
+
+  @Test
+  void everyGrantBeginsANewTermEvenForTheSameCandidate() throws Exception {
+    EtcdLeaseStore store = store();
+
+    Lease first = granted(store.tryAcquire(election, "a", TTL));
+    Lease second = granted(store.tryAcquire(election, "a", TTL));
+
+    assertThat(second.token()).isGreaterThan(first.token());
+    assertThat(electionKey(election).getModRevision()).isEqualTo(second.token().value());
+    assertThatThrownBy(() -> store.renew(first)).isInstanceOf(LeaseLostException.class);
+    assertThat(store.renew(second).token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void aNewHolderGetsAHigherTokenThanEveryEarlierGrant() {
+    EtcdLeaseStore store = store();
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+    store.release(a);
+
+    Lease b = granted(store.tryAcquire(election, "b", TTL));
+
+    assertThat(b.token()).isGreaterThan(a.token());
+  }
+
+  @Test
+  void renewKeepsTheToken() {
+    EtcdLeaseStore store = store();
+    Lease lease = granted(store.tryAcquire(election, "a", TTL));
+
+    for (int i = 0; i < 5; i++) {
+      assertThat(store.renew(lease).token()).isEqualTo(lease.token());
+    }
+    assertThat(store.read(election).orElseThrow().token()).isEqualTo(lease.token());
+  }
+
+  @Test
+  void anotherCandidateIsGrantedOnlyAfterEtcdExpiredTheHoldersKey() {
+    Client holderClient = Client.builder().endpoints(etcd.endpoints()).build();
+    EtcdLeaseStore holderStore = store(holderClient);
+    Lease a = granted(holderStore.tryAcquire(election, "a", SHORT_TTL));
+    long renewStarted = System.nanoTime();
+    holderStore.renew(a);
+
+    // The holder's process dies: no release, no revoke, no more keep-alives.
+    holderClient.close();
+
+    EtcdLeaseStore followerStore = store();
+    AtomicReference<Lease> b = new AtomicReference<>();
+    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
+        .until(() -> followerStore.tryAcquire(election, "b", SHORT_TTL).lease().map(l -> { b.set(l); return true; }).orElse(false));
+    long grantedAt = System.nanoTime();
+
+    assertThat(Duration.ofNanos(grantedAt - renewStarted)).as("exclusion: not before the renewal's start + ttl").isGreaterThanOrEqualTo(a.ttl());
+    assertThat(b.get().token()).isGreaterThan(a.token());
+  }
+
+  @Test
+  void renewIsRefusedAfterExpiryAndAfterTakeover() {
+    EtcdLeaseStore holderStore = store();
+    Lease a = granted(holderStore.tryAcquire(election, "a", SHORT_TTL));
+    EtcdLeaseStore otherStore = store();
+    // Nobody renews: etcd expires the key.
+    await().atMost(Duration.ofSeconds(15)).until(() -> otherStore.read(election).isEmpty());
+
+    assertThatThrownBy(() -> holderStore.renew(a)).isInstanceOf(LeaseLostException.class);
+
+    Lease b = granted(otherStore.tryAcquire(election, "b", TTL));
+    assertThatThrownBy(() -> holderStore.renew(a)).isInstanceOf(LeaseLostException.class);
+    assertThat(otherStore.renew(b).token()).isEqualTo(b.token());
+  }
+
+  @Test
+  void theNextAcquisitionAfterTheSharedLeaseExpiredGrantsAFreshOne() {
+    EtcdLeaseStore store = store();
+    Lease first = granted(store.tryAcquire(election, "a", SHORT_TTL));
+    await().atMost(Duration.ofSeconds(15)).until(() -> store.read(election).isEmpty());
+    assertThatThrownBy(() -> store.renew(first)).isInstanceOf(LeaseLostException.class);
+
+    Lease second = granted(store.tryAcquire(election, "a", SHORT_TTL));
+
+    assertThat(second.handle()).isNotEqualTo(first.handle());
+    assertThat(store.renew(second).token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void releaseLetsAnotherCandidateInAtOnce() {
+    EtcdLeaseStore store = store();
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+
+    store.release(a);
+    Acquisition b = store.tryAcquire(election, "b", TTL);
+
+    assertThat(b.isGranted()).isTrue();
+    assertThatThrownBy(() -> store.renew(a)).isInstanceOf(LeaseLostException.class);
+  }
+
+  @Test
+  void releaseNeverRemovesSomeoneElsesLease() {
+    EtcdLeaseStore store = store();
+    Lease old = granted(store.tryAcquire(election, "a", SHORT_TTL));
+    await().atMost(Duration.ofSeconds(15)).until(() -> store.read(election).isEmpty());
+    Lease b = granted(store.tryAcquire(election, "b", TTL));
+
+    store.release(old);
+
+    assertThat(store.read(election).orElseThrow().holder()).isEqualTo("b");
+    assertThat(store.renew(b).token()).isEqualTo(b.token());
+  }
+
+  @Test
+  void releaseOfAnEarlierTermOfTheSameCandidateKeepsTheNewTerm() {
+    EtcdLeaseStore store = store();
+    Lease first = granted(store.tryAcquire(election, "a", TTL));
+    Lease second = granted(store.tryAcquire(election, "a", TTL));
+
+    store.release(first);
+
+    assertThat(store.read(election).orElseThrow().token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void readShowsHolderTokenTtlAndTimeLeft() {
+    EtcdLeaseStore store = store();
+    assertThat(store.read(election)).isEmpty();
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+
+    LeaseRecord record = store().read(election).orElseThrow();
+
+    assertThat(record.holder()).isEqualTo("a");
+    assertThat(record.token()).isEqualTo(a.token());
+    assertThat(record.ttl()).isEqualTo(a.ttl());
+    assertThat(record.renewedAt()).isEmpty();
+    assertThat(record.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(TTL.plus(EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING));
+  }
+
+  @Test
+  void watchFiresOnReleaseAndOnExpiry() {
+    EtcdLeaseStore store = store();
+    AtomicInteger changes = new AtomicInteger();
+    Subscription watch = store().watch(election, changes::incrementAndGet).orElseThrow();
+    toClose.add(watch);
+    assertThat(store.watchReportsExpiry()).isTrue();
+
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+    await().atMost(Duration.ofSeconds(5)).until(() -> changes.get() >= 1);
+    int beforeRelease = changes.get();
+    store.release(a);
+    await().atMost(Duration.ofSeconds(5)).until(() -> changes.get() > beforeRelease);
+
+    granted(store.tryAcquire(election, "b", SHORT_TTL));
+    await().atMost(Duration.ofSeconds(5)).until(() -> store.read(election).isPresent());
+    int beforeExpiry = changes.get();
+    // b stops renewing; the watch must report etcd's deletion without anyone polling.
+    await().atMost(Duration.ofSeconds(15)).until(() -> changes.get() > beforeExpiry);
+    assertThat(store.tryAcquire(election, "c", TTL).isGranted()).isTrue();
+  }
+
+  @Test
+  void aClosedWatchStopsCallingBack() {
+    EtcdLeaseStore store = store();
+    AtomicInteger changes = new AtomicInteger();
+    Subscription watch = store.watch(election, changes::incrementAndGet).orElseThrow();
+    Lease a = granted(store.tryAcquire(election, "a", TTL));
+    await().atMost(Duration.ofSeconds(5)).until(() -> changes.get() >= 1);
+
+    watch.close();
+    watch.close();
+    int afterClose = changes.get();
+    store.release(a);
+    // A later event on another watch proves the release's event was delivered by now.
+    AtomicInteger other = new AtomicInteger();
+    toClose.add(store.watch(election, other::incrementAndGet).orElseThrow());
+    granted(store.tryAcquire(election, "b", TTL));
+    await().atMost(Duration.ofSeconds(5)).until(() -> other.get() >= 1);
+
+    assertThat(changes.get()).isEqualTo(afterClose);
+  }
+
+  @Test
+  void electionsWithTheSameTtlShareOneEtcdLeaseAndOneKeepAlive() throws Exception {
+    EtcdLeaseStore store = store();
+    Set<Long> before = new HashSet<>(etcd.leaseIds());
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      leases.add(granted(store.tryAcquire(election + "-" + i, "a", TTL)));
+    }
+
+    Set<Long> created = new HashSet<>(etcd.leaseIds());
+    created.removeAll(before);
+    assertThat(created).hasSize(1);
+    assertThat(leases).extracting(Lease::handle).containsOnly(Long.toString(created.iterator().next()));
+
+    int keepAlivesBefore = keepAlivesSent.get();
+    long started = System.nanoTime();
+    for (Lease lease : leases) {
+      store.renew(lease);
+    }
+    long sharingWindowsElapsed = (System.nanoTime() - started) / EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING.toNanos() + 1;
+    assertThat(keepAlivesSent.get() - keepAlivesBefore)
+        .as("one keep-alive per sharing window, not one per renewal")
+        .isLessThanOrEqualTo((int) sharingWindowsElapsed);
+
+    for (Lease lease : leases.subList(0, 99)) {
+      store.release(lease);
+    }
+    long shared = created.iterator().next();
+    assertThat(etcd.leaseIds()).contains(shared);
+    store.renew(leases.get(99));
+    store.release(leases.get(99));
+    await().atMost(Duration.ofSeconds(5)).until(() -> !etcd.leaseIds().contains(shared));
+  }
+
+  @Test
+  void concurrentRenewalsOfManyElectionsAllSucceed() throws Exception {
+    EtcdLeaseStore store = store();
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      leases.add(granted(store.tryAcquire(election + "-" + i, "a", TTL)));
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(16);
+    try {
+      List<Future<Lease>> renewed = new ArrayList<>();
+      for (Lease lease : leases) {
+        renewed.add(pool.submit(() -> store.renew(lease)));
+      }
+      for (int i = 0; i < leases.size(); i++) {
+        assertThat(renewed.get(i).get(10, TimeUnit.SECONDS).token()).isEqualTo(leases.get(i).token());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aGuardedWriteOfAStaleLeaderIsRefusedAfterTakeover() throws Exception {
+    EtcdLeaseStore store = store();
+    ByteSequence data = bytes("/baton-test/data/" + election);
+    Lease a = granted(store.tryAcquire(election, "a", SHORT_TTL));
+    store.guarded(a, List.of(Op.put(data, bytes("written by a"), PutOption.DEFAULT)));
+
+    await().atMost(Duration.ofSeconds(15)).until(() -> store.read(election).isEmpty());
+    Lease b = granted(store.tryAcquire(election, "b", TTL));
+
+    assertThatThrownBy(() -> store.guarded(a, List.of(Op.put(data, bytes("stale write by a"), PutOption.DEFAULT))))
+        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    assertThat(client.getKVClient().get(data).get(5, TimeUnit.SECONDS).getKvs().get(0).getValue().toString(UTF_8))
+        .isEqualTo("written by a");
+    store.guarded(b, List.of(Op.put(data, bytes("written by b"), PutOption.DEFAULT)));
+    assertThat(client.getKVClient().get(data).get(5, TimeUnit.SECONDS).getKvs().get(0).getValue().toString(UTF_8))
+        .isEqualTo("written by b");
+  }
+
+  @Test
+  void anUnreachableEtcdIsAStoreErrorWithinTheCallTimeoutNotAHang() {
+    Duration callTimeout = Duration.ofSeconds(1);
+    try (Client nowhere = Client.builder().endpoints("http://127.0.0.1:" + closedPort()).build()) {
+      EtcdLeaseStore store = EtcdLeaseStore.builder(nowhere).callTimeout(callTimeout).build();
+      toClose.add(store);
+
+      assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+        assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL)).isInstanceOf(LeaseStoreException.class);
+        assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class);
+      });
+    }
+  }
+
+  @Test
+  void manyThreadsHammeringOneElectionNeverSeeTwoHolders() throws Exception {
+    // Three stores (processes) on their own clients, four candidates each.
+    List<EtcdLeaseStore> stores = new ArrayList<>();
+    for (int s = 0; s < 3; s++) {
+      Client own = Client.builder().endpoints(etcd.endpoints()).build();
+      toClose.add(own);
+      stores.add(store(own));
+    }
+    AtomicInteger holders = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger();
+    AtomicLong highestToken = new AtomicLong();
+    AtomicInteger tokensOutOfOrder = new AtomicInteger();
+    AtomicInteger grants = new AtomicInteger();
+    List<Throwable> unexpected = new CopyOnWriteArrayList<>();
+    long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+    ExecutorService pool = Executors.newFixedThreadPool(12);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int t = 0; t < 12; t++) {
+        EtcdLeaseStore store = stores.get(t % 3);
+        String candidate = "c" + t;
+        workers.add(pool.submit(() -> {
+          while (System.nanoTime() - end < 0) {
+            try {
+              Acquisition acquisition = store.tryAcquire(election, candidate, SHORT_TTL);
+              if (acquisition.lease().isEmpty()) {
+                continue;
+              }
+              Lease lease = acquisition.lease().get();
+              if (holders.incrementAndGet() != 1) {
+                overlaps.incrementAndGet();
+              }
+              grants.incrementAndGet();
+              if (lease.token().value() <= highestToken.getAndAccumulate(lease.token().value(), Math::max)) {
+                tokensOutOfOrder.incrementAndGet();
+              }
+              store.renew(lease);
+              holders.decrementAndGet();
+              store.release(lease);
+            } catch (LeaseStoreException | LeaseLostException e) {
+              unexpected.add(e);
+              return;
+            }
+          }
+        }));
+      }
+      for (Future<?> worker : workers) {
+        worker.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    assertThat(unexpected).isEmpty();
+    assertThat(grants.get()).isGreaterThan(12);
+    assertThat(overlaps.get()).isZero();
+    assertThat(tokensOutOfOrder.get()).isZero();
+  }
+
+  static int closedPort() {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** Counts calls of one gRPC method made through a client. */
+  static ClientInterceptor countCalls(String fullMethodName, AtomicInteger counter) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        if (method.getFullMethodName().equals(fullMethodName)) {
+          counter.incrementAndGet();
+        }
+        return next.newCall(method, options);
+      }
+    };
+  }
+}
