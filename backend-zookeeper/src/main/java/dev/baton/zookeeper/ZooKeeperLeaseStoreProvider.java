@@ -25,7 +25,7 @@ import org.apache.zookeeper.data.ACL;
  * <p>Keys: {@value #CONNECT_STRING} (required, {@code host:port[,host:port...][/chroot]}),
  * {@value #BASE_PATH} (default {@value ZooKeeperLeaseStore#DEFAULT_BASE_PATH}), {@value
  * #SESSION_TIMEOUT} (default 15s: the lease's TTL, clamped by the servers), {@value
- * #CONNECTION_TIMEOUT} (default 5s), {@value #CALL_TIMEOUT} (default 3s), {@value #DIGEST}
+ * #CONNECTION_TIMEOUT} (default 5s, or the session timeout when that is shorter), {@value #CALL_TIMEOUT} (default 3s), {@value #DIGEST}
  * ({@code user:password}, never shown) and {@value #ACL} ({@code open} or {@code creator}; default
  * {@code creator} with a digest, {@code open} without).
  */
@@ -100,7 +100,9 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
       }
       Duration session = positiveMillis(p, SESSION_TIMEOUT, DEFAULT_SESSION_TIMEOUT);
       sessionTimeoutMs = (int) session.toMillis();
-      connectionTimeoutMs = (int) positiveMillis(p, CONNECTION_TIMEOUT, DEFAULT_CONNECTION_TIMEOUT).toMillis();
+      // Curator warns when the connection timeout exceeds the session timeout.
+      Duration defaultConnection = DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
+      connectionTimeoutMs = (int) positiveMillis(p, CONNECTION_TIMEOUT, defaultConnection).toMillis();
       callTimeout = positiveMillis(p, CALL_TIMEOUT, ZooKeeperLeaseStore.DEFAULT_CALL_TIMEOUT);
       if (callTimeout.compareTo(session) >= 0) {
         throw new ConfigurationException(

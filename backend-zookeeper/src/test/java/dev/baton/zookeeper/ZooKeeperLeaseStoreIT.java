@@ -1,0 +1,534 @@
+package dev.baton.zookeeper;
+
+import static dev.baton.zookeeper.ZooKeeperServers.uniqueElection;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.greaterThan;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.FencingToken;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Subscription;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.test.KillSession;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The lease contract on a real ZooKeeper server: two candidates, each with its own session. */
+class ZooKeeperLeaseStoreIT {
+
+  private static final Duration SESSION = ZooKeeperServers.MAX_SESSION;
+  private static final Duration TTL = Duration.ofSeconds(2);
+  /** Long enough for any change a test waits for: a short session expiring, a watch firing. */
+  private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+  private static ZooKeeperServers servers;
+  private static TestingServer server;
+
+  private ZooKeeperServers perTest;
+  private CuratorFramework clientA;
+  private CuratorFramework clientB;
+  private ZooKeeperLeaseStore storeA;
+  private ZooKeeperLeaseStore storeB;
+
+  @BeforeAll
+  static void startServer() {
+    servers = new ZooKeeperServers();
+    server = servers.server();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    servers.close();
+  }
+
+  @BeforeEach
+  void openStores() {
+    perTest = new ZooKeeperServers();
+    clientA = perTest.client(server.getConnectString(), SESSION);
+    clientB = perTest.client(server.getConnectString(), SESSION);
+    storeA = store(clientA);
+    storeB = store(clientB);
+  }
+
+  @AfterEach
+  void closeStores() {
+    perTest.close();
+  }
+
+  private ZooKeeperLeaseStore store(CuratorFramework client) {
+    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
+    perTest.closeLater(store);
+    return store;
+  }
+
+  private static Lease granted(Acquisition acquisition) {
+    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
+    return acquisition.lease().orElseThrow();
+  }
+
+  private static LeaseRecord held(Acquisition acquisition) {
+    assertThat(acquisition.isGranted()).as("refused: %s", acquisition).isFalse();
+    return acquisition.holder().orElseThrow();
+  }
+
+  @Test
+  void grantsAFreeElectionAndRefusesAnotherCandidateWhileItIsHeld() {
+    String election = uniqueElection("exclusion");
+
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    LeaseRecord holder = held(storeB.tryAcquire(election, "b", TTL));
+
+    assertThat(lease.election()).isEqualTo(election);
+    assertThat(lease.candidate()).isEqualTo("a");
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(holder.token()).isEqualTo(lease.token());
+    assertThat(holder.expiresIn()).isEmpty();
+  }
+
+  @Test
+  void everyGrantBeginsANewTermWithAHigherTokenAlsoForTheSameCandidate() {
+    String election = uniqueElection("terms");
+
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    Lease again = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(again);
+    Lease other = granted(storeB.tryAcquire(election, "b", TTL));
+
+    assertThat(again.token().isNewerThan(first.token())).as("%s after %s", again.token(), first.token()).isTrue();
+    assertThat(other.token().isNewerThan(again.token())).as("%s after %s", other.token(), again.token()).isTrue();
+    assertThat(storeA.read(election).orElseThrow().token()).isEqualTo(other.token());
+  }
+
+  @Test
+  void renewKeepsTheTokenAndReportsTheNegotiatedSessionTimeoutAsTtl() throws Exception {
+    String election = uniqueElection("renew");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+
+    Lease renewed = storeA.renew(storeA.renew(lease));
+
+    Duration negotiated = Duration.ofMillis(clientA.getZookeeperClient().getZooKeeper().getSessionTimeout());
+    assertThat(renewed.token()).isEqualTo(lease.token());
+    assertThat(renewed.ttl()).isEqualTo(negotiated).isEqualTo(lease.ttl()).isGreaterThanOrEqualTo(TTL);
+  }
+
+  @Test
+  void renewIsRefusedAfterReleaseAndAfterTakeover() {
+    String election = uniqueElection("renew-refused");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(lease);
+
+    assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+
+    granted(storeB.tryAcquire(election, "b", TTL));
+    assertThatThrownBy(() -> storeA.renew(lease))
+        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+  }
+
+  @Test
+  void renewOfAnEarlierTermOfTheSameCandidateIsRefused() {
+    String election = uniqueElection("earlier-term");
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
+
+    assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
+    assertThat(storeA.renew(second).token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void releaseLetsTheNextCandidateInAtOnce() {
+    String election = uniqueElection("release");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    held(storeB.tryAcquire(election, "b", TTL));
+
+    storeA.release(lease);
+
+    assertThat(storeA.read(election)).isEmpty();
+    assertThat(granted(storeB.tryAcquire(election, "b", TTL)).candidate()).isEqualTo("b");
+  }
+
+  @Test
+  void releasingAStaleLeaseNeverRemovesTheCurrentOne() {
+    String election = uniqueElection("stale-release");
+    Lease stale = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(stale);
+    Lease successor = granted(storeB.tryAcquire(election, "b", TTL));
+
+    storeA.release(stale);
+    assertThat(storeB.renew(successor).token()).isEqualTo(successor.token());
+
+    // The same for an earlier term of the candidate that holds the election now.
+    Lease next = granted(storeB.tryAcquire(election, "b", TTL));
+    storeB.release(successor);
+    assertThat(storeB.renew(next).token()).isEqualTo(next.token());
+    assertThat(storeA.read(election).orElseThrow().holder()).isEqualTo("b");
+  }
+
+  @Test
+  void readShowsTheHolderAndIsEmptyWhenNobodyHoldsTheElection() {
+    String election = uniqueElection("read");
+    assertThat(storeB.read(election)).isEmpty();
+
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    LeaseRecord record = storeB.read(election).orElseThrow();
+
+    assertThat(record.election()).isEqualTo(election);
+    assertThat(record.holder()).isEqualTo("a");
+    assertThat(record.token()).isEqualTo(lease.token());
+    assertThat(record.ttl()).isEqualTo(lease.ttl());
+    storeA.release(lease);
+    assertThat(storeB.read(election)).isEmpty();
+  }
+
+  @Test
+  void candidatesSharingOneSessionAreToldApartByTheirIds() {
+    String election = uniqueElection("shared-session");
+    ZooKeeperLeaseStore sameSession = store(clientA);
+
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    LeaseRecord holder = held(sameSession.tryAcquire(election, "a2", TTL));
+
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(storeA.renew(lease).token()).isEqualTo(lease.token());
+    sameSession.release(lease); // any store of the session may give it back
+    assertThat(granted(sameSession.tryAcquire(election, "a2", TTL)).candidate()).isEqualTo("a2");
+  }
+
+  @Test
+  void manyElectionsShareOneSession() throws Exception {
+    String first = uniqueElection("many-1");
+    String second = uniqueElection("many-2");
+    long session = clientA.getZookeeperClient().getZooKeeper().getSessionId();
+
+    Lease one = granted(storeA.tryAcquire(first, "a", TTL));
+    Lease two = granted(storeA.tryAcquire(second, "a", TTL));
+    storeA.release(one);
+
+    assertThat(storeA.renew(two).token()).isEqualTo(two.token());
+    assertThat(LeaseHandle.of(one).sessionId()).isEqualTo(session).isEqualTo(LeaseHandle.of(two).sessionId());
+  }
+
+  @Test
+  void anExpiredSessionEndsTheLeaseAsTheServerJudgesIt() throws Exception {
+    String election = uniqueElection("expiry");
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
+    ZooKeeperLeaseStore holderStore = store(shortLived);
+    Lease lease = granted(holderStore.tryAcquire(election, "a", Duration.ofSeconds(1)));
+    held(storeB.tryAcquire(election, "b", TTL));
+
+    // The client drops its connection without closing the session: the server expires it.
+    KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
+
+    Lease successor =
+        await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted).lease().orElseThrow();
+    assertThat(successor.token().isNewerThan(lease.token())).isTrue();
+    await()
+        .atMost(PATIENCE)
+        .ignoreException(LeaseStoreException.class)
+        .untilAsserted(() -> assertThatThrownBy(() -> holderStore.renew(lease)).isInstanceOf(LeaseLostException.class));
+  }
+
+  @Test
+  void closingTheHoldersClientFreesTheElection() {
+    String election = uniqueElection("client-closed");
+    granted(storeA.tryAcquire(election, "a", TTL));
+
+    clientA.close();
+
+    await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
+  }
+
+  @Test
+  void watchFiresWhenTheElectionIsGrantedAndReleased() {
+    String election = uniqueElection("watch");
+    AtomicInteger changes = new AtomicInteger();
+    Subscription subscription = storeB.watch(election, changes::incrementAndGet).orElseThrow();
+    assertThat(storeB.watchReportsExpiry()).isTrue();
+
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThanOrEqualTo(1));
+    int afterGrant = changes.get();
+    storeA.release(lease);
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThan(afterGrant));
+
+    subscription.close();
+  }
+
+  @Test
+  void watchFiresWhenTheHoldersSessionExpires() throws Exception {
+    String election = uniqueElection("watch-expiry");
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
+    granted(store(shortLived).tryAcquire(election, "a", Duration.ofSeconds(1)));
+    AtomicInteger changes = new AtomicInteger();
+    storeB.watch(election, changes::incrementAndGet).orElseThrow();
+
+    KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
+
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThanOrEqualTo(1));
+    await().atMost(PATIENCE).until(() -> storeB.read(election).isEmpty());
+  }
+
+  @Test
+  void aClosedWatchIsNotCalledAgain() {
+    String election = uniqueElection("watch-closed");
+    AtomicInteger closedWatch = new AtomicInteger();
+    AtomicInteger openWatch = new AtomicInteger();
+    storeB.watch(election, closedWatch::incrementAndGet).orElseThrow().close();
+    storeB.watch(election, openWatch::incrementAndGet).orElseThrow();
+
+    storeA.release(granted(storeA.tryAcquire(election, "a", TTL)));
+
+    // Both watches see the same events in order: once the open one saw both, the closed one
+    // would have seen them too.
+    await().atMost(PATIENCE).untilAtomic(openWatch, greaterThanOrEqualTo(2));
+    assertThat(closedWatch.get()).isZero();
+  }
+
+  @Test
+  void guardedWritesApplyOnlyWhileTheLeaseIsCurrent() throws Exception {
+    String election = uniqueElection("guarded");
+    String resource = "/app/" + election;
+    clientA.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
+    Lease stale = granted(storeA.tryAcquire(election, "a", TTL));
+
+    storeA.guarded(stale, List.of(setData(clientA, resource, "1")));
+    assertThat(dataOf(resource)).isEqualTo("1");
+
+    // Release and takeover: the new lease node has the same data version as the old one had.
+    storeA.release(stale);
+    Lease successor = granted(storeB.tryAcquire(election, "b", TTL));
+    CuratorOp late = setData(clientA, resource, "stale");
+    assertThatThrownBy(() -> storeA.guarded(stale, List.of(late))).isInstanceOf(LeaseLostException.class);
+    assertThat(dataOf(resource)).isEqualTo("1");
+
+    storeB.guarded(successor, List.of(setData(clientB, resource, "2")));
+    assertThat(dataOf(resource)).isEqualTo("2");
+  }
+
+  @Test
+  void guardedWritesOfAnEarlierTermOfTheSameCandidateAreRefused() throws Exception {
+    String election = uniqueElection("guarded-term");
+    String resource = "/app/" + election;
+    clientA.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
+
+    CuratorOp late = setData(clientA, resource, "first");
+    assertThatThrownBy(() -> storeA.guarded(first, List.of(late))).isInstanceOf(LeaseLostException.class);
+    storeA.guarded(second, List.of(setData(clientA, resource, "second")));
+    assertThat(dataOf(resource)).isEqualTo("second");
+  }
+
+  @Test
+  void aGuardedWriteAfterTheSessionExpiredIsRefused() throws Exception {
+    String election = uniqueElection("guarded-expired");
+    String resource = "/app/" + election;
+    clientB.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
+    ZooKeeperLeaseStore holderStore = store(shortLived);
+    Lease stale = granted(holderStore.tryAcquire(election, "a", Duration.ofSeconds(1)));
+
+    KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
+    await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
+
+    CuratorOp late = setData(shortLived, resource, "stale");
+    await()
+        .atMost(PATIENCE)
+        .ignoreException(LeaseStoreException.class)
+        .untilAsserted(() -> assertThatThrownBy(() -> holderStore.guarded(stale, List.of(late))).isInstanceOf(LeaseLostException.class));
+    assertThat(dataOf(resource)).isEqualTo("0");
+  }
+
+  @Test
+  void aGuardedWriteWhoseOwnOperationFailsReportsItAndAppliesNothing() throws Exception {
+    String election = uniqueElection("guarded-own-failure");
+    String resource = "/app/" + election;
+    clientA.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+
+    CuratorOp change = setData(clientA, resource, "1");
+    CuratorOp duplicate = clientA.transactionOp().create().forPath(resource, bytes("again"));
+    assertThatThrownBy(() -> storeA.guarded(lease, List.of(change, duplicate)))
+        .isInstanceOfSatisfying(KeeperException.class, e -> {
+          assertThat(e.code()).isEqualTo(KeeperException.Code.NODEEXISTS);
+          assertThat(e.getPath()).isEqualTo(resource);
+        });
+    assertThat(dataOf(resource)).isEqualTo("0");
+    assertThat(storeA.renew(lease).token()).isEqualTo(lease.token());
+  }
+
+  @Test
+  void aTtlLongerThanTheSessionIsRefusedBecauseTheLeaseCouldNotLastThatLong() {
+    String election = uniqueElection("ttl");
+
+    assertThatThrownBy(() -> storeA.tryAcquire(election, "a", SESSION.plusSeconds(1)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("session timeout")
+        .hasMessageContaining("election.zookeeper.session-timeout");
+    assertThat(storeA.read(election)).isEmpty();
+  }
+
+  @Test
+  void electionNamesThatCannotBeNodeNamesAreRefusedWithTheReason() {
+    for (String name : List.of("", "a/b", "..", "bad\u0001name")) {
+      assertThatThrownBy(() -> storeA.tryAcquire(name, "a", TTL))
+          .as("election name '%s'", name)
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("election name '" + name + "'");
+    }
+  }
+
+  @Test
+  void aLeaseFromAnotherStoreIsRefusedWithTheHandleItCarried() {
+    Lease foreign = new Lease("e", "a", FencingToken.of(1), TTL, "row-7");
+
+    assertThatThrownBy(() -> storeA.renew(foreign))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'row-7'");
+  }
+
+  @Test
+  void nodesLiveUnderTheBasePathAndTheClientsNamespace() throws Exception {
+    String election = uniqueElection("namespace");
+    CuratorFramework namespaced = clientA.usingNamespace("tenant");
+    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(namespaced).basePath("/custom/leases").build();
+    perTest.closeLater(store);
+
+    Lease lease = granted(store.tryAcquire(election, "a", TTL));
+    Stat stat = clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease");
+
+    assertThat(stat).isNotNull();
+    assertThat(stat.getCzxid()).isEqualTo(lease.token().value());
+    assertThat(stat.getEphemeralOwner()).isEqualTo(clientA.getZookeeperClient().getZooKeeper().getSessionId());
+    assertThat(store.renew(lease).token()).isEqualTo(lease.token());
+    store.release(lease);
+    assertThat(clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease")).isNull();
+  }
+
+  @Test
+  void closingTheStoreLeavesTheCallersClientOpen() {
+    String election = uniqueElection("owned");
+    ZooKeeperLeaseStore store = store(clientA);
+
+    store.close();
+
+    assertThat(clientA.getState()).isEqualTo(CuratorFrameworkState.STARTED);
+    assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class).hasMessageContaining("closed");
+    assertThat(storeA.read(election)).isEmpty();
+  }
+
+  @Test
+  void describeNamesTheBackendAndTheServers() {
+    assertThat(storeA.describe()).isEqualTo("zookeeper (" + server.getConnectString() + ")");
+  }
+
+  @Test
+  void aServerThatAnswersNothingFailsCallsWithinTheCallTimeout() throws Exception {
+    try (Blackhole blackhole = new Blackhole()) {
+      CuratorFramework client = perTest.client(blackhole.connectString(), SESSION);
+      ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(1)).build();
+      perTest.closeLater(store);
+
+      assertTimeoutPreemptively(
+          PATIENCE,
+          () -> {
+            assertThatThrownBy(() -> store.tryAcquire("e", "a", TTL)).isInstanceOf(LeaseStoreException.class);
+            assertThatThrownBy(() -> store.read("e")).isInstanceOf(LeaseStoreException.class);
+          });
+    }
+  }
+
+  @Test
+  void aServerThatWentAwayFailsRenewalsAsUnknownNotAsLost() throws Exception {
+    ZooKeeperServers own = new ZooKeeperServers();
+    perTest.closeLater(own);
+    TestingServer doomed = own.server();
+    CuratorFramework client = perTest.client(doomed.getConnectString(), SESSION);
+    ZooKeeperLeaseStore store = store(client);
+    String election = uniqueElection("server-gone");
+    Lease lease = granted(store.tryAcquire(election, "a", TTL));
+
+    doomed.stop();
+
+    assertTimeoutPreemptively(
+        PATIENCE,
+        () -> {
+          assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
+          assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL)).isInstanceOf(LeaseStoreException.class);
+          assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
+        });
+  }
+
+  private static CuratorOp setData(CuratorFramework client, String path, String value) throws Exception {
+    return client.transactionOp().setData().forPath(path, bytes(value));
+  }
+
+  private String dataOf(String path) throws Exception {
+    return new String(clientB.getData().forPath(path), UTF_8);
+  }
+
+  private static byte[] bytes(String value) {
+    return value.getBytes(UTF_8);
+  }
+
+  /** Accepts connections on loopback and never answers: a server that hangs. */
+  private static final class Blackhole implements AutoCloseable {
+    private final ServerSocket socket;
+    private final List<Socket> accepted = new CopyOnWriteArrayList<>();
+    private final Thread acceptor;
+
+    Blackhole() throws IOException {
+      socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+      acceptor = new Thread(this::accept, "blackhole-acceptor");
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    private void accept() {
+      while (!socket.isClosed()) {
+        try {
+          accepted.add(socket.accept());
+        } catch (IOException e) {
+          return; // closed
+        }
+      }
+    }
+
+    String connectString() {
+      return "127.0.0.1:" + socket.getLocalPort();
+    }
+
+    @Override
+    public void close() throws Exception {
+      socket.close();
+      for (Socket s : accepted) {
+        s.close();
+      }
+      acceptor.join(5_000);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.baton.zookeeper;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * Real ZooKeeper servers in this JVM (curator-test runs the server code itself) and Curator
+ * clients for them, all closed by {@link #close()}.
+ *
+ * <p>The servers tick every 200 ms, so they accept session timeouts from 200 ms to 4 s and an
+ * abandoned session expires within a few seconds.
+ */
+final class ZooKeeperServers implements AutoCloseable {
+
+  static final int TICK_MILLIS = 200;
+  /** The longest session timeout the servers grant: 20 ticks. */
+  static final Duration MAX_SESSION = Duration.ofMillis(20L * TICK_MILLIS);
+
+  private final List<AutoCloseable> opened = new ArrayList<>();
+
+  /** A standalone server, listening on loopback only. */
+  TestingServer server() {
+    try {
+      TestingServer server = new TestingServer(spec(), true);
+      opened.add(server);
+      return server;
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot start an in-JVM ZooKeeper server", e);
+    }
+  }
+
+  static InstanceSpec spec() {
+    return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MILLIS, -1, Map.of("clientPortAddress", "127.0.0.1"));
+  }
+
+  /** A started client with the given session timeout, closed with the servers. */
+  CuratorFramework client(String connectString, Duration sessionTimeout) {
+    CuratorFramework client =
+        CuratorFrameworkFactory.builder()
+            .connectString(connectString)
+            .sessionTimeoutMs((int) sessionTimeout.toMillis())
+            .connectionTimeoutMs((int) Math.min(5_000, sessionTimeout.toMillis()))
+            .retryPolicy(new RetryOneTime(100))
+            .build();
+    return started(client);
+  }
+
+  /** Starts {@code client} and closes it with the servers. */
+  CuratorFramework started(CuratorFramework client) {
+    client.start();
+    opened.add(client);
+    return client;
+  }
+
+  void closeLater(AutoCloseable closeable) {
+    opened.add(closeable);
+  }
+
+  static String uniqueElection(String purpose) {
+    return purpose + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  /** Clients first, then servers: in the reverse order of opening. */
+  @Override
+  public void close() {
+    List<Exception> failures = new ArrayList<>();
+    for (int i = opened.size() - 1; i >= 0; i--) {
+      try {
+        opened.get(i).close();
+      } catch (Exception e) {
+        failures.add(e);
+      }
+    }
+    opened.clear();
+    if (!failures.isEmpty()) {
+      UncheckedIOException failure = new UncheckedIOException(new IOException("closing ZooKeeper test resources failed"));
+      failures.forEach(failure::addSuppressed);
+      throw failure;
+    }
+  }
+}
