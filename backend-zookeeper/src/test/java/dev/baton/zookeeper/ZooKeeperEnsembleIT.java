@@ -1,0 +1,179 @@
+package dev.baton.zookeeper;
+
+import static dev.baton.zookeeper.ZooKeeperServers.uniqueElection;
+import static java.nio.charset.StandardCharsets.US_ASCII;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStoreException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.zookeeper.ZooKeeper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A lease on a three-member ensemble while members die. Each test kills a member, so each gets
+ * a fresh ensemble.
+ */
+class ZooKeeperEnsembleIT {
+
+  private static final int TICK_MILLIS = 500;
+  /** The longest session the members grant (20 ticks): room to find another member. */
+  private static final Duration SESSION = Duration.ofMillis(20L * TICK_MILLIS);
+  private static final Duration TTL = Duration.ofSeconds(5);
+
+  private ZooKeeperServers resources;
+  private TestingCluster cluster;
+  private CuratorFramework holderClient;
+  private ZooKeeperLeaseStore holder;
+  private ZooKeeperLeaseStore other;
+
+  @BeforeEach
+  void startEnsemble() throws Exception {
+    resources = new ZooKeeperServers();
+    cluster = new TestingCluster(member(), member(), member());
+    resources.closeLater(cluster);
+    cluster.start();
+    holderClient = resources.client(cluster.getConnectString(), SESSION);
+    holder = store(holderClient);
+    other = store(resources.client(cluster.getConnectString(), SESSION));
+  }
+
+  @AfterEach
+  void stopEnsemble() {
+    resources.close();
+  }
+
+  private static InstanceSpec member() {
+    return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MILLIS, -1);
+  }
+
+  private ZooKeeperLeaseStore store(CuratorFramework client) {
+    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
+    resources.closeLater(store);
+    return store;
+  }
+
+  @Test
+  void killingAFollowerTheHolderIsNotConnectedToDisturbsNoRenewal() throws Exception {
+    String election = uniqueElection("follower-killed");
+    Lease lease = acquireOnceTheEnsembleServes(election);
+    InstanceSpec connected = cluster.findConnectionInstance(zk());
+    InstanceSpec bystander =
+        cluster.getInstances().stream()
+            .filter(i -> !i.equals(connected) && "follower".equals(mode(i)))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no follower other than " + connected + ": " + modes()));
+
+    assertThat(cluster.killServer(bystander)).isTrue();
+
+    for (int i = 0; i < 5; i++) {
+      assertThat(holder.renew(lease).token()).isEqualTo(lease.token());
+    }
+    assertThat(currentHolder(election)).isEqualTo(new Holder("a", lease.token().value()));
+  }
+
+  @Test
+  void killingTheMemberTheHolderIsConnectedToMovesTheSessionAndKeepsTheTerm() throws Exception {
+    String election = uniqueElection("connected-killed");
+    Lease lease = acquireOnceTheEnsembleServes(election);
+    long session = zk().getSessionId();
+    InstanceSpec connected = cluster.findConnectionInstance(zk());
+
+    assertThat(cluster.killServer(connected)).isTrue();
+
+    // Renewals fail as "unknown" while the client looks for another member; a LeaseLostException
+    // would end the wait and fail the test.
+    await()
+        .atMost(SESSION)
+        .ignoreException(LeaseStoreException.class)
+        .until(() -> holder.renew(lease).token().equals(lease.token()));
+    assertThat(zk().getSessionId()).isEqualTo(session);
+    assertThat(cluster.findConnectionInstance(zk())).isNotEqualTo(connected);
+    assertThat(currentHolder(election)).isEqualTo(new Holder("a", lease.token().value()));
+  }
+
+  @Test
+  void killingTheQuorumLeaderKeepsTheTermOnceAnotherLeaderIsElected() throws Exception {
+    String election = uniqueElection("leader-killed");
+    Lease lease = acquireOnceTheEnsembleServes(election);
+    long session = zk().getSessionId();
+    InstanceSpec leader =
+        cluster.getInstances().stream()
+            .filter(i -> "leader".equals(mode(i)))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no quorum leader: " + modes()));
+
+    assertThat(cluster.killServer(leader)).isTrue();
+
+    await()
+        .atMost(SESSION)
+        .ignoreException(LeaseStoreException.class)
+        .until(() -> holder.renew(lease).token().equals(lease.token()));
+    assertThat(zk().getSessionId()).isEqualTo(session);
+    assertThat(currentHolder(election)).isEqualTo(new Holder("a", lease.token().value()));
+  }
+
+  private Lease acquireOnceTheEnsembleServes(String election) {
+    return await()
+        .atMost(SESSION)
+        .ignoreException(LeaseStoreException.class)
+        .until(() -> holder.tryAcquire(election, "a", TTL), Acquisition::isGranted)
+        .lease()
+        .orElseThrow();
+  }
+
+  private record Holder(String candidate, long token) {}
+
+  /** The holder as another candidate is refused with it, once that candidate reaches a member. */
+  private Holder currentHolder(String election) {
+    Acquisition refused =
+        await()
+            .atMost(SESSION)
+            .ignoreException(LeaseStoreException.class)
+            .until(() -> other.tryAcquire(election, "b", TTL), a -> true);
+    LeaseRecord record = refused.holder().orElseThrow(() -> new AssertionError("granted to b: " + refused));
+    return new Holder(record.holder(), record.token().value());
+  }
+
+  private ZooKeeper zk() throws Exception {
+    return holderClient.getZookeeperClient().getZooKeeper();
+  }
+
+  private Map<Integer, String> modes() {
+    return cluster.getInstances().stream().collect(Collectors.toMap(InstanceSpec::getPort, ZooKeeperEnsembleIT::mode));
+  }
+
+  /** The member's role from ZooKeeper's {@code srvr} command: leader, follower, or unknown. */
+  private static String mode(InstanceSpec member) {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress(member.getHostname(), member.getPort()), 2_000);
+      socket.setSoTimeout(2_000);
+      OutputStream out = socket.getOutputStream();
+      out.write("srvr".getBytes(US_ASCII));
+      out.flush();
+      InputStream in = socket.getInputStream();
+      String answer = new String(in.readAllBytes(), US_ASCII);
+      Optional<String> mode = answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst();
+      return mode.orElse("unknown");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot ask " + member.getHostname() + ":" + member.getPort() + " for its mode", e);
+    }
+  }
+}
