@@ -1,0 +1,101 @@
+package dev.baton.k8s;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.LeaseStoreProvider;
+import io.fabric8.kubernetes.client.Config;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KubernetesLeaseStoreProviderTest {
+
+  private final KubernetesLeaseStoreProvider provider = new KubernetesLeaseStoreProvider();
+
+  @TempDir Path dir;
+
+  private static ElectionProperties properties(String... keysAndValues) {
+    Properties p = new Properties();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      p.setProperty(keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return ElectionProperties.of(p);
+  }
+
+  @Test
+  void is_found_by_service_loader_under_its_name_with_its_keys() {
+    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
+        .contains(KubernetesLeaseStoreProvider.class);
+    assertThat(provider.name()).isEqualTo("kubernetes");
+    assertThat(provider.keys())
+        .containsExactlyInAnyOrder(
+            "election.kubernetes.namespace", "election.kubernetes.kubeconfig", "election.kubernetes.call-timeout");
+  }
+
+  @Test
+  void call_timeout_defaults_to_three_seconds_and_must_stay_under_the_renew_deadline() {
+    assertThat(KubernetesLeaseStoreProvider.callTimeout(properties())).isEqualTo(Duration.ofSeconds(3));
+    assertThat(KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "1500ms")))
+        .isEqualTo(Duration.ofMillis(1500));
+    assertThat(
+            KubernetesLeaseStoreProvider.callTimeout(
+                properties("election.kubernetes.call-timeout", "12s", "election.renew-deadline", "30s")))
+        .isEqualTo(Duration.ofSeconds(12));
+
+    assertThatThrownBy(() -> KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "10s")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.kubernetes.call-timeout")
+        .hasMessageContaining("'10s'")
+        .hasMessageContaining("renew deadline");
+    assertThatThrownBy(() -> KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "0s")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("'0s'")
+        .hasMessageContaining("positive");
+  }
+
+  @Test
+  void a_missing_kubeconfig_is_named_in_the_error() {
+    String missing = dir.resolve("nope.yaml").toString();
+
+    assertThatThrownBy(() -> provider.open(properties("election.kubernetes.kubeconfig", missing)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.kubernetes.kubeconfig")
+        .hasMessageContaining(missing)
+        .hasMessageContaining("readable");
+  }
+
+  @Test
+  void an_unusable_kubeconfig_is_refused_without_quoting_it() throws IOException {
+    Path file = dir.resolve("broken.yaml");
+    Files.writeString(file, "users: [ {name: x, user: {token: s3cr3t-t0ken-value\n");
+
+    assertThatThrownBy(() -> provider.open(properties("election.kubernetes.kubeconfig", file.toString())))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(file.toString())
+        .hasMessageNotContaining("s3cr3t")
+        .satisfies(e -> assertThat(e.getCause()).isNull());
+  }
+
+  @Test
+  void namespace_is_the_configured_one_then_the_pods_own_then_the_kubeconfigs_then_default() throws IOException {
+    Path podFile = dir.resolve("namespace");
+    Path noPodFile = dir.resolve("absent");
+    Config withContext = Config.empty();
+    withContext.setNamespace("from-context");
+    Files.writeString(podFile, "billing\n");
+
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.of("chosen"), podFile, withContext)).isEqualTo("chosen");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), podFile, withContext)).isEqualTo("billing");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, withContext)).isEqualTo("from-context");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, Config.empty())).isEqualTo("default");
+  }
+}
