@@ -30,20 +30,28 @@ final class Durations {
             return Duration.ofHours(amount);
         }
       }
-      if (text.startsWith("pt") || text.startsWith("p")) {
-        return Duration.parse(value.trim().toUpperCase(Locale.ROOT));
+      if (text.startsWith("p")) {
+        Duration iso = Duration.parse(value.trim().toUpperCase(Locale.ROOT));
+        // PT-5S parses, but no timeout, TTL or period can be negative.
+        if (!iso.isNegative()) {
+          return iso;
+        }
       }
     } catch (NumberFormatException | DateTimeParseException | ArithmeticException e) {
       // fall through to the one message below
     }
     throw new ConfigurationException(
         key
-            + ": cannot read '"
-            + value
-            + "' as a duration; use a whole number with a unit (500ms, 15s, 2m, 1h) or ISO-8601 (PT15S)");
+            + ": cannot read "
+            + ElectionProperties.shown(key, value)
+            + " as a duration; use a whole number with a unit (500ms, 15s, 2m, 1h) or ISO-8601 (PT15S)");
   }
 
-  /** Prints {@code 15s}, {@code 500ms}, {@code 2m30s}: short and the way users write them. */
+  /**
+   * Prints {@code 500ms}, {@code 15s}, {@code 90s}, {@code 2m}, {@code 90m}, {@code 1h}: short, the
+   * way users write them, and always in one unit so that {@link #parse} reads it back (to the
+   * millisecond).
+   */
   static String format(Duration d) {
     if (d.isZero()) {
       return "0s";
@@ -56,6 +64,7 @@ final class Durations {
     if (seconds % 60 != 0 || seconds < 60) {
       return seconds + "s";
     }
-    return d.toString().substring(2).toLowerCase(Locale.ROOT);
+    long minutes = seconds / 60;
+    return minutes % 60 != 0 ? minutes + "m" : minutes / 60 + "h";
   }
 }

@@ -203,18 +203,20 @@ public final class ElectionProperties {
   }
 
   LeaseStore openStore(ClassLoader loader) {
-    LeaseStoreProvider provider = chooseProvider(loader);
-    checkKeys(provider);
+    // One lookup serves both the choice and the key check, so "another backend that is present"
+    // means present in this loader, not in whichever loader defined the chosen provider.
+    Map<String, LeaseStoreProvider> found = providers(loader);
+    LeaseStoreProvider provider = chooseProvider(found);
+    checkKeys(provider, found);
     return provider.open(this);
   }
 
   /** The backend that {@link #openStore()} would open, without opening it. */
   public String backendName() {
-    return chooseProvider(Thread.currentThread().getContextClassLoader()).name();
+    return chooseProvider(providers(Thread.currentThread().getContextClassLoader())).name();
   }
 
-  private LeaseStoreProvider chooseProvider(ClassLoader loader) {
-    Map<String, LeaseStoreProvider> found = providers(loader);
+  private LeaseStoreProvider chooseProvider(Map<String, LeaseStoreProvider> found) {
     Optional<String> chosen = get(BACKEND);
     if (chosen.isPresent()) {
       LeaseStoreProvider provider = found.get(chosen.get());
@@ -256,10 +258,9 @@ public final class ElectionProperties {
     return found;
   }
 
-  private void checkKeys(LeaseStoreProvider chosen) {
+  private void checkKeys(LeaseStoreProvider chosen, Map<String, LeaseStoreProvider> others) {
     Set<String> known = new TreeSet<>(CORE_KEYS);
     known.addAll(chosen.keys());
-    Map<String, LeaseStoreProvider> others = providers(chosen.getClass().getClassLoader());
     List<String> unknown = new ArrayList<>();
     for (String key : values.keySet()) {
       if (known.contains(key)) {

@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A {@link LeaseStore} in this JVM's memory: for electors within one process, examples and tests.
@@ -18,6 +21,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * the same process. Leadership does not survive the process, and other processes cannot see it.
  */
 public final class MemoryLeaseStore implements LeaseStore {
+
+  private static final Logger log = LoggerFactory.getLogger(MemoryLeaseStore.class);
 
   private final MonotonicClock clock;
   private final Clock wallClock;
@@ -50,6 +55,10 @@ public final class MemoryLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     requireNonNull(candidate, "candidate");
     requireNonNull(ttl, "ttl");
+    // Checked before the entry changes: a refused call must not end the caller's current term.
+    if (ttl.isNegative() || ttl.isZero()) {
+      throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
+    }
     long t0 = clock.nanoTime();
     Acquisition result;
     synchronized (this) {
@@ -116,12 +125,19 @@ public final class MemoryLeaseStore implements LeaseStore {
 
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
+    requireNonNull(election, "election");
     requireNonNull(changed, "changed");
     synchronized (this) {
       watchers.computeIfAbsent(election, k -> new CopyOnWriteArrayList<>()).add(changed);
     }
+    // Once only: the same callback may be registered again, and a second close of this
+    // subscription must not remove that other registration.
+    AtomicBoolean closed = new AtomicBoolean();
     return Optional.of(
         () -> {
+          if (!closed.compareAndSet(false, true)) {
+            return;
+          }
           synchronized (this) {
             List<Runnable> list = watchers.get(election);
             if (list != null) {
@@ -138,7 +154,14 @@ public final class MemoryLeaseStore implements LeaseStore {
     }
     if (list != null) {
       for (Runnable r : list) {
-        r.run();
+        // The change is already made: one watcher's failure (a scheduler shut down, say) must
+        // not turn a caller's granted acquisition or release into an exception, nor keep the
+        // other watchers from hearing of it.
+        try {
+          r.run();
+        } catch (RuntimeException e) {
+          log.warn("A watcher of election '{}' failed; the others are still told", election, e);
+        }
       }
     }
   }
