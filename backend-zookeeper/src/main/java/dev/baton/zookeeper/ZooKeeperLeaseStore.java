@@ -112,23 +112,23 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     try {
       for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
         List<OpResult> read = readElection(zk, nodes, deadline);
-        Node lease = node(read.get(0), nodes.leasePath());
-        Node electionNode = node(read.get(1), nodes.electionPath());
+        NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
+        NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
         List<Op> grant;
         if (lease == null) {
           if (electionNode == null) {
             createElectionNode(nodes, deadline);
           }
           grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-        } else if (lease.stat.getEphemeralOwner() != zk.getSessionId() || !Arrays.equals(lease.data, me)) {
+        } else if (lease.stat().getEphemeralOwner() != zk.getSessionId() || !Arrays.equals(lease.data(), me)) {
           return Acquisition.held(record(election, lease, sessionTtl));
-        } else if (electionNode == null || electionNode.stat.getMzxid() != lease.stat.getCzxid()) {
+        } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
           continue; // our lease node, but read across another grant: look again
         } else {
           // Ours already: a new term. The version check makes sure it is still the node we read.
           grant =
               List.of(
-                  Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat.getVersion()),
+                  Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat().getVersion()),
                   Op.delete(nodes.rawLeasePath(), -1),
                   createLease(nodes, me));
         }
@@ -152,7 +152,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     long deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
     requireSameSession(lease, handle, zk);
-    Node node;
+    NodeRead node;
     try {
       node = readLeaseAfterSync(zk, nodes, deadline);
     } catch (KeeperException e) {
@@ -164,11 +164,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     if (node == null) {
       throw lost(lease, "its lease node is gone (released, or its session expired)", null);
     }
-    String holder = new String(node.data, UTF_8);
-    if (node.stat.getCzxid() != lease.token().value()
-        || node.stat.getEphemeralOwner() != handle.sessionId()
+    String holder = new String(node.data(), UTF_8);
+    if (node.stat().getCzxid() != lease.token().value()
+        || node.stat().getEphemeralOwner() != handle.sessionId()
         || !holder.equals(lease.candidate())) {
-      throw lost(lease, "the election was granted again (token " + node.stat.getCzxid() + ", held by '" + holder + "')", holder);
+      throw lost(lease, "the election was granted again (token " + node.stat().getCzxid() + ", held by '" + holder + "')", holder);
     }
     return lease.renewed(sessionTtl(zk), lease.handle());
   }
@@ -185,7 +185,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), handle.electionVersion()), Op.delete(nodes.rawLeasePath(), -1));
     try {
       MultiAnswer answer = multi(zk, ops, deadline, "release of '" + lease.candidate() + "'", lease.election());
-      if (answer.failedAt() >= 0 && !isChangedElection(answer.code())) {
+      if (!answer.succeeded() && !isChangedElection(answer.code())) {
         throw failure(lease.election(), "release of '" + lease.candidate() + "'", KeeperException.create(answer.code(), nodes.leasePath()));
       }
     } catch (KeeperException e) {
@@ -199,13 +199,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     ElectionNodes nodes = nodes(election);
     long deadline = deadline();
     ZooKeeper zk = session(election, deadline);
-    Reply<Node> reply = new Reply<>();
+    Reply<NodeRead> reply = new Reply<>();
     zk.getData(
         nodes.rawLeasePath(),
         false,
         (rc, path, ctx, data, stat) -> {
           if (rc == Code.OK.intValue()) {
-            reply.answer(new Node(data, stat));
+            reply.answer(new NodeRead(data, stat));
           } else if (rc == Code.NONODE.intValue()) {
             reply.answer(null);
           } else {
@@ -214,7 +214,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         },
         null);
     try {
-      Node node = reply.await(deadline, callTimeout, election, "read");
+      NodeRead node = reply.await(deadline, callTimeout, election, "read");
       return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -239,6 +239,12 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   @Override
   public boolean watchReportsExpiry() {
     return true;
+  }
+
+  /** Refuses names that cannot be ZooKeeper node names, such as names with '/'. */
+  @Override
+  public void checkElectionName(String election) {
+    nodes(requireNonNull(election, "election"));
   }
 
   /**
@@ -278,7 +284,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       }
       throw failure(lease.election(), "guarded write of '" + lease.candidate() + "'", e);
     }
-    if (answer.failedAt() < 0) {
+    if (answer.succeeded()) {
       return answer.results().subList(2, answer.results().size());
     }
     if (answer.failedAt() < 2) {
@@ -400,13 +406,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             return;
           }
           MultiAnswer answer = MultiAnswer.of(rc, results);
-          if (!reply.answer(answer) && answer.failedAt() < 0) {
+          if (!reply.answer(answer) && answer.succeeded()) {
             giveBackLateGrant(zk, nodes, candidate, answer.electionStat());
           }
         },
         null);
     MultiAnswer answer = reply.await(deadline, callTimeout, nodes.election(), "tryAcquire for '" + candidate + "'");
-    if (answer.failedAt() >= 0) {
+    if (!answer.succeeded()) {
       if (isChangedElection(answer.code())) {
         return Optional.empty();
       }
@@ -459,13 +465,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     reply.await(deadline, callTimeout, nodes.election(), "create " + nodes.electionPath());
   }
 
-  private Node readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
+  private NodeRead readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
     // The sync makes the server we talk to catch up with the quorum leader before it answers the
     // read, so a server cut off from the quorum cannot confirm a lease the quorum has expired.
     // Both go out at once and are answered in order: one round trip.
     AtomicInteger syncCode = new AtomicInteger();
     zk.sync(nodes.rawLeasePath(), (rc, path, ctx) -> syncCode.set(rc), null);
-    Reply<Node> reply = new Reply<>();
+    Reply<NodeRead> reply = new Reply<>();
     zk.getData(
         nodes.rawLeasePath(),
         false,
@@ -473,7 +479,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           if (syncCode.get() != Code.OK.intValue()) {
             reply.fail(syncCode.get(), nodes.leasePath());
           } else if (rc == Code.OK.intValue()) {
-            reply.answer(new Node(data, stat));
+            reply.answer(new NodeRead(data, stat));
           } else if (rc == Code.NONODE.intValue()) {
             reply.answer(null);
           } else {
@@ -499,69 +505,14 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return reply.await(deadline, callTimeout, election, what);
   }
 
-  // ---- answers ----
-
-  /** A node's data and stat as one read returned them. */
-  private static final class Node {
-    final byte[] data;
-    final Stat stat;
-
-    Node(byte[] data, Stat stat) {
-      this.data = data == null ? NO_DATA : data;
-      this.stat = stat;
-    }
-  }
-
-  /** The node one read of a read-only {@code multi} returned; null when it does not exist. */
-  private static Node node(OpResult result, String path) throws KeeperException {
-    if (result instanceof OpResult.GetDataResult) {
-      OpResult.GetDataResult data = (OpResult.GetDataResult) result;
-      return new Node(data.getData(), data.getStat());
-    }
-    int err = ((OpResult.ErrorResult) result).getErr();
-    if (err == Code.NONODE.intValue()) {
-      return null;
-    }
-    throw KeeperException.create(Code.get(err), path);
-  }
-
-  /**
-   * The results of a {@code multi}: for a failed write, which operation failed and why (the
-   * others report OK or RUNTIMEINCONSISTENCY).
-   */
-  private record MultiAnswer(Code code, List<OpResult> results, int failedAt) {
-
-    static MultiAnswer of(int rc, List<OpResult> results) {
-      for (int i = 0; i < results.size(); i++) {
-        if (results.get(i) instanceof OpResult.ErrorResult) {
-          int err = ((OpResult.ErrorResult) results.get(i)).getErr();
-          if (err != Code.OK.intValue() && err != Code.RUNTIMEINCONSISTENCY.intValue()) {
-            return new MultiAnswer(Code.get(err), results, i);
-          }
-        }
-      }
-      return new MultiAnswer(Code.get(rc), results, -1);
-    }
-
-    /** The election node's stat after a successful grant. */
-    Stat electionStat() {
-      for (OpResult result : results) {
-        if (result instanceof OpResult.SetDataResult) {
-          return ((OpResult.SetDataResult) result).getStat();
-        }
-      }
-      throw new IllegalStateException("a grant without its election node update: " + results);
-    }
-  }
-
   /** The election moved on between our read and our write: another grant, or a release. */
   private static boolean isChangedElection(Code code) {
     return code == Code.NODEEXISTS || code == Code.BADVERSION || code == Code.NONODE;
   }
 
-  private static LeaseRecord record(String election, Node lease, Duration ttl) {
+  private static LeaseRecord record(String election, NodeRead lease, Duration ttl) {
     return new LeaseRecord(
-        election, new String(lease.data, UTF_8), FencingToken.of(lease.stat.getCzxid()), ttl, Optional.empty(), Optional.empty());
+        election, new String(lease.data(), UTF_8), FencingToken.of(lease.stat().getCzxid()), ttl, Optional.empty(), Optional.empty());
   }
 
   private static LeaseLostException lost(Lease lease, String why, String holder) {

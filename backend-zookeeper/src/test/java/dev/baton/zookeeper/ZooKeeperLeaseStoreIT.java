@@ -403,6 +403,16 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
+  void electionNamesAreCheckedBeforeTheFirstCall() {
+    storeA.checkElectionName("billing-cron");
+
+    assertThatThrownBy(() -> storeA.checkElectionName("billing/cron"))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election name 'billing/cron'")
+        .hasMessageContaining("'/'");
+  }
+
+  @Test
   void aLeaseFromAnotherStoreIsRefusedWithTheHandleItCarried() {
     Lease foreign = new Lease("e", "a", FencingToken.of(1), TTL, "row-7");
 
