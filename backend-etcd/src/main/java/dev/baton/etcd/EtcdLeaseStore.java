@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.ConfigurationException;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
@@ -445,6 +446,15 @@ public final class EtcdLeaseStore implements LeaseStore {
     watches.add(watch);
     watch.start();
     return Optional.of(watch);
+  }
+
+  /** etcd keys take any bytes; only an empty name, which would be the prefix itself, is refused. */
+  @Override
+  public void checkElectionName(String election) {
+    requireNonNull(election, "election");
+    if (election.isEmpty()) {
+      throw new ConfigurationException("election name must not be empty");
+    }
   }
 
   /** etcd deletes the key when its lease expires, and the watch sees that deletion. */

@@ -1,0 +1,137 @@
+package dev.baton.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.LeaseStore;
+import io.etcd.jetcd.Client;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Configuration checks of the etcd provider and the store's builder; no server needed. */
+class EtcdLeaseStoreProviderTest {
+
+  private final EtcdLeaseStoreProvider provider = new EtcdLeaseStoreProvider();
+
+  private static ElectionProperties properties(String... keysAndValues) {
+    Properties p = new Properties();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      p.setProperty(keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return ElectionProperties.of(p);
+  }
+
+  @Test
+  void isFoundByServiceLoaderUnderTheNameEtcd() {
+    assertThat(properties(ElectionProperties.BACKEND, "etcd").backendName()).isEqualTo("etcd");
+    assertThat(provider.keys()).allMatch(k -> k.startsWith("election.etcd."));
+  }
+
+  @Test
+  void requiresTheEndpoints() {
+    assertThatThrownBy(() -> provider.open(properties()))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.ENDPOINTS);
+  }
+
+  @Test
+  void refusesAnEndpointThatIsNotAnHttpUrlNamingTheValueAndWhatIsAccepted() {
+    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379, etcd2:2379")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.ENDPOINTS)
+        .hasMessageContaining("etcd2:2379")
+        .hasMessageContaining("http://host:port");
+  }
+
+  @Test
+  void refusesMixedSchemes() {
+    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379,https://127.0.0.1:2380")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("mixes");
+  }
+
+  @Test
+  void wantsBothUsernameAndPasswordAndNeverShowsThePassword() {
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.PASSWORD, "hunter2")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.USERNAME)
+        .hasMessageNotContaining("hunter2");
+  }
+
+  @Test
+  void wantsBothCertAndKeyFiles(@TempDir Path dir) throws Exception {
+    Path cert = Files.writeString(dir.resolve("client.pem"), "not read before the check");
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CERT_FILE, cert.toString())))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.KEY_FILE);
+  }
+
+  @Test
+  void refusesAMissingTlsFile(@TempDir Path dir) {
+    String missing = dir.resolve("nope.pem").toString();
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, missing)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.CA_FILE)
+        .hasMessageContaining(missing);
+  }
+
+  @Test
+  void refusesTlsFilesWithPlainHttpEndpoints(@TempDir Path dir) throws Exception {
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, ca.toString())))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("https://");
+  }
+
+  @Test
+  void refusesAFileThatIsNotPem(@TempDir Path dir) throws Exception {
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "not a certificate");
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, ca.toString())))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.CA_FILE);
+  }
+
+  @Test
+  void refusesABadCallTimeout() {
+    assertThatThrownBy(() -> provider.open(properties(
+            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.CALL_TIMEOUT, "0s")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(EtcdLeaseStoreProvider.CALL_TIMEOUT)
+        .hasMessageContaining("0s");
+  }
+
+  @Test
+  void opensWithoutConnectingAndDescribesWhereItPoints() {
+    try (LeaseStore store = provider.open(properties(
+        EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.PREFIX, "/apps/x/"))) {
+      assertThat(store.describe()).contains("http://127.0.0.1:2379").contains("/apps/x/");
+    }
+  }
+
+  @Test
+  void theBuilderChecksItsSettings() {
+    try (Client client = Client.builder().endpoints("http://127.0.0.1:2379").build()) {
+      assertThatThrownBy(() -> EtcdLeaseStore.builder(client).callTimeout(Duration.ZERO))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("callTimeout");
+      assertThatThrownBy(() -> EtcdLeaseStore.builder(client).prefix(""))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("prefix");
+      assertThatThrownBy(() -> EtcdLeaseStore.builder(client).keepAliveSharing(Duration.ofSeconds(-1)))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keepAliveSharing");
+      EtcdLeaseStore store = EtcdLeaseStore.builder(client).build();
+      assertThatThrownBy(() -> store.checkElectionName("")).isInstanceOf(ConfigurationException.class);
+      store.checkElectionName("billing-cron");
+      store.close();
+    }
+  }
+}
