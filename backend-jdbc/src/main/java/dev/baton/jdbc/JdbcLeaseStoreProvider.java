@@ -1,0 +1,127 @@
+package dev.baton.jdbc;
+
+import static java.util.Objects.requireNonNull;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreProvider;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Opens a {@link JdbcLeaseStore} for {@code election.backend=jdbc} on a small HikariCP pool built
+ * from {@code election.jdbc.*} and closed with the store.
+ *
+ * <p>Keys: {@code url} (required), {@code username}, {@code password}, {@code table} (default
+ * {@code baton_lease}), {@code schema}, {@code create-table} (default true), {@code call-timeout}
+ * (default 3s, at most half of {@code election.renew-deadline}), {@code pool-size} (default 4).
+ * The pool waits at most the call timeout for a connection and does not connect before the first
+ * call, so a store opens while the database is down and works once it is back.
+ */
+public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
+
+  public static final String NAME = "jdbc";
+  public static final String URL = "election.jdbc.url";
+  public static final String USERNAME = "election.jdbc.username";
+  public static final String PASSWORD = "election.jdbc.password";
+  public static final String TABLE = "election.jdbc.table";
+  public static final String SCHEMA = "election.jdbc.schema";
+  public static final String CREATE_TABLE = "election.jdbc.create-table";
+  public static final String CALL_TIMEOUT = "election.jdbc.call-timeout";
+  public static final String POOL_SIZE = "election.jdbc.pool-size";
+
+  static final int DEFAULT_POOL_SIZE = 4;
+  private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public Set<String> keys() {
+    return Set.of(URL, USERNAME, PASSWORD, TABLE, SCHEMA, CREATE_TABLE, CALL_TIMEOUT, POOL_SIZE);
+  }
+
+  @Override
+  public LeaseStore open(ElectionProperties properties) {
+    requireNonNull(properties, "properties");
+    String url = properties.require(URL);
+    checkDriver(url);
+    Duration callTimeout = properties.duration(CALL_TIMEOUT, JdbcLeaseStore.DEFAULT_CALL_TIMEOUT);
+    Duration renewDeadline = properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
+    if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.multipliedBy(2).compareTo(renewDeadline) > 0) {
+      throw new ConfigurationException(
+          CALL_TIMEOUT + ": " + callTimeout.toMillis() + "ms must be positive and at most half of "
+              + ElectionProperties.RENEW_DEADLINE + " (" + renewDeadline.toMillis() + "ms), so that a leader"
+              + " whose database stops answering steps down in time");
+    }
+    // Checked here so that a bad name fails with its key; the builder checks again.
+    String table = LeaseTable.checkIdentifier(TABLE, properties.get(TABLE).orElse(JdbcLeaseStore.DEFAULT_TABLE));
+    String schema = properties.get(SCHEMA).map(s -> LeaseTable.checkIdentifier(SCHEMA, s)).orElse(null);
+    boolean createTable = properties.bool(CREATE_TABLE, true);
+    // One connection serves PostgreSQL's LISTEN for as long as the store is open.
+    int poolSize = properties.integer(POOL_SIZE, DEFAULT_POOL_SIZE, 2, 100);
+
+    HikariDataSource pool = new HikariDataSource(poolConfig(properties, url, callTimeout, poolSize));
+    try {
+      JdbcLeaseStore.Builder builder =
+          JdbcLeaseStore.builder(pool).table(table).createTable(createTable).callTimeout(callTimeout).closing(pool);
+      if (schema != null) {
+        builder.schema(schema);
+      }
+      return builder.build();
+    } catch (RuntimeException e) {
+      pool.close();
+      throw e;
+    }
+  }
+
+  private static HikariConfig poolConfig(ElectionProperties properties, String url, Duration callTimeout, int poolSize) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("baton-jdbc-" + POOLS.incrementAndGet());
+    config.setJdbcUrl(url);
+    properties.get(USERNAME).ifPresent(config::setUsername);
+    properties.get(PASSWORD).ifPresent(config::setPassword);
+    config.setMaximumPoolSize(poolSize);
+    config.setMinimumIdle(1);
+    // Waiting for a connection and validating one both stay within the call timeout, so that
+    // neither can hold a renewal past the renew deadline.
+    long timeoutMillis = Math.max(250, callTimeout.toMillis());
+    config.setConnectionTimeout(timeoutMillis);
+    config.setValidationTimeout(Math.max(250, timeoutMillis / 2));
+    // Do not connect while opening: the store opens with the database down and recovers later.
+    config.setInitializationFailTimeout(-1);
+    return config;
+  }
+
+  private static void checkDriver(String url) {
+    try {
+      DriverManager.getDriver(url);
+    } catch (SQLException e) {
+      throw new ConfigurationException(
+          URL + ": no JDBC driver accepts '" + redacted(url) + "'; backend-jdbc brings drivers for"
+              + " jdbc:postgresql:, jdbc:mariadb: and jdbc:h2: URLs (and jdbc:mysql: with the MySQL driver added)");
+    }
+  }
+
+  /** The URL without its parameters and user info, which may carry credentials. */
+  static String redacted(String url) {
+    int cut = url.length();
+    for (char c : new char[] {'?', ';', '&'}) {
+      int i = url.indexOf(c);
+      if (i >= 0 && i < cut) {
+        cut = i;
+      }
+    }
+    String base = url.substring(0, cut).replaceAll("//[^/@]*@", "//");
+    return cut < url.length() ? base + "..." : base;
+  }
+}
