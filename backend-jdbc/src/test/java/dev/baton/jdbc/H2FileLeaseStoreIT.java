@@ -1,0 +1,52 @@
+package dev.baton.jdbc;
+
+import java.nio.file.Path;
+import java.util.Properties;
+
+/**
+ * The contract on an H2 file database in AUTO_SERVER mode, opened by two pools: the way several
+ * processes on one machine can share H2.
+ */
+class H2FileLeaseStoreIT extends JdbcLeaseStoreContract {
+
+  private final Path file = Path.of("target", "h2-it", "leases-" + suffix).toAbsolutePath();
+
+  @Override
+  void requireServer() {
+    // embedded: always there
+  }
+
+  @Override
+  String url() {
+    return "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE";
+  }
+
+  @Override
+  String user() {
+    return "sa";
+  }
+
+  @Override
+  String password() {
+    return "";
+  }
+
+  @Override
+  String displayName() {
+    return "H2";
+  }
+
+  @Override
+  String urlOnPort(int port) {
+    return "jdbc:h2:tcp://127.0.0.1:" + port + "/" + file;
+  }
+
+  @Override
+  Properties badCredentials(String password) {
+    Properties p = new Properties();
+    p.setProperty(JdbcLeaseStoreProvider.URL, url());
+    p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+    p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
+    return p;
+  }
+}

@@ -1,0 +1,627 @@
+package dev.baton.jdbc;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.jooq.impl.DSL.field;
+import static org.jooq.impl.DSL.unquotedName;
+import static org.jooq.impl.DSL.table;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.election.Acquisition;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.FencingToken;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The store-level contract on one real database, written once: each database's {@code *IT}
+ * subclass says how to reach it. Two stores on two separate pools stand for two nodes. Every test
+ * uses its own election names; the class uses its own table, dropped at the end.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class JdbcLeaseStoreContract {
+
+  static final Duration LONG = Duration.ofSeconds(30);
+  static final Duration SHORT = Duration.ofSeconds(1);
+
+  /** Skips or (with CI=true) fails when the server is not there. */
+  abstract void requireServer();
+
+  abstract String url();
+
+  abstract String user();
+
+  abstract String password();
+
+  /** As {@link LeaseStore#describe()} names the database. */
+  abstract String displayName();
+
+  /** A JDBC URL of this database's kind on a loopback port nothing listens on. */
+  abstract String urlOnPort(int port);
+
+  /** Properties for the provider whose credentials the server refuses, with {@code password}. */
+  abstract Properties badCredentials(String password);
+
+  /** The URL of the second node's pool; the same database. */
+  String secondUrl() {
+    return url();
+  }
+
+  boolean canWatch() {
+    return false;
+  }
+
+  final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+  final String tableName = "baton_it_" + suffix;
+  final String workTable = "baton_it_work_" + suffix;
+  final List<String> extraTables = new CopyOnWriteArrayList<>();
+
+  HikariDataSource poolA;
+  HikariDataSource poolB;
+  JdbcLeaseStore storeA;
+  JdbcLeaseStore storeB;
+
+  @BeforeAll
+  void openStores() throws SQLException {
+    requireServer();
+    poolA = pool(url(), "a");
+    poolB = pool(secondUrl(), "b");
+    storeA = JdbcLeaseStore.builder(poolA).table(tableName).build();
+    storeB = JdbcLeaseStore.builder(poolB).table(tableName).build();
+    execute(poolA, "create table " + workTable + " (election varchar(255) not null, writer varchar(255) not null, token bigint not null)");
+  }
+
+  @AfterAll
+  void closeStores() throws SQLException {
+    if (storeA != null) {
+      storeA.close();
+      storeB.close();
+    }
+    if (poolA != null) {
+      for (String t : List.of(tableName, workTable)) {
+        execute(poolA, "drop table if exists " + t);
+      }
+      for (String t : extraTables) {
+        execute(poolA, "drop table if exists " + t);
+      }
+      poolA.close();
+      poolB.close();
+    }
+  }
+
+  HikariDataSource pool(String url, String node) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("it-" + node + "-" + suffix);
+    config.setJdbcUrl(url);
+    config.setUsername(user());
+    config.setPassword(password());
+    config.setMaximumPoolSize(5);
+    config.setMinimumIdle(1);
+    config.setConnectionTimeout(3000);
+    return new HikariDataSource(config);
+  }
+
+  static void execute(javax.sql.DataSource ds, String sql) throws SQLException {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  String election(String what) {
+    return what + "-" + UUID.randomUUID();
+  }
+
+  static Lease grant(LeaseStore store, String election, String candidate, Duration ttl) {
+    Acquisition acquisition = store.tryAcquire(election, candidate, ttl);
+    assertThat(acquisition.isGranted()).as("granted to %s: %s", candidate, acquisition).isTrue();
+    return acquisition.lease().orElseThrow();
+  }
+
+  static Lease awaitGrant(LeaseStore store, String election, String candidate, Duration ttl) {
+    AtomicReference<Lease> granted = new AtomicReference<>();
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> store.tryAcquire(election, candidate, ttl).lease().map(l -> granted.compareAndSet(null, l)).orElse(false));
+    return granted.get();
+  }
+
+  // ---- exclusion, time, fencing ----
+
+  @Test
+  void grantsAFreeElectionAndRefusesAnotherCandidateWhileHeld() {
+    String e = election("exclusion");
+    Lease a = grant(storeA, e, "node-a", LONG);
+    assertThat(a.election()).isEqualTo(e);
+    assertThat(a.candidate()).isEqualTo("node-a");
+    assertThat(a.ttl()).isEqualTo(LONG);
+
+    Acquisition b = storeB.tryAcquire(e, "node-b", LONG);
+
+    assertThat(b.isGranted()).isFalse();
+    LeaseRecord holder = b.holder().orElseThrow();
+    assertThat(holder.holder()).isEqualTo("node-a");
+    assertThat(holder.token()).isEqualTo(a.token());
+    assertThat(holder.ttl()).isEqualTo(LONG);
+    assertThat(holder.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG);
+    assertThat(holder.renewedAt()).isPresent();
+  }
+
+  @Test
+  void grantsAnotherCandidateOnlyOnceTheLeaseExpiredByTheDatabaseClock() {
+    String e = election("expiry");
+    long t0 = System.nanoTime();
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    assertThat(storeB.tryAcquire(e, "node-b", LONG).isGranted()).isFalse();
+
+    Lease b = awaitGrant(storeB, e, "node-b", LONG);
+    long grantReturned = System.nanoTime();
+
+    // The grant happened before its call returned, and the contract forbids it before t0 + ttl.
+    assertThat(Duration.ofNanos(grantReturned - t0)).isGreaterThanOrEqualTo(SHORT);
+    assertThat(b.token().isNewerThan(a.token())).isTrue();
+  }
+
+  @Test
+  void everyGrantBeginsANewTermEvenForTheSameCandidate() {
+    String e = election("terms");
+    List<FencingToken> tokens = new ArrayList<>();
+    Lease first = grant(storeA, e, "node-a", LONG);
+    tokens.add(first.token());
+    Lease again = grant(storeA, e, "node-a", LONG);
+    tokens.add(again.token());
+    storeA.release(again);
+    Lease other = grant(storeB, e, "node-b", SHORT);
+    tokens.add(other.token());
+    Lease afterExpiry = awaitGrant(storeA, e, "node-a", LONG);
+    tokens.add(afterExpiry.token());
+
+    assertThat(tokens).isSortedAccordingTo(FencingToken::compareTo).doesNotHaveDuplicates();
+  }
+
+  // ---- renew ----
+
+  @Test
+  void renewKeepsTheTokenAndExtendsTheLeaseByTheDatabaseClock() {
+    String e = election("renew");
+    Duration ttl = Duration.ofSeconds(3);
+    Lease a = grant(storeA, e, "node-a", ttl);
+    await().atMost(Duration.ofSeconds(10)).until(() -> expiresIn(e).compareTo(Duration.ofSeconds(2)) < 0);
+
+    Lease renewed = storeA.renew(a);
+
+    assertThat(renewed.token()).isEqualTo(a.token());
+    assertThat(renewed.ttl()).isEqualTo(ttl);
+    assertThat(expiresIn(e)).isGreaterThan(Duration.ofSeconds(2));
+    assertThat(storeB.tryAcquire(e, "node-b", ttl).isGranted()).isFalse();
+  }
+
+  private Duration expiresIn(String election) {
+    return storeB.read(election).orElseThrow().expiresIn().orElseThrow();
+  }
+
+  @Test
+  void renewIsRefusedOnceExpiredEvenWhenNobodyTookOver() {
+    String e = election("renew-expired");
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    await().atMost(Duration.ofSeconds(10)).until(() -> storeB.read(e).isEmpty());
+
+    assertThatThrownBy(() -> storeA.renew(a)).isInstanceOf(LeaseLostException.class).hasMessageContaining("node-a");
+  }
+
+  @Test
+  void renewIsRefusedAfterATakeoverAndNamesTheNewHolder() {
+    String e = election("renew-taken");
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    Lease b = awaitGrant(storeB, e, "node-b", LONG);
+
+    assertThatThrownBy(() -> storeA.renew(a))
+        .isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).contains("node-b"));
+    assertThat(storeA.read(e).orElseThrow().token()).isEqualTo(b.token());
+  }
+
+  @Test
+  void renewOfAnEarlierTermOfTheSameCandidateIsRefused() {
+    String e = election("renew-old-term");
+    Lease first = grant(storeA, e, "node-a", LONG);
+    Lease second = grant(storeA, e, "node-a", LONG);
+
+    assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
+    assertThat(storeA.renew(second).token()).isEqualTo(second.token());
+  }
+
+  // ---- release and read ----
+
+  @Test
+  void releaseLetsAnotherCandidateInAtOnce() {
+    String e = election("release");
+    Lease a = grant(storeA, e, "node-a", LONG);
+
+    storeA.release(a);
+
+    assertThat(storeB.read(e)).isEmpty();
+    Lease b = grant(storeB, e, "node-b", LONG);
+    assertThat(b.token().isNewerThan(a.token())).isTrue();
+  }
+
+  @Test
+  void releaseNeverRemovesSomebodyElsesLease() {
+    String e = election("release-other");
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    Lease b = awaitGrant(storeB, e, "node-b", LONG);
+
+    storeA.release(a);
+    assertThat(storeA.read(e).orElseThrow().holder()).isEqualTo("node-b");
+
+    Lease bAgain = grant(storeB, e, "node-b", LONG);
+    storeB.release(b);
+    assertThat(storeA.read(e).orElseThrow().token()).isEqualTo(bAgain.token());
+  }
+
+  @Test
+  void readShowsTheHolderAndIsEmptyWhenNobodyHoldsIt() {
+    String e = election("read");
+    assertThat(storeA.read(e)).isEmpty();
+    Lease a = grant(storeA, e, "node-a", LONG);
+
+    LeaseRecord seen = storeB.read(e).orElseThrow();
+
+    assertThat(seen.election()).isEqualTo(e);
+    assertThat(seen.holder()).isEqualTo("node-a");
+    assertThat(seen.token()).isEqualTo(a.token());
+    assertThat(seen.ttl()).isEqualTo(LONG);
+    assertThat(seen.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG);
+    // The database runs on this machine: its wall clock, read back in UTC, is close to ours.
+    assertThat(seen.renewedAt().orElseThrow()).isBetween(Instant.now().minusSeconds(300), Instant.now().plusSeconds(300));
+    storeA.release(a);
+    assertThat(storeB.read(e)).isEmpty();
+  }
+
+  @Test
+  void appliesTheTtlRoundedUpToWholeMilliseconds() {
+    String e = election("ttl");
+    Duration asked = Duration.ofMillis(1500).plusNanos(1);
+
+    Lease a = grant(storeA, e, "node-a", asked);
+
+    assertThat(a.ttl()).isEqualTo(Duration.ofMillis(1501)).isGreaterThanOrEqualTo(asked);
+    assertThat(storeA.read(e).orElseThrow().ttl()).isEqualTo(Duration.ofMillis(1501));
+  }
+
+  @Test
+  void describesTheDatabase() {
+    storeA.read(election("describe"));
+    assertThat(storeA.describe()).isEqualTo("jdbc (" + displayName() + ")");
+  }
+
+  @Test
+  void watchIsOfferedOnlyWhereTheDatabaseCanPushReleases() {
+    var subscription = storeB.watch(election("watch-offered"), () -> {});
+    subscription.ifPresent(s -> s.close());
+    assertThat(subscription.isPresent()).isEqualTo(canWatch());
+    assertThat(storeB.watchReportsExpiry()).isFalse();
+  }
+
+  // ---- guarded writes ----
+
+  @Test
+  void guardedWriteCommitsWhileTheTermIsCurrent() {
+    String e = election("guarded");
+    Lease a = grant(storeA, e, "node-a", LONG);
+
+    int inserted = storeA.inTerm(a, dsl -> insertWork(dsl, e, "node-a", a.token()));
+    long viaJdbc = storeA.inTermWithConnection(e, "node-a", a.token(), c -> insertWork(c, e, "node-a", a.token()));
+
+    assertThat(inserted).isEqualTo(1);
+    assertThat(viaJdbc).isEqualTo(1);
+    assertThat(workRows(e)).containsExactly("node-a", "node-a");
+  }
+
+  @Test
+  void guardedWriteOfALeaderWhoseLeaseWasTakenOverIsRolledBack() {
+    String e = election("guarded-stale");
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    Lease b = awaitGrant(storeB, e, "node-b", LONG);
+
+    assertThatThrownBy(() -> storeA.inTerm(a, dsl -> insertWork(dsl, e, "node-a", a.token())))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("nothing was committed");
+    assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> insertWork(c, e, "node-a", a.token())))
+        .isInstanceOf(LeaseLostException.class);
+    storeB.inTermWithConnection(b, c -> insertWork(c, e, "node-b", b.token()));
+
+    assertThat(workRows(e)).containsExactly("node-b");
+  }
+
+  @Test
+  void guardedWriteIsRolledBackWhenTheWorkFails() {
+    String e = election("guarded-fails");
+    Lease a = grant(storeA, e, "node-a", LONG);
+
+    assertThatThrownBy(
+            () ->
+                storeA.inTerm(
+                    a,
+                    dsl -> {
+                      insertWork(dsl, e, "node-a", a.token());
+                      throw new IllegalStateException("work failed after its insert");
+                    }))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> c.createStatement().executeUpdate("insert into no_such_table_x values (1)")))
+        .isInstanceOf(org.jooq.exception.DataAccessException.class);
+
+    assertThat(workRows(e)).isEmpty();
+    assertThat(storeA.renew(a).token()).isEqualTo(a.token());
+  }
+
+  int insertWork(org.jooq.DSLContext dsl, String election, String writer, FencingToken token) {
+    return dsl.insertInto(table(unquotedName(workTable)))
+        .columns(field(unquotedName("election")), field(unquotedName("writer")), field(unquotedName("token")))
+        .values(election, writer, token.value())
+        .execute();
+  }
+
+  long insertWork(Connection c, String election, String writer, FencingToken token) throws SQLException {
+    try (PreparedStatement s = c.prepareStatement("insert into " + workTable + " (election, writer, token) values (?, ?, ?)")) {
+      s.setString(1, election);
+      s.setString(2, writer);
+      s.setLong(3, token.value());
+      return s.executeUpdate();
+    }
+  }
+
+  List<String> workRows(String election) {
+    try (Connection c = poolB.getConnection();
+        PreparedStatement s = c.prepareStatement("select writer from " + workTable + " where election = ? order by token")) {
+      s.setString(1, election);
+      List<String> writers = new ArrayList<>();
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          writers.add(rs.getString(1));
+        }
+      }
+      return writers;
+    } catch (SQLException ex) {
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  // ---- schema ----
+
+  @Test
+  void createsTheTableOnFirstUse() {
+    String created = "baton_it_created_" + suffix;
+    extraTables.add(created);
+    try (JdbcLeaseStore store = JdbcLeaseStore.builder(poolA).table(created).build()) {
+      assertThat(store.tryAcquire(election("created"), "node-a", LONG).isGranted()).isTrue();
+    }
+  }
+
+  @Test
+  void aMissingTableThatMayNotBeCreatedIsAnErrorNamingTheTableAndTheDdlFile() throws SQLException {
+    String missing = "baton_it_missing_" + suffix;
+    extraTables.add(missing);
+    Dialect dialect;
+    try (JdbcLeaseStore store = JdbcLeaseStore.builder(poolA).table(missing).createTable(false).build()) {
+      assertThatThrownBy(() -> store.tryAcquire(election("missing"), "node-a", LONG))
+          .isInstanceOf(LeaseStoreException.class)
+          .hasMessageContaining(missing)
+          .hasMessageContaining("dev/baton/jdbc/schema-");
+      dialect = Dialect.valueOf(displayName().toUpperCase(java.util.Locale.ROOT));
+
+      // The file the message points to is the one that makes the store work.
+      String ddl = LeaseTable.ddlFileText(dialect).replace("baton_lease", missing);
+      try (Connection c = poolA.getConnection();
+          Statement s = c.createStatement()) {
+        s.execute(ddl.lines().filter(l -> !l.startsWith("--")).reduce("", (x, y) -> x + "\n" + y).replace(";", ""));
+      }
+      assertThat(store.tryAcquire(election("missing"), "node-a", LONG).isGranted()).isTrue();
+    }
+  }
+
+  @Test
+  void closingTheStoreLeavesTheCallersDataSourceOpen() throws SQLException {
+    JdbcLeaseStore store = JdbcLeaseStore.builder(poolA).table(tableName).build();
+    store.read(election("close"));
+
+    store.close();
+
+    assertThat(poolA.isClosed()).isFalse();
+    try (Connection c = poolA.getConnection()) {
+      assertThat(c.isValid(2)).isTrue();
+    }
+    assertThatThrownBy(() -> store.read(election("closed"))).isInstanceOf(IllegalStateException.class);
+  }
+
+  // ---- errors ----
+
+  @Test
+  void aServerThatRefusesConnectionsIsAStoreErrorNotAHang() throws IOException {
+    int port;
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    assertStoreErrorWithinBound(urlOnPort(port));
+  }
+
+  @Test
+  void aServerThatNeverAnswersIsAStoreErrorNotAHang() throws IOException {
+    List<Socket> accepted = new CopyOnWriteArrayList<>();
+    try (ServerSocket blackhole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread acceptor =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    accepted.add(blackhole.accept());
+                  }
+                } catch (IOException closed) {
+                  // the test is over
+                }
+              },
+              "blackhole-" + suffix);
+      acceptor.setDaemon(true);
+      acceptor.start();
+      assertStoreErrorWithinBound(urlOnPort(blackhole.getLocalPort()));
+    } finally {
+      for (Socket s : accepted) {
+        s.close();
+      }
+    }
+  }
+
+  private void assertStoreErrorWithinBound(String url) {
+    Properties p = new Properties();
+    p.setProperty(JdbcLeaseStoreProvider.URL, url);
+    p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+    p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, "1s");
+    try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+      // A generous bound that only a hang exceeds; how fast it fails is not the point.
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(30),
+          () -> assertThatThrownBy(() -> store.tryAcquire(election("unreachable"), "node-a", LONG)).isInstanceOf(LeaseStoreException.class));
+    }
+  }
+
+  @Test
+  void badCredentialsAreAStoreErrorThatNeverShowsThePassword() {
+    String password = "pw-" + UUID.randomUUID();
+    PrintStream originalErr = System.err;
+    ByteArrayOutputStream logged = new ByteArrayOutputStream();
+    Throwable thrown;
+    Properties properties = badCredentials(password);
+    properties.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, "1s");
+    System.setErr(new PrintStream(logged, true, StandardCharsets.UTF_8));
+    try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(properties))) {
+      thrown = org.assertj.core.api.Assertions.catchThrowable(() -> store.tryAcquire(election("credentials"), "node-a", LONG));
+    } finally {
+      System.setErr(originalErr);
+    }
+
+    assertThat(thrown).isInstanceOf(LeaseStoreException.class);
+    for (Throwable t = thrown; t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain(password);
+    }
+    assertThat(logged.toString(StandardCharsets.UTF_8)).doesNotContain(password);
+  }
+
+  // ---- concurrency ----
+
+  /** Who holds the lease according to the grants seen so far, and until when it may rely on it. */
+  private record Holding(String candidate, FencingToken token, long validUntilNanos) {}
+
+  @Test
+  void concurrentCandidatesNeverHoldTheLeaseAtTheSameTime() throws Exception {
+    String e = election("fuzz");
+    Duration ttl = Duration.ofMillis(500);
+    int threads = 6;
+    int targetGrants = 40;
+    AtomicReference<Holding> current = new AtomicReference<>();
+    AtomicInteger grants = new AtomicInteger();
+    AtomicInteger takeovers = new AtomicInteger(); // of a lease whose holder crashed
+    ConcurrentLinkedQueue<String> violations = new ConcurrentLinkedQueue<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int i = 0; i < threads; i++) {
+        LeaseStore store = i % 2 == 0 ? storeA : storeB;
+        String me = "fuzz-" + i;
+        workers.add(
+            pool.submit(
+                () -> {
+                  long awayUntil = System.nanoTime();
+                  while (!stop.get() && grants.get() < targetGrants) {
+                    if (System.nanoTime() - awayUntil < 0) {
+                      LockSupport.parkNanos(MILLISECONDS.toNanos(3));
+                      continue;
+                    }
+                    long t0 = System.nanoTime();
+                    Acquisition acquisition = store.tryAcquire(e, me, ttl);
+                    long returned = System.nanoTime();
+                    if (!acquisition.isGranted()) {
+                      LockSupport.parkNanos(MILLISECONDS.toNanos(3));
+                      continue;
+                    }
+                    Lease lease = acquisition.lease().orElseThrow();
+                    Holding mine = new Holding(me, lease.token(), t0 + ttl.toNanos());
+                    Holding previous = current.getAndSet(mine);
+                    // A thread descheduled past its own TTL holds a stale grant; it judges nothing.
+                    boolean fresh = returned - mine.validUntilNanos() < 0;
+                    if (fresh && previous != null) {
+                      if (!previous.candidate().equals(me) && returned - previous.validUntilNanos() < 0) {
+                        violations.add(me + " was granted " + lease.token() + " while " + previous + " was valid");
+                      }
+                      if (!lease.token().isNewerThan(previous.token())) {
+                        violations.add(me + " got token " + lease.token() + " after " + previous.token());
+                      }
+                    }
+                    if (previous != null && !previous.candidate().equals(me)) {
+                      takeovers.incrementAndGet();
+                    }
+                    if (grants.incrementAndGet() % 6 != 0) {
+                      current.compareAndSet(mine, null);
+                      store.release(lease);
+                    } else {
+                      // It crashes: it neither releases nor renews, and comes back only after its
+                      // lease expired, so that another candidate has to take the lease over.
+                      awayUntil = mine.validUntilNanos() + MILLISECONDS.toNanos(100);
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> worker : workers) {
+        worker.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      stop.set(true);
+      pool.shutdown();
+      assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    assertThat(grants.get()).isGreaterThanOrEqualTo(targetGrants);
+    assertThat(takeovers.get()).as("takeovers of expired leases").isPositive();
+    assertThat(violations).isEmpty();
+  }
+}

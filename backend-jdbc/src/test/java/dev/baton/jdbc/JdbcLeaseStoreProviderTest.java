@@ -1,0 +1,115 @@
+package dev.baton.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreProvider;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** Configuration checks, and opening a store by name on embedded H2 (no server needed). */
+class JdbcLeaseStoreProviderTest {
+
+  private static Properties properties(String... keysAndValues) {
+    Properties p = new Properties();
+    for (int i = 0; i < keysAndValues.length; i += 2) {
+      p.setProperty(keysAndValues[i], keysAndValues[i + 1]);
+    }
+    return p;
+  }
+
+  private static String h2Url() {
+    return "jdbc:h2:mem:provider-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+  }
+
+  @Test
+  void isFoundByServiceLoaderUnderTheNameJdbc() {
+    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(p -> p.get().name())).contains("jdbc");
+  }
+
+  @Test
+  void opensAWorkingStoreFromProperties() {
+    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.TABLE, "my_leases", JdbcLeaseStoreProvider.USERNAME, "sa");
+
+    try (LeaseStore store = ElectionProperties.of(p).openStore()) {
+      assertThat(store.describe()).isEqualTo("jdbc");
+      assertThat(store.tryAcquire("provider", "node-a", Duration.ofSeconds(30)).isGranted()).isTrue();
+      assertThat(store.read("provider").orElseThrow().holder()).isEqualTo("node-a");
+      assertThat(store.describe()).isEqualTo("jdbc (H2)");
+    }
+  }
+
+  @Test
+  void takesTheUrlFromTheEnvironment() {
+    ElectionProperties config = ElectionProperties.of(properties(), Map.of("ELECTION_JDBC_URL", h2Url()));
+
+    try (LeaseStore store = new JdbcLeaseStoreProvider().open(config)) {
+      assertThat(store.tryAcquire("env", "node-a", Duration.ofSeconds(30)).isGranted()).isTrue();
+    }
+  }
+
+  @Test
+  void refusesAMissingUrl() {
+    assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(properties())))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.jdbc.url")
+        .hasMessageContaining("ELECTION_JDBC_URL");
+  }
+
+  @Test
+  void refusesAUrlNoDriverAcceptsWithoutShowingItsParameters() {
+    Properties p = properties(JdbcLeaseStoreProvider.URL, "jdbc:nosuchdb://db.example:1/app?password=hunter2-secret");
+
+    assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.jdbc.url")
+        .hasMessageContaining("jdbc:nosuchdb://db.example:1/app")
+        .hasMessageNotContaining("hunter2-secret");
+  }
+
+  @Test
+  void refusesACallTimeoutAboveHalfTheRenewDeadline() {
+    Properties p =
+        properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.CALL_TIMEOUT, "6s", ElectionProperties.RENEW_DEADLINE, "10s");
+
+    assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.jdbc.call-timeout")
+        .hasMessageContaining("6000ms")
+        .hasMessageContaining("election.renew-deadline");
+  }
+
+  @Test
+  void refusesATableNameThatIsNotAPlainIdentifier() {
+    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.TABLE, "leases; drop table x");
+
+    assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.jdbc.table")
+        .hasMessageContaining("'leases; drop table x'");
+  }
+
+  @Test
+  void refusesAPoolTooSmallForListenAndWork() {
+    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.POOL_SIZE, "1");
+
+    assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.jdbc.pool-size")
+        .hasMessageContaining("from 2 to 100");
+  }
+
+  @Test
+  void redactsUrlParametersAndUserInfo() {
+    assertThat(JdbcLeaseStoreProvider.redacted("jdbc:postgresql://db:5432/app?user=x&password=y")).isEqualTo("jdbc:postgresql://db:5432/app...");
+    assertThat(JdbcLeaseStoreProvider.redacted("jdbc:h2:mem:x;PASSWORD=y")).isEqualTo("jdbc:h2:mem:x...");
+    assertThat(JdbcLeaseStoreProvider.redacted("jdbc:mariadb://u:p@db/app")).isEqualTo("jdbc:mariadb://db/app");
+  }
+}

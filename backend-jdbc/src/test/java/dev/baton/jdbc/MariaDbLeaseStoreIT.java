@@ -1,0 +1,47 @@
+package dev.baton.jdbc;
+
+import dev.baton.conformance.RequiredServer;
+import java.util.Properties;
+
+/** The contract on MariaDB at 127.0.0.1:3306 (user root, no password, database test). */
+class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
+
+  @Override
+  void requireServer() {
+    RequiredServer.requireTcp("MariaDB", "127.0.0.1", 3306, "sudo service mariadb start (user root, empty password, database test)");
+  }
+
+  @Override
+  String url() {
+    return "jdbc:mariadb://127.0.0.1:3306/test";
+  }
+
+  @Override
+  String user() {
+    return "root";
+  }
+
+  @Override
+  String password() {
+    return "";
+  }
+
+  @Override
+  String displayName() {
+    return "MariaDB";
+  }
+
+  @Override
+  String urlOnPort(int port) {
+    return "jdbc:mariadb://127.0.0.1:" + port + "/test";
+  }
+
+  @Override
+  Properties badCredentials(String password) {
+    Properties p = new Properties();
+    p.setProperty(JdbcLeaseStoreProvider.URL, url());
+    p.setProperty(JdbcLeaseStoreProvider.USERNAME, "root");
+    p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
+    return p;
+  }
+}
