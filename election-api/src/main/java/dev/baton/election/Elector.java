@@ -18,6 +18,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,8 +75,15 @@ public final class Elector implements AutoCloseable {
   private Subscription watch;
   private boolean watching;
   private int failuresInARow;
+  private long quietUntil;
   private boolean restartAfterStop;
+  private boolean stopReleased;
   private final List<CompletableFuture<Void>> stopWaiters = new ArrayList<>();
+
+  // Store calls, releases and watch changes started and not yet finished (any thread). A stop
+  // completes only when none is left, so nothing of a closed elector reaches the store after
+  // close() returns, where it could end the term of a successor with the same candidate id.
+  private final AtomicInteger storeOps = new AtomicInteger();
 
   // Published for readers on other threads.
   private volatile State publishedState = State.STOPPED;
@@ -217,6 +225,7 @@ public final class Elector implements AutoCloseable {
   }
 
   private void subscribe(long e) {
+    storeOps.incrementAndGet();
     worker.execute(
         () -> {
           Optional<Subscription> sub;
@@ -229,15 +238,19 @@ public final class Elector implements AutoCloseable {
           Optional<Subscription> result = sub;
           engine.execute(
               () -> {
-                if (e != epoch) {
-                  result.ifPresent(Subscription::close);
-                  return;
-                }
-                watching = result.isPresent();
-                watch = result.orElse(null);
-                if (watching && state == State.FOLLOWING && !callInFlight) {
-                  // A release between our first attempt and the watch going live would go unseen.
-                  attempt();
+                try {
+                  if (e != epoch) {
+                    result.ifPresent(Subscription::close);
+                    return;
+                  }
+                  watching = result.isPresent();
+                  watch = result.orElse(null);
+                  if (watching && state == State.FOLLOWING && !callInFlight) {
+                    // A release between our first attempt and the watch going live would go unseen.
+                    attempt();
+                  }
+                } finally {
+                  storeOpEnded();
                 }
               });
         });
@@ -245,6 +258,9 @@ public final class Elector implements AutoCloseable {
 
   private void onWatchEvent(long e) {
     if (e != epoch || state != State.FOLLOWING) {
+      return;
+    }
+    if (clock.nanoTime() - quietUntil < 0) {
       return;
     }
     attempt();
@@ -284,7 +300,7 @@ public final class Elector implements AutoCloseable {
         // now could outlast the lease. Give it back and try again.
         log.warn("{}: grant confirmed only after the renew deadline ({}); releasing it", logId, Durations.format(renewDeadline));
         releaseQuietly(granted);
-        scheduleAttempt(jittered(retryPeriod));
+        backOff(jittered(retryPeriod));
         return;
       }
       becomeLeader(granted, validUntil);
@@ -308,7 +324,7 @@ public final class Elector implements AutoCloseable {
 
   /** After a call completed, run an attempt that was asked for while it was in flight. */
   private void afterCall() {
-    if (attemptPending && state == State.FOLLOWING && !callInFlight) {
+    if (attemptPending && state == State.FOLLOWING && !callInFlight && clock.nanoTime() - quietUntil >= 0) {
       attempt();
     }
   }
@@ -333,6 +349,15 @@ public final class Elector implements AutoCloseable {
     scheduleAttempt(delay);
   }
 
+  /**
+   * Campaigns again only after {@code pause}, ignoring watch events until then: after giving a
+   * lease back, our own release must not call us straight back in ahead of the others.
+   */
+  private void backOff(Duration pause) {
+    quietUntil = clock.nanoTime() + pause.toNanos();
+    scheduleAttempt(pause);
+  }
+
   private void scheduleAttempt(Duration delay) {
     cancel(nextAction);
     long e = epoch;
@@ -344,6 +369,7 @@ public final class Elector implements AutoCloseable {
   }
 
   private void becomeLeader(Lease granted, long validUntil) {
+    attemptPending = false;
     lease = granted;
     term = new Term(election, candidate, granted.token(), clock, worker, validUntil);
     setState(State.LEADING);
@@ -395,7 +421,7 @@ public final class Elector implements AutoCloseable {
     callbacks.execute(() -> releaseQuietly(stale));
     setState(State.FOLLOWING);
     learnLeader(Optional.empty());
-    scheduleAttempt(jittered(retryPeriod));
+    backOff(jittered(retryPeriod));
     return true;
   }
 
@@ -478,7 +504,7 @@ public final class Elector implements AutoCloseable {
     learnLeader(Optional.empty());
     // Released only after our work has stopped; the pause gives others the first chance.
     callbacks.execute(() -> releaseQuietly(held));
-    scheduleAttempt(retryPeriod.multipliedBy(2));
+    backOff(retryPeriod.multipliedBy(2));
   }
 
   private void doStop(CompletableFuture<Void> done) {
@@ -499,7 +525,17 @@ public final class Elector implements AutoCloseable {
     attemptPending = false;
     if (watch != null) {
       Subscription w = watch;
-      worker.execute(w::close);
+      storeOps.incrementAndGet();
+      worker.execute(
+          () -> {
+            try {
+              w.close();
+            } catch (RuntimeException ex) {
+              log.warn("{}: closing the watch failed", logId, ex);
+            } finally {
+              storeOpEnded();
+            }
+          });
     }
     watch = null;
     watching = false;
@@ -509,6 +545,7 @@ public final class Elector implements AutoCloseable {
       endTerm();
     }
     lease = null;
+    stopReleased = false;
     setState(State.STOPPING);
     // Behind onRevoked in the callback queue: the lease goes only once the leader's work stopped.
     callbacks.execute(
@@ -516,8 +553,25 @@ public final class Elector implements AutoCloseable {
           if (held != null) {
             releaseQuietly(held);
           }
-          engine.execute(this::finishStop);
+          engine.execute(
+              () -> {
+                stopReleased = true;
+                finishStopIfIdle();
+              });
         });
+  }
+
+  /** Ends a stop once the release was started and every store call of this elector returned. */
+  private void finishStopIfIdle() {
+    if (state == State.STOPPING && stopReleased && storeOps.get() == 0) {
+      finishStop();
+    }
+  }
+
+  private void storeOpEnded() {
+    if (storeOps.decrementAndGet() == 0 && publishedState == State.STOPPING) {
+      engine.execute(this::finishStopIfIdle);
+    }
   }
 
   private void finishStop() {
@@ -587,12 +641,15 @@ public final class Elector implements AutoCloseable {
   }
 
   private void releaseQuietly(Lease l) {
+    storeOps.incrementAndGet();
     worker.execute(
         () -> {
           try {
             store.release(l);
           } catch (RuntimeException e) {
             log.warn("{}: could not release the lease with token {}; it will expire on its own: {}", logId, l.token(), e.toString(), e);
+          } finally {
+            storeOpEnded();
           }
         });
   }
@@ -603,20 +660,30 @@ public final class Elector implements AutoCloseable {
 
   /** Runs a blocking store call on the worker pool and hands its outcome back to the engine. */
   private <T> void call(StoreCall<T> body, Consumer<T> onResult, Consumer<RuntimeException> onError) {
+    storeOps.incrementAndGet();
     worker.execute(
         () -> {
           T result;
           try {
             result = body.run();
           } catch (RuntimeException e) {
-            engine.execute(() -> onError.accept(e));
+            engine.execute(() -> handOver(() -> onError.accept(e)));
             return;
           } catch (Error e) {
-            engine.execute(() -> onError.accept(new LeaseStoreException(election, "store call failed", e)));
+            engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "store call failed", e))));
             throw e;
           }
-          engine.execute(() -> onResult.accept(result));
+          engine.execute(() -> handOver(() -> onResult.accept(result)));
         });
+  }
+
+  /** Runs a call's outcome on the engine, then counts the call finished (after any release it started). */
+  private void handOver(Runnable outcome) {
+    try {
+      outcome.run();
+    } finally {
+      storeOpEnded();
+    }
   }
 
   /** Timers only hand their action to the engine: the shared timer thread never runs our code. */

@@ -199,6 +199,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   @Override
+  public void checkElectionName(String election) {
+    records.checkElectionName(election);
+  }
+
+  @Override
   public String describe() {
     return records.describe();
   }

@@ -31,6 +31,9 @@ public interface RecordStore extends AutoCloseable {
     return Optional.empty();
   }
 
+  /** As {@link LeaseStore#checkElectionName}: refuses a name this store cannot keep. */
+  default void checkElectionName(String election) {}
+
   /** A short name of the backend for logs and status. */
   String describe();
 

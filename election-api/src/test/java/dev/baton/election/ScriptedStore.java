@@ -1,0 +1,116 @@
+package dev.baton.election;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * A {@link MemoryLeaseStore} on the test's fake clock whose calls can be made to fail or to be
+ * answered only when the test says, and which counts and records what the elector asked.
+ */
+class ScriptedStore implements LeaseStore {
+
+  final MemoryLeaseStore memory;
+  final AtomicInteger acquires = new AtomicInteger();
+  final AtomicInteger renewals = new AtomicInteger();
+  final List<String> calls = new ArrayList<>();
+  volatile Supplier<RuntimeException> failNext;
+  volatile boolean failAll;
+  volatile boolean canWatch = true;
+  volatile boolean watchReportsExpiry;
+
+  ScriptedStore(FakeClock clock) {
+    this(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
+  }
+
+  /** Another node's view of the same leases: faults scripted here affect only this node. */
+  ScriptedStore(MemoryLeaseStore shared) {
+    this.memory = shared;
+  }
+
+  /** Blocks the next calls of this kind until {@link java.util.concurrent.CountDownLatch#countDown}. */
+  volatile java.util.concurrent.CountDownLatch acquireGate;
+  volatile java.util.concurrent.CountDownLatch renewGate;
+
+  private static void pass(java.util.concurrent.CountDownLatch gate) {
+    if (gate == null) {
+      return;
+    }
+    try {
+      gate.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException("e", "interrupted");
+    }
+  }
+
+  private void maybeFail() {
+    Supplier<RuntimeException> f = failNext;
+    if (failAll) {
+      throw new LeaseStoreException("e", "store down (scripted)");
+    }
+    if (f != null) {
+      failNext = null;
+      throw f.get();
+    }
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    acquires.incrementAndGet();
+    record("acquire " + candidate);
+    pass(acquireGate);
+    maybeFail();
+    return memory.tryAcquire(election, candidate, ttl);
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    renewals.incrementAndGet();
+    record("renew " + lease.candidate());
+    pass(renewGate);
+    maybeFail();
+    return memory.renew(lease);
+  }
+
+  @Override
+  public void release(Lease lease) {
+    record("release " + lease.candidate() + " " + lease.token());
+    maybeFail();
+    memory.release(lease);
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return memory.read(election);
+  }
+
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    return canWatch ? memory.watch(election, changed) : Optional.empty();
+  }
+
+  @Override
+  public boolean watchReportsExpiry() {
+    return watchReportsExpiry;
+  }
+
+  synchronized void record(String call) {
+    calls.add(call);
+  }
+
+  synchronized List<String> calls() {
+    return List.copyOf(calls);
+  }
+
+  @Override
+  public String describe() {
+    return "scripted";
+  }
+
+  @Override
+  public void close() {}
+}
