@@ -1,0 +1,183 @@
+package dev.baton.conformance;
+
+import dev.baton.conformance.History.Call;
+import dev.baton.conformance.History.Kind;
+import dev.baton.conformance.History.Outcome;
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.Subscription;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One node's store as the suite sees it: every call is timed and recorded in the {@link History},
+ * single answers are checked against the contract on the spot, and live watches are counted.
+ */
+final class RecordingLeaseStore implements LeaseStore {
+
+  private final String node;
+  private final LeaseStore delegate;
+  private final History history;
+  private final Map<String, AtomicInteger> liveWatches = new ConcurrentHashMap<>();
+  private final AtomicInteger callsInFlight = new AtomicInteger();
+
+  RecordingLeaseStore(String node, LeaseStore delegate, History history) {
+    this.node = node;
+    this.delegate = delegate;
+    this.history = history;
+  }
+
+  LeaseStore delegate() {
+    return delegate;
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    callsInFlight.incrementAndGet();
+    try {
+      return recordAcquire(election, candidate, ttl);
+    } finally {
+      callsInFlight.decrementAndGet();
+    }
+  }
+
+  private Acquisition recordAcquire(String election, String candidate, Duration ttl) {
+    long start = System.nanoTime();
+    Acquisition result;
+    try {
+      result = delegate.tryAcquire(election, candidate, ttl);
+    } catch (RuntimeException e) {
+      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, System.nanoTime(), Outcome.FAILED, null, null));
+      throw e;
+    }
+    long end = System.nanoTime();
+    if (result.isGranted()) {
+      Lease lease = result.lease().orElseThrow();
+      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, end, Outcome.OK, lease.token(), lease.ttl()));
+      if (!lease.election().equals(election) || !lease.candidate().equals(candidate)) {
+        history.recordBreach(election, "tryAcquire by " + candidate + " returned a lease for " + lease.candidate() + " of '" + lease.election() + "'");
+      }
+      if (lease.ttl().compareTo(ttl) < 0) {
+        history.recordBreach(election, "tryAcquire asked for ttl " + ttl + " but the lease has the shorter " + lease.ttl());
+      }
+    } else {
+      LeaseRecord holder = result.holder().orElseThrow();
+      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, end, Outcome.REFUSED, null, null));
+      if (holder.holder().equals(candidate)) {
+        history.recordBreach(election, "tryAcquire by " + candidate + " answered 'held by " + candidate + "': a holder's own acquire must grant a new term");
+      }
+    }
+    return result;
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    callsInFlight.incrementAndGet();
+    try {
+      return recordRenew(lease);
+    } finally {
+      callsInFlight.decrementAndGet();
+    }
+  }
+
+  private Lease recordRenew(Lease lease) {
+    long start = System.nanoTime();
+    Lease renewed;
+    try {
+      renewed = delegate.renew(lease);
+    } catch (LeaseLostException e) {
+      history.recordCall(call(lease, Kind.RENEW, start, Outcome.REFUSED, null));
+      throw e;
+    } catch (RuntimeException e) {
+      history.recordCall(call(lease, Kind.RENEW, start, Outcome.FAILED, null));
+      throw e;
+    }
+    history.recordCall(call(lease, Kind.RENEW, start, Outcome.OK, renewed.ttl()));
+    if (!renewed.token().equals(lease.token()) || !renewed.candidate().equals(lease.candidate())) {
+      history.recordBreach(lease.election(), "renew of token " + lease.token() + " by " + lease.candidate() + " returned token " + renewed.token() + " of " + renewed.candidate());
+    }
+    if (renewed.ttl().compareTo(lease.ttl()) < 0) {
+      history.recordBreach(lease.election(), "renew shortened the ttl from " + lease.ttl() + " to " + renewed.ttl());
+    }
+    return renewed;
+  }
+
+  @Override
+  public void release(Lease lease) {
+    callsInFlight.incrementAndGet();
+    long start = System.nanoTime();
+    try {
+      delegate.release(lease);
+    } catch (RuntimeException e) {
+      history.recordCall(call(lease, Kind.RELEASE, start, Outcome.FAILED, null));
+      throw e;
+    } finally {
+      callsInFlight.decrementAndGet();
+    }
+    history.recordCall(call(lease, Kind.RELEASE, start, Outcome.OK, null));
+  }
+
+  /** Acquires, renewals and releases that entered this node's store and have not returned. */
+  int callsInFlight() {
+    return callsInFlight.get();
+  }
+
+  private Call call(Lease lease, Kind kind, long start, Outcome outcome, Duration ttl) {
+    return new Call(lease.election(), node, lease.candidate(), kind, start, System.nanoTime(), outcome, lease.token(), ttl);
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return delegate.read(election);
+  }
+
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    Optional<Subscription> inner = delegate.watch(election, changed);
+    if (inner.isEmpty()) {
+      return inner;
+    }
+    AtomicInteger live = liveWatches.computeIfAbsent(election, k -> new AtomicInteger());
+    live.incrementAndGet();
+    Subscription sub = inner.get();
+    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    return Optional.of(
+        () -> {
+          if (closed.compareAndSet(false, true)) {
+            live.decrementAndGet();
+          }
+          sub.close();
+        });
+  }
+
+  /** Watches of {@code election} opened through this node and not closed yet. */
+  int liveWatches(String election) {
+    AtomicInteger live = liveWatches.get(election);
+    return live == null ? 0 : live.get();
+  }
+
+  @Override
+  public boolean watchReportsExpiry() {
+    return delegate.watchReportsExpiry();
+  }
+
+  @Override
+  public void checkElectionName(String election) {
+    delegate.checkElectionName(election);
+  }
+
+  @Override
+  public String describe() {
+    return delegate.describe();
+  }
+
+  /** The fixture closes the real store. */
+  @Override
+  public void close() {}
+}
