@@ -1,0 +1,163 @@
+package dev.baton.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The conformance suite every {@link dev.baton.election.LeaseStore} must pass. A backend extends
+ * this one class and supplies its fixture; it inherits every scenario:
+ *
+ * <pre>{@code
+ * class PostgresConformanceIT extends LeaseStoreConformance {
+ *   @Override
+ *   protected ConformanceFixture fixture() {
+ *     return new PostgresFixture();
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>The fixture is started once for the class; the scenarios run one after another with real
+ * electors, a real clock and the fixture's {@link Timings}. After each scenario every elector is
+ * closed and the {@link History} of its elections is checked: no overlapping terms, strictly
+ * increasing tokens, no grant before another candidate's lease ran out. On a healthy machine the
+ * whole suite takes about a minute with the default timings.
+ */
+public abstract class LeaseStoreConformance extends FailoverScenarios {
+
+  private static final int CHURN_CYCLES = 200;
+  private static final int WARM_UP_CYCLES = 10;
+  /** Threads a pool may keep idle after a burst; a leak of one per cycle shows up far above it. */
+  private static final int THREAD_SLACK = 8;
+
+  @Test
+  @DisplayName("12 churn: 200 start and stop cycles leave no threads, connections, watches or leases behind")
+  void startAndStopCyclesLeaveNothingBehind() {
+    String election = newElection("s12");
+    List<Node> nodes = nodes(2);
+    int peakThreads = 0;
+    int peakConnections = 0;
+    for (int i = 0; i < WARM_UP_CYCLES; i++) {
+      cycle(nodes, election, i);
+      peakThreads = Math.max(peakThreads, liveThreads().size());
+      peakConnections = Math.max(peakConnections, connections(nodes));
+    }
+    for (int i = 0; i < CHURN_CYCLES; i++) {
+      cycle(nodes, election, i);
+    }
+    int threadBound = peakThreads + THREAD_SLACK;
+    int connectionBound = peakConnections;
+    // Idle pool threads may linger for their keep-alive (30 s for the shared worker pool).
+    waiting("until the threads settle", timings.patience().plusSeconds(35))
+        .untilAsserted(() -> assertThat(liveThreads().size()).as("live threads, by name: %s", threadsByName()).isLessThanOrEqualTo(threadBound));
+    waiting("until the connections settle").untilAsserted(() -> assertThat(connections(nodes)).as("open connections to the server").isLessThanOrEqualTo(connectionBound));
+    waiting("until every watch is closed").until(() -> nodes.stream().allMatch(n -> n.store().liveWatches(election) == 0));
+    waiting("until the lease is free").until(() -> nodes.get(0).store().read(election).isEmpty());
+    log.info("s12: {} threads live after churn (warm-up peak {}), {} connections (warm-up peak {})", liveThreads().size(), peakThreads, connections(nodes), peakConnections);
+  }
+
+  /** Starts two electors and closes them again; every other cycle without waiting for a leader. */
+  private void cycle(List<Node> nodes, String election, int i) {
+    Candidate a = candidate(nodes.get(0), election);
+    Candidate b = candidate(nodes.get(1), election);
+    a.elector().start();
+    b.elector().start();
+    if (i % 2 == 0) {
+      awaitSoleLeader(List.of(a, b));
+    }
+    List<Candidate> order = i % 4 < 2 ? List.of(a, b) : List.of(b, a);
+    order.forEach(c -> c.elector().close());
+    assertThat(order).noneMatch(c -> c.elector().isRunning());
+    // close() has returned for both: nothing of theirs may still reach the store, or it could end
+    // the term of the next elector with the same candidate id.
+    assertThat(nodes).allSatisfy(n -> assertThat(n.store().callsInFlight()).as("store calls in flight on %s after close() returned (cycle %d)", n, i).isZero());
+    forget(a);
+    forget(b);
+  }
+
+  private static int connections(List<Node> nodes) {
+    return nodes.stream().mapToInt(n -> n.faults().openConnections()).sum();
+  }
+
+  private static List<Thread> liveThreads() {
+    return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).toList();
+  }
+
+  private static Map<String, Long> threadsByName() {
+    return liveThreads().stream().collect(Collectors.groupingBy(t -> t.getName().replaceAll("[-#]?\\d+$", ""), TreeMap::new, Collectors.counting()));
+  }
+
+  @Test
+  @DisplayName("13 concurrent fuzz: many threads hammering one lease never see two holders at once")
+  void manyThreadsHammeringOneLeaseNeverSeeTwoHolders() {
+    String election = newElection("s13");
+    List<Node> nodes = nodes(3);
+    int threads = 6;
+    int targetGrants = 150;
+    long safeNanos = timings.renewDeadline().toNanos();
+    AtomicInteger holders = new AtomicInteger();
+    AtomicInteger mostHolders = new AtomicInteger();
+    AtomicInteger grants = new AtomicInteger();
+    AtomicInteger storeErrors = new AtomicInteger();
+    List<String> broken = new CopyOnWriteArrayList<>();
+    List<ConformanceSupport.Background> workers = new ArrayList<>();
+    for (int k = 0; k < threads; k++) {
+      String id = "fuzz-" + k;
+      LeaseStore store = nodes.get(k % nodes.size()).store();
+      workers.add(
+          background(
+              id,
+              running -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                while (running.getAsBoolean() && grants.get() < targetGrants) {
+                  long t0 = System.nanoTime();
+                  Acquisition a;
+                  try {
+                    a = store.tryAcquire(election, id, timings.leaseDuration());
+                  } catch (LeaseStoreException e) {
+                    storeErrors.incrementAndGet();
+                    continue;
+                  }
+                  if (a.lease().isEmpty()) {
+                    LockSupport.parkNanos(random.nextLong(500_000));
+                    continue;
+                  }
+                  Lease lease = a.lease().get();
+                  // Act only while surely inside the lease, as an elector does with its deadline.
+                  if (System.nanoTime() - t0 < safeNanos) {
+                    int now = holders.incrementAndGet();
+                    mostHolders.accumulateAndGet(now, Math::max);
+                    if (random.nextInt(4) == 0) {
+                      Lease renewed = store.renew(lease);
+                      if (!renewed.token().equals(lease.token())) {
+                        broken.add(id + " renewed token " + lease.token() + " into " + renewed.token());
+                      }
+                    }
+                    holders.decrementAndGet();
+                  }
+                  grants.incrementAndGet();
+                  store.release(lease);
+                }
+              }));
+    }
+    waiting("until " + targetGrants + " grants").until(() -> grants.get() >= targetGrants);
+    workers.forEach(ConformanceSupport.Background::close);
+    log.info("s13: {} grants to {} threads, {} store errors", grants.get(), threads, storeErrors.get());
+    assertThat(mostHolders.get()).as("most holders at once").isEqualTo(1);
+    assertThat(broken).isEmpty();
+  }
+}
