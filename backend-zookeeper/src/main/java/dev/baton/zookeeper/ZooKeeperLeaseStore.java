@@ -67,8 +67,6 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLeaseStore.class);
   private static final byte[] NO_DATA = new byte[0];
-  /** Attempts of one tryAcquire when the election changes between its read and its write. */
-  private static final int ATTEMPTS = 3;
 
   private final CuratorFramework client;
   private final String basePath;
@@ -103,14 +101,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     Duration sessionTtl = sessionTtl(zk);
     if (ttl.compareTo(sessionTtl) > 0) {
       throw new ConfigurationException(
-          "election '" + election + "': a lease of " + ttl + " was asked for, but ZooKeeper negotiated a session timeout of "
-              + sessionTtl + ", and a lease lasts only as long as its session; raise the session timeout "
+          "election '" + election + "': a lease of " + ttl.toMillis() + "ms was asked for, but ZooKeeper negotiated a session timeout of "
+              + sessionTtl.toMillis() + "ms, and a lease lasts only as long as its session; raise the session timeout "
               + "(election.zookeeper.session-timeout, or the CuratorFramework's sessionTimeoutMs) to at least the lease "
               + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
     }
     byte[] me = candidate.getBytes(UTF_8);
     try {
-      for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      // A lost race (the election changed between our read and our write) means another
+      // candidate moved; the next read shows who holds it now, which is the answer. Only an
+      // election that is free at every read and taken at every write keeps us here, until the
+      // call timeout.
+      while (System.nanoTime() - deadline < 0) {
         List<OpResult> read = readElection(zk, nodes, deadline);
         NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
         NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
@@ -141,7 +143,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       throw failure(election, "tryAcquire for '" + candidate + "'", e);
     }
     throw new LeaseStoreException(
-        election, "tryAcquire for '" + candidate + "': the election changed between read and write " + ATTEMPTS + " times in a row");
+        election,
+        "tryAcquire for '" + candidate + "': the election changed between read and write on every attempt within the call timeout ("
+            + callTimeout + ")");
   }
 
   @Override
@@ -527,7 +531,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     } else if (e.code() == Code.INVALIDACL) {
       hint = " (the 'creator' ACL needs digest credentials)";
     }
-    return new LeaseStoreException(election, what + ": ZooKeeper answered " + e.code() + " for " + e.getPath() + hint, e);
+    String path = e.getPath() == null ? "" : " for " + e.getPath();
+    return new LeaseStoreException(election, what + ": ZooKeeper answered " + e.code() + path + hint, e);
   }
 
   /** Configures a {@link ZooKeeperLeaseStore}; every setting has a default. */

@@ -43,6 +43,8 @@ class ZooKeeperLeaseStoreIT {
 
   private static final Duration SESSION = ZooKeeperServers.MAX_SESSION;
   private static final Duration TTL = Duration.ofSeconds(2);
+  /** For holders whose session a test lets expire: short, yet not so short that a busy machine expires it early. */
+  private static final Duration SHORT_SESSION = Duration.ofSeconds(2);
   /** Long enough for any change a test waits for: a short session expiring, a watch firing. */
   private static final Duration PATIENCE = Duration.ofSeconds(20);
 
@@ -235,9 +237,9 @@ class ZooKeeperLeaseStoreIT {
   @Test
   void anExpiredSessionEndsTheLeaseAsTheServerJudgesIt() throws Exception {
     String election = uniqueElection("expiry");
-    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), SHORT_SESSION);
     ZooKeeperLeaseStore holderStore = store(shortLived);
-    Lease lease = granted(holderStore.tryAcquire(election, "a", Duration.ofSeconds(1)));
+    Lease lease = granted(holderStore.tryAcquire(election, "a", SHORT_SESSION));
     held(storeB.tryAcquire(election, "b", TTL));
 
     // The client drops its connection without closing the session: the server expires it.
@@ -281,8 +283,8 @@ class ZooKeeperLeaseStoreIT {
   @Test
   void watchFiresWhenTheHoldersSessionExpires() throws Exception {
     String election = uniqueElection("watch-expiry");
-    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
-    granted(store(shortLived).tryAcquire(election, "a", Duration.ofSeconds(1)));
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), SHORT_SESSION);
+    granted(store(shortLived).tryAcquire(election, "a", SHORT_SESSION));
     AtomicInteger changes = new AtomicInteger();
     storeB.watch(election, changes::incrementAndGet).orElseThrow();
 
@@ -348,9 +350,9 @@ class ZooKeeperLeaseStoreIT {
     String election = uniqueElection("guarded-expired");
     String resource = "/app/" + election;
     clientB.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
-    CuratorFramework shortLived = perTest.client(server.getConnectString(), Duration.ofSeconds(1));
+    CuratorFramework shortLived = perTest.client(server.getConnectString(), SHORT_SESSION);
     ZooKeeperLeaseStore holderStore = store(shortLived);
-    Lease stale = granted(holderStore.tryAcquire(election, "a", Duration.ofSeconds(1)));
+    Lease stale = granted(holderStore.tryAcquire(election, "a", SHORT_SESSION));
 
     KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
     await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
