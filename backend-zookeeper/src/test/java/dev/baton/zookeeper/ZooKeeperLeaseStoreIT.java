@@ -295,6 +295,32 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
+  void watchIsCalledAfterAReconnectAndKeepsWorking() throws Exception {
+    ZooKeeperServers own = new ZooKeeperServers();
+    perTest.closeLater(own);
+    TestingServer restarting = own.server();
+    ZooKeeperLeaseStore watcher = store(perTest.client(restarting.getConnectString(), SESSION));
+    ZooKeeperLeaseStore holderStore = store(perTest.client(restarting.getConnectString(), SESSION));
+    String election = uniqueElection("watch-reconnect");
+    AtomicInteger changes = new AtomicInteger();
+    watcher.watch(election, changes::incrementAndGet).orElseThrow();
+
+    restarting.restart();
+
+    // Events may have been missed while disconnected, so the reconnect itself is reported.
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThanOrEqualTo(1));
+    int afterReconnect = changes.get();
+    Lease lease =
+        await().atMost(PATIENCE).ignoreException(LeaseStoreException.class).until(() -> holderStore.tryAcquire(election, "a", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThan(afterReconnect));
+    int afterGrant = changes.get();
+    holderStore.release(lease);
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThan(afterGrant));
+  }
+
+  @Test
   void aClosedWatchIsNotCalledAgain() {
     String election = uniqueElection("watch-closed");
     AtomicInteger closedWatch = new AtomicInteger();
