@@ -24,6 +24,7 @@ public final class Term {
   private final Executor callbackExecutor;
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
   private volatile long validUntilNanos;
+  private volatile long endedAtNanos;
 
   Term(String election, String candidate, FencingToken token, MonotonicClock clock, Executor callbackExecutor, long validUntilNanos) {
     this.election = election;
@@ -87,7 +88,16 @@ public final class Term {
   }
 
   void end() {
+    endedAtNanos = clock.nanoTime();
     ended.complete(null);
+  }
+
+  /**
+   * The monotonic time after which this term acted no more: the earlier of its end and its
+   * validity deadline. Meaningful once ended.
+   */
+  long lastValidNanos() {
+    return Math.min(endedAtNanos, validUntilNanos);
   }
 
   @Override
