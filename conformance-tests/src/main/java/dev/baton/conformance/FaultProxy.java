@@ -217,9 +217,10 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
             torn = true;
             continue;
           }
+          // Counted before it is written, so a reader that saw the bytes also sees the count.
+          counter.addAndGet(n);
           out.write(buffer, 0, n);
           out.flush();
-          counter.addAndGet(n);
         }
       } catch (SocketException e) {
         // Closed by cut(), heal(), close() or the other side: the normal way a connection ends.

@@ -177,13 +177,13 @@ public final class History {
     List<Call> confirmed = mine.stream().filter(Call::confirmedLease).toList();
     for (Call grant : mine.stream().filter(Call::isGrant).toList()) {
       Call worst = null;
-      long worstEnd = Long.MIN_VALUE;
+      long worstEnd = 0;
       for (Call held : confirmed) {
         if (held.candidate.equals(grant.candidate) || !grant.token.isNewerThan(held.token)) {
           continue;
         }
         long end = windowEnd(held, releases);
-        if (end - worstEnd > 0) {
+        if (worst == null || end - worstEnd > 0) {
           worst = held;
           worstEnd = end;
         }
@@ -198,13 +198,14 @@ public final class History {
 
   /**
    * Until when a confirmed lease excluded everybody else: its TTL from the start of the call, or
-   * the start of a release of the same term, whichever came first. A release that failed counts
-   * too, since it may have reached the store.
+   * the start of a release by the same candidate of that term or a later one (a re-grant to the
+   * holder supersedes its term, and releasing the new term gives the election up), whichever came
+   * first. A release that failed counts too, since it may have reached the store.
    */
   private static long windowEnd(Call held, List<Call> releases) {
     long end = held.startNanos + held.ttl.toNanos();
     for (Call r : releases) {
-      if (r.candidate.equals(held.candidate) && r.token.equals(held.token)) {
+      if (r.candidate.equals(held.candidate) && r.token.compareTo(held.token) >= 0) {
         long releasedAt = Math.max(r.startNanos, held.startNanos);
         if (releasedAt - end < 0) {
           end = releasedAt;

@@ -1,0 +1,84 @@
+package dev.baton.conformance;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.baton.conformance.History.Call;
+import dev.baton.conformance.History.Kind;
+import dev.baton.conformance.History.Outcome;
+import dev.baton.election.FencingToken;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The checker must catch what it is there to catch, and pass what is fine. */
+class HistoryTest {
+
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration DEADLINE = Duration.ofSeconds(2);
+  private static final long S = 1_000_000_000L;
+
+  private final History history = new History();
+  private final long t = System.nanoTime();
+
+  private void grant(String candidate, long token, long start, long end) {
+    history.recordCall(new Call("e", candidate, candidate, Kind.ACQUIRE, start, end, Outcome.OK, FencingToken.of(token), TTL));
+  }
+
+  private void release(String candidate, long token, long start) {
+    history.recordCall(new Call("e", candidate, candidate, Kind.RELEASE, start, start + 1000, Outcome.OK, FencingToken.of(token), null));
+  }
+
+  @Test
+  void passesHandOversByReleaseAndByExpiry() {
+    grant("a", 1, t, t + 1000);
+    release("a", 1, t + S);
+    grant("b", 2, t + S + 2000, t + S + 3000);
+    grant("a", 3, t + S + 3 * S + 5000, t + 5 * S);
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void catchesAGrantBeforeAnotherCandidatesLeaseRanOut() {
+    grant("a", 1, t, t + 1000);
+    grant("b", 2, t + 2 * S, t + 2 * S + 1000);
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("b on b was granted token 2");
+  }
+
+  @Test
+  void catchesTokensThatGoBackwards() {
+    grant("a", 5, t, t + 1000);
+    release("a", 5, t + 2000);
+    grant("b", 4, t + 3000, t + 4000);
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("tokens went backwards");
+  }
+
+  @Test
+  void catchesOverlappingTerms() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    release("a", 1, now);
+    grant("b", 2, System.nanoTime(), System.nanoTime());
+    // b's onElected comes while a's term is neither revoked nor past its deadline.
+    history.recordElected("e", "b", FencingToken.of(2));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("terms overlapped");
+  }
+
+  @Test
+  void passesTermsThatEndBeforeTheNextBegins() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    release("a", 1, System.nanoTime());
+    grant("b", 2, System.nanoTime(), System.nanoTime());
+    history.recordElected("e", "b", FencingToken.of(2));
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void reportsBreachesOfSingleAnswers() {
+    history.recordBreach("e", "renew changed the token");
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("renew changed the token");
+  }
+}
