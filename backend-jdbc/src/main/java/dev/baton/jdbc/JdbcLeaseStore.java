@@ -363,7 +363,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     checkName("candidate", candidate);
     requireNonNull(token, "token");
     Dialect d = setUp(election);
-    Connection c = acquireConnection(election, "guarded write");
+    Connection c = acquireConnection(election, "check the lease for a guarded write");
     Throwable failure = null;
     boolean previousAutoCommit = true;
     try {
@@ -379,7 +379,7 @@ public final class JdbcLeaseStore implements LeaseStore {
           restoreNetwork(c, previousNetworkTimeout);
         }
       } catch (SQLException | DataAccessException e) {
-        throw failure(election, "checking the lease for a guarded write", e);
+        throw failure(election, "check the lease for a guarded write", e);
       }
       if (!current) {
         throw new LeaseLostException(
@@ -492,7 +492,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     try {
       return connections.acquire();
     } catch (DataAccessException e) {
-      throw failure(election, action + " (getting a connection)", e);
+      throw failure(election, "get a connection to " + action, e);
     }
   }
 
@@ -573,7 +573,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       checkOpen();
       try {
         if (dialect == null) {
-          dialect = inTransaction(election, "connecting", c -> Dialect.of(c.getMetaData()));
+          dialect = inTransaction(election, "identify the database", c -> Dialect.of(c.getMetaData()));
         }
         if (!tableReady) {
           prepareTable(election, dialect);
@@ -581,14 +581,14 @@ public final class JdbcLeaseStore implements LeaseStore {
         }
         return dialect;
       } catch (SQLException | DataAccessException e) {
-        throw failure(election, "connecting", e);
+        throw failure(election, "reach the database", e);
       }
     }
   }
 
   private void prepareTable(String election, Dialect d) throws SQLException {
     try {
-      inTransaction(election, "checking the table", c -> probe(c, d));
+      inTransaction(election, "check the table", c -> probe(c, d));
       return;
     } catch (SQLException | DataAccessException e) {
       if (!Failures.isMissingTable(e)) {
@@ -605,12 +605,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
     String ddl = table.createStatement(d);
     try {
-      inTransaction(election, "creating the table", c -> DSL.using(c, d.jooq(), settings).execute(ddl));
+      inTransaction(election, "create the table", c -> DSL.using(c, d.jooq(), settings).execute(ddl));
       log.info("Created the lease table {} on {}", table.qualifiedName(), d.displayName());
     } catch (SQLException | DataAccessException e) {
       try {
         // Another store may have created it at the same moment; only a table still missing is an error.
-        inTransaction(election, "checking the table", c -> probe(c, d));
+        inTransaction(election, "check the table", c -> probe(c, d));
       } catch (SQLException | DataAccessException again) {
         throw new LeaseStoreException(
             election,
@@ -632,7 +632,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       return (LeaseStoreException) e;
     }
     return new LeaseStoreException(
-        election, action + " failed on " + describe() + ", table " + table.qualifiedName() + ": " + Failures.describe(e), e);
+        election, "could not " + action + " on table " + table.qualifiedName() + " of " + describe() + ": " + Failures.describe(e), e);
   }
 
   private void checkOpen() {

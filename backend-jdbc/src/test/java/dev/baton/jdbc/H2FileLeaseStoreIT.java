@@ -2,6 +2,9 @@ package dev.baton.jdbc;
 
 import java.nio.file.Path;
 import java.util.Properties;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The contract on an H2 file database in AUTO_SERVER mode, opened by two pools: the way several
@@ -48,5 +51,16 @@ class H2FileLeaseStoreIT extends JdbcLeaseStoreContract {
     p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
     p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
     return p;
+  }
+  @Override
+  List<String> createUserSql(String user, String password, Optional<String> existingTable) {
+    List<String> sql = new ArrayList<>(List.of("create user " + user + " password '" + password + "'"));
+    existingTable.ifPresent(t -> sql.add("grant select, insert, update on " + t + " to " + user));
+    return sql;
+  }
+
+  @Override
+  List<String> dropUserSql(String user) {
+    return List.of("drop user if exists " + user);
   }
 }

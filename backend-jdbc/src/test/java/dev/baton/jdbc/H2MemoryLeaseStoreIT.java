@@ -1,6 +1,9 @@
 package dev.baton.jdbc;
 
 import java.util.Properties;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 
 /** The contract on an in-memory H2 database shared by two pools of this JVM. */
 class H2MemoryLeaseStoreIT extends JdbcLeaseStoreContract {
@@ -13,6 +16,12 @@ class H2MemoryLeaseStoreIT extends JdbcLeaseStoreContract {
   @Override
   String url() {
     return "jdbc:h2:mem:baton-it-" + suffix + ";DB_CLOSE_DELAY=-1";
+  }
+
+  /** Only an admin may set DB_CLOSE_DELAY; the database lives on anyway. */
+  @Override
+  String unprivilegedUrl() {
+    return "jdbc:h2:mem:baton-it-" + suffix;
   }
 
   @Override
@@ -42,5 +51,16 @@ class H2MemoryLeaseStoreIT extends JdbcLeaseStoreContract {
     p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
     p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
     return p;
+  }
+  @Override
+  List<String> createUserSql(String user, String password, Optional<String> existingTable) {
+    List<String> sql = new ArrayList<>(List.of("create user " + user + " password '" + password + "'"));
+    existingTable.ifPresent(t -> sql.add("grant select, insert, update on " + t + " to " + user));
+    return sql;
+  }
+
+  @Override
+  List<String> dropUserSql(String user) {
+    return List.of("drop user if exists " + user);
   }
 }

@@ -35,6 +35,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -47,6 +48,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.conf.RenderQuotedNames;
+import org.jooq.conf.Settings;
+import org.jooq.impl.DSL;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -80,6 +86,20 @@ abstract class JdbcLeaseStoreContract {
 
   /** Properties for the provider whose credentials the server refuses, with {@code password}. */
   abstract Properties badCredentials(String password);
+
+  /**
+   * Admin SQL that creates a login allowed to select, insert and update {@code existingTable} but
+   * not to create tables; without a table, the grants a login needs to find that a table is
+   * missing (MariaDB: on every table of the database, since it cannot grant on a missing one).
+   */
+  abstract List<String> createUserSql(String user, String password, Optional<String> existingTable);
+
+  abstract List<String> dropUserSql(String user);
+
+  /** The URL for a login without admin rights; the same database. */
+  String unprivilegedUrl() {
+    return url();
+  }
 
   /** The URL of the second node's pool; the same database. */
   String secondUrl() {
@@ -129,11 +149,15 @@ abstract class JdbcLeaseStoreContract {
   }
 
   HikariDataSource pool(String url, String node) {
+    return pool(url, node, user(), password());
+  }
+
+  HikariDataSource pool(String url, String node, String user, String password) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("it-" + node + "-" + suffix);
     config.setJdbcUrl(url);
-    config.setUsername(user());
-    config.setPassword(password());
+    config.setUsername(user);
+    config.setPassword(password);
     config.setMaximumPoolSize(5);
     config.setMinimumIdle(1);
     config.setConnectionTimeout(3000);
@@ -457,6 +481,70 @@ abstract class JdbcLeaseStoreContract {
       }
       assertThat(store.tryAcquire(election("missing"), "node-a", LONG).isGranted()).isTrue();
     }
+  }
+
+  @Test
+  void aLeastPrivilegedUserRunsTheStoreOnAnExistingTable() throws SQLException {
+    String user = "baton_it_rw_" + suffix;
+    String e = election("least-privilege");
+    storeA.read(e); // the table exists
+    runAsAdmin(createUserSql(user, "pw-" + suffix, Optional.of(tableName)));
+    try (HikariDataSource ds = pool(unprivilegedUrl(), "rw", user, "pw-" + suffix);
+        JdbcLeaseStore store = JdbcLeaseStore.builder(ds).table(tableName).build()) {
+      Lease a = grant(store, e, "node-a", LONG);
+      assertThat(store.renew(a).token()).isEqualTo(a.token());
+      assertThat(store.read(e).orElseThrow().holder()).isEqualTo("node-a");
+      String checked = store.inTermWithConnection(a, c -> "checked");
+      assertThat(checked).isEqualTo("checked");
+      store.release(a);
+      assertThat(store.read(e)).isEmpty();
+    } finally {
+      runAsAdmin(dropUserSql(user));
+    }
+  }
+
+  @Test
+  void aMissingTableWithoutThePermissionToCreateItIsAnErrorNamingTheTableAndTheDdlFile() throws SQLException {
+    String user = "baton_it_nocreate_" + suffix;
+    String missing = "baton_it_nocreate_" + suffix;
+    extraTables.add(missing);
+    runAsAdmin(createUserSql(user, "pw-" + suffix, Optional.empty()));
+    try (HikariDataSource ds = pool(unprivilegedUrl(), "nocreate", user, "pw-" + suffix);
+        JdbcLeaseStore store = JdbcLeaseStore.builder(ds).table(missing).build()) {
+      assertThatThrownBy(() -> store.tryAcquire(election("no-create"), "node-a", LONG))
+          .isInstanceOf(LeaseStoreException.class)
+          .hasMessageContaining(missing)
+          .hasMessageContaining("dev/baton/jdbc/schema-")
+          .hasMessageContaining("grant CREATE");
+    } finally {
+      runAsAdmin(dropUserSql(user));
+    }
+  }
+
+  void runAsAdmin(List<String> statements) throws SQLException {
+    for (String sql : statements) {
+      execute(poolA, sql);
+    }
+  }
+
+  @Test
+  void runsOnTheCallersDslContextAndGivesGuardedWorkItsConfiguration() {
+    String e = election("dsl");
+    Settings callersSettings = new Settings().withRenderQuotedNames(RenderQuotedNames.NEVER);
+    DSLContext callers = DSL.using(poolA, SQLDialect.DEFAULT, callersSettings);
+    try (JdbcLeaseStore store = JdbcLeaseStore.builder(callers).table(tableName).build()) {
+      Lease a = grant(store, e, "node-a", LONG);
+
+      Settings seen = store.inTerm(a, dsl -> {
+        insertWork(dsl, e, "node-a", a.token());
+        return dsl.settings();
+      });
+
+      assertThat(seen.getRenderQuotedNames()).isEqualTo(RenderQuotedNames.NEVER);
+      store.release(a);
+    }
+    assertThat(workRows(e)).containsExactly("node-a");
+    assertThat(poolA.isClosed()).isFalse();
   }
 
   @Test

@@ -2,6 +2,8 @@ package dev.baton.jdbc;
 
 import dev.baton.conformance.RequiredServer;
 import java.util.Properties;
+import java.util.List;
+import java.util.Optional;
 
 /** The contract on MariaDB at 127.0.0.1:3306 (user root, no password, database test). */
 class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
@@ -43,5 +45,16 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
     p.setProperty(JdbcLeaseStoreProvider.USERNAME, "root");
     p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
     return p;
+  }
+  @Override
+  List<String> createUserSql(String user, String password, Optional<String> existingTable) {
+    return List.of(
+        "create user '" + user + "'@'%' identified by '" + password + "'",
+        "grant select, insert, update on test." + existingTable.orElse("*") + " to '" + user + "'@'%'");
+  }
+
+  @Override
+  List<String> dropUserSql(String user) {
+    return List.of("drop user if exists '" + user + "'@'%'");
   }
 }

@@ -12,6 +12,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Properties;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -130,5 +133,16 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
         return rs.getInt(1);
       }
     }
+  }
+  @Override
+  List<String> createUserSql(String user, String password, Optional<String> existingTable) {
+    List<String> sql = new ArrayList<>(List.of("create role " + user + " login password '" + password + "'"));
+    existingTable.ifPresent(t -> sql.add("grant select, insert, update on " + t + " to " + user));
+    return sql;
+  }
+
+  @Override
+  List<String> dropUserSql(String user) {
+    return List.of("drop owned by " + user, "drop role if exists " + user);
   }
 }
