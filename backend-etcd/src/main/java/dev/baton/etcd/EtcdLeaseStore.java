@@ -18,19 +18,15 @@ import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.TxnResponse;
-import io.etcd.jetcd.lease.LeaseTimeToLiveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -38,7 +34,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,7 +71,6 @@ public final class EtcdLeaseStore implements LeaseStore {
   private static final long MAX_TTL_SECONDS = 9_000_000_000L;
   /** How often a step that found the state changed under it is tried again within one call. */
   private static final int ATTEMPTS = 3;
-  private static final int TTL_CACHE_SIZE = 1024;
   /** Background attempts to delete a key whose release failed: after 1, 2, 4, 8 and 16 s. */
   private static final int RELEASE_RETRIES = 5;
 
@@ -84,23 +78,16 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final KV kv;
   private final boolean ownsClient;
   private final String prefix;
-  private final Duration callTimeout;
   private final long callTimeoutNanos;
   private final Duration keepAliveSharing;
   private final long sharingNanos;
   private final String description;
   private final MonotonicClock clock = MonotonicClock.system();
+  private final Calls calls;
   private final SharedLeases leases;
   private final KeyReads keyReads;
+  private final HolderRecords records;
   private final Set<ElectionWatch> watches = ConcurrentHashMap.newKeySet();
-  /** Granted TTLs of other stores' etcd leases, for the records followers read; they never change. */
-  private final Map<Long, Long> grantedSecondsOfOthers =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-          return size() > TTL_CACHE_SIZE;
-        }
-      };
   private volatile boolean closed;
 
   private EtcdLeaseStore(Builder b) {
@@ -108,13 +95,14 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.kv = b.client.getKVClient();
     this.ownsClient = b.ownsClient;
     this.prefix = b.prefix;
-    this.callTimeout = b.callTimeout;
     this.callTimeoutNanos = b.callTimeout.toNanos();
     this.keepAliveSharing = b.keepAliveSharing;
     this.sharingNanos = b.keepAliveSharing.toNanos();
     this.description = "etcd" + (b.endpoints == null ? "" : " at " + b.endpoints) + " under " + b.prefix;
+    this.calls = new Calls(clock, b.callTimeout);
     this.leases = new SharedLeases(b.client.getLeaseClient(), clock, callTimeoutNanos);
     this.keyReads = new KeyReads(kv, callTimeoutNanos);
+    this.records = new HolderRecords(b.client.getLeaseClient(), leases, calls, this::reportedTtl);
   }
 
   /** A store on a client the caller owns and closes; the store never closes it. */
@@ -227,8 +215,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     CompletableFuture<Void> alive = lease.keepAlive(started, sharingNanos);
     PutOption onLease = PutOption.builder().withLeaseId(lease.id).build();
     TxnResponse created =
-        await(
-            retryingAuth(
+        calls.await(
+            Calls.retryingAuth(
                 () ->
                     kv.txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
@@ -246,12 +234,12 @@ public final class EtcdLeaseStore implements LeaseStore {
       }
       KeyValue held = current.get();
       if (!isOurs(held, value)) {
-        return Optional.of(Acquisition.held(record(election, held, deadline, false)));
+        return Optional.of(Acquisition.held(records.of(election, held, deadline, false)));
       }
       // A new term for the same candidate: rewrite the key so that its mod_revision grows.
       TxnResponse rewritten =
-          await(
-              retryingAuth(
+          calls.await(
+              Calls.retryingAuth(
                   () ->
                       kv.txn()
                           .If(
@@ -266,7 +254,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       current = firstKey(rewritten);
       if (!rewritten.isSucceeded()) {
         if (current.isPresent() && !isOurs(current.get(), value)) {
-          return Optional.of(Acquisition.held(record(election, current.get(), deadline, false)));
+          return Optional.of(Acquisition.held(records.of(election, current.get(), deadline, false)));
         }
         return Optional.empty();
       }
@@ -274,7 +262,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     }
     KeyValue granted =
         current.orElseThrow(() -> new LeaseStoreException(election, "etcd returned no key right after writing it"));
-    await(alive, deadline, election, "keeping the etcd lease alive");
+    calls.await(alive, deadline, election, "keeping the etcd lease alive");
     long token = granted.getModRevision();
     leases.granted(lease, election, token);
     if (previousTerm != null) {
@@ -295,7 +283,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       if (reservation.lease() != null) {
         return reservation.lease();
       }
-      await(reservation.grant(), deadline, election, "granting an etcd lease of " + seconds + "s");
+      calls.await(reservation.grant(), deadline, election, "granting an etcd lease of " + seconds + "s");
     }
     throw new LeaseStoreException(election, "could not obtain a live etcd lease of " + seconds + "s; try again");
   }
@@ -315,12 +303,12 @@ public final class EtcdLeaseStore implements LeaseStore {
             .orElseThrow(() -> lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked", null));
     CompletableFuture<Void> alive = shared.keepAlive(started, sharingNanos);
     ByteSequence key = key(election);
-    CompletableFuture<Optional<KeyValue>> current = retryingAuth(() -> keyReads.read(key));
-    awaitBoth(alive, current, deadline, election);
+    CompletableFuture<Optional<KeyValue>> current = Calls.retryingAuth(() -> keyReads.read(key));
+    calls.awaitBoth(alive, current, deadline, election);
 
     // A definite answer about the key or the lease decides, even if the other part failed.
     if (current.isDone() && !current.isCompletedExceptionally()) {
-      Optional<KeyValue> kv = current.join();
+      Optional<KeyValue> kv = current.getNow(Optional.empty());
       if (kv.isEmpty()) {
         leases.forget(leaseId, election, token);
         throw lost(lease, "its key was deleted (expired or released)", null);
@@ -332,12 +320,12 @@ public final class EtcdLeaseStore implements LeaseStore {
         throw lost(lease, "the key now holds " + holder + " (token " + found.getModRevision() + ")", holder);
       }
     }
-    if (alive.isCompletedExceptionally() && EtcdErrors.isLeaseNotFound(failure(alive))) {
+    if (alive.isCompletedExceptionally() && EtcdErrors.isLeaseNotFound(Calls.failure(alive))) {
       leases.lost(shared);
       throw lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired", null);
     }
-    await(current, deadline, election, "reading the election key");
-    await(alive, deadline, election, "keeping the etcd lease alive");
+    calls.await(current, deadline, election, "reading the election key");
+    calls.await(alive, deadline, election, "keeping the etcd lease alive");
     return lease;
   }
 
@@ -351,7 +339,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     ByteSequence key = key(election);
     ByteSequence value = bytes(lease.candidate());
     try {
-      await(deleteIfTerm(key, token, value), deadline, election, "releasing the election key");
+      calls.await(deleteIfTerm(key, token, value), deadline, election, "releasing the election key");
     } catch (LeaseStoreException e) {
       // Other elections may keep the shared etcd lease alive, and with it this key: keep trying
       // to delete it in the background, so that it cannot outlive the release by long.
@@ -364,7 +352,7 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /** Deletes the key only while it still shows this term: never somebody else's. */
   private CompletableFuture<TxnResponse> deleteIfTerm(ByteSequence key, long token, ByteSequence value) {
-    return retryingAuth(
+    return Calls.retryingAuth(
         () ->
             kv.txn()
                 .If(
@@ -397,8 +385,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     checkElection(election);
     long deadline = clock.nanoTime() + callTimeoutNanos;
     ensureOpen(election);
-    Optional<KeyValue> kv = await(retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
-    return kv.map(found -> record(election, found, deadline, true));
+    Optional<KeyValue> kv = calls.await(Calls.retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
+    return kv.map(found -> records.of(election, found, deadline, true));
   }
 
   /**
@@ -419,8 +407,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     ByteSequence key = key(election);
     Op[] then = operations.toArray(Op[]::new);
     TxnResponse response =
-        await(
-            retryingAuth(
+        calls.await(
+            Calls.retryingAuth(
                 () ->
                     kv.txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(lease.token().value())))
@@ -512,44 +500,6 @@ public final class EtcdLeaseStore implements LeaseStore {
     return Optional.of(response.getGetResponses().get(0).getKvs().get(0));
   }
 
-  /**
-   * What followers see. The TTL is reported as this store would report it for its own grant; the
-   * time left is etcd's, in whole seconds, when it was asked for or came at no extra cost.
-   */
-  private LeaseRecord record(String election, KeyValue kv, long deadline, boolean withExpiry) {
-    String holder = kv.getValue().toString(UTF_8);
-    FencingToken token = FencingToken.of(kv.getModRevision());
-    long leaseId = kv.getLease();
-    if (leaseId == 0) {
-      // Not written by a Baton store: it never expires on its own.
-      return new LeaseRecord(election, holder, token, Duration.ZERO, Optional.empty(), Optional.empty());
-    }
-    Optional<SharedLease> own = leases.byId(leaseId);
-    Long cached;
-    synchronized (grantedSecondsOfOthers) {
-      cached = own.isPresent() ? Long.valueOf(own.get().grantedSeconds) : grantedSecondsOfOthers.get(leaseId);
-    }
-    if (cached != null && !withExpiry) {
-      return new LeaseRecord(election, holder, token, reportedTtl(cached), Optional.empty(), Optional.empty());
-    }
-    LeaseTimeToLiveResponse ttl =
-        await(
-            retryingAuth(() -> client.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT)),
-            deadline,
-            election,
-            "reading the holder's etcd lease");
-    if (ttl.getGrantedTTL() > 0 && own.isEmpty()) {
-      synchronized (grantedSecondsOfOthers) {
-        grantedSecondsOfOthers.put(leaseId, ttl.getGrantedTTL());
-      }
-    }
-    long granted = ttl.getGrantedTTL() > 0 ? ttl.getGrantedTTL() : (cached == null ? 0 : cached);
-    // TTL -1: the lease expired after the key was read; the key is gone or about to be.
-    Duration left = Duration.ofSeconds(Math.max(0, ttl.getTTL()));
-    return new LeaseRecord(
-        election, holder, token, granted > 0 ? reportedTtl(granted) : Duration.ZERO, Optional.empty(), Optional.of(left));
-  }
-
   // ---- TTLs and handles
 
   /** The etcd TTL for {@code ttl}: whole seconds, rounded up, plus the keep-alive sharing window. */
@@ -584,53 +534,6 @@ public final class EtcdLeaseStore implements LeaseStore {
   private long leaseId(Lease lease) {
     return parseLeaseId(lease.handle())
         .orElseThrow(() -> lost(lease, "its handle '" + lease.handle() + "' is not an etcd lease id of this store", null));
-  }
-
-  // ---- calls with a deadline
-
-  private <T> T await(CompletableFuture<T> future, long deadline, String election, String what) {
-    try {
-      return future.get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      throw new LeaseStoreException(election, what + ": etcd did not answer within the call timeout of " + callTimeout, e);
-    } catch (ExecutionException e) {
-      Throwable cause = EtcdErrors.unwrap(e);
-      throw new LeaseStoreException(election, what + " failed: " + cause.getMessage(), cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LeaseStoreException(election, what + ": interrupted", e);
-    }
-  }
-
-  /** Waits until both are done or the deadline passed; the caller inspects each. */
-  private void awaitBoth(CompletableFuture<?> a, CompletableFuture<?> b, long deadline, String election) {
-    try {
-      CompletableFuture.allOf(a, b).get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException | ExecutionException e) {
-      // Each future's own outcome is read and reported by the caller.
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LeaseStoreException(election, "renewal interrupted", e);
-    }
-  }
-
-  private static Throwable failure(CompletableFuture<?> failed) {
-    try {
-      failed.join();
-      return null;
-    } catch (RuntimeException e) {
-      return EtcdErrors.unwrap(e);
-    }
-  }
-
-  /**
-   * One more try when the auth token expired. jetcd refreshes its token when it sees the error,
-   * even when its own retries are switched off; the request was refused before being applied, so
-   * sending it again is safe.
-   */
-  private static <T> CompletableFuture<T> retryingAuth(Supplier<CompletableFuture<T>> call) {
-    return EtcdErrors.safely(call)
-        .exceptionallyCompose(e -> EtcdErrors.isAuthTokenError(e) ? EtcdErrors.safely(call) : CompletableFuture.failedFuture(e));
   }
 
   private static LeaseLostException lost(Lease lease, String why, String holder) {
