@@ -46,11 +46,11 @@ class ReadmeExampleTest {
           })
           .build();
       elector.start(); // returns at once; the first attempt is immediate
-      // ... later, on shutdown:
-      elector.close(); // stops the work, then releases: another replica takes over at once
+      // on shutdown, elector.close() stops the work, then releases: another replica takes over at once
       // README-EXAMPLE-END
 
       await().until(() -> !invoices.sentWithToken.isEmpty());
+      elector.close();
       assertThat(invoices.sentWithToken).containsOnly(1L);
       assertThat(elector.isLeader()).isFalse();
     }
