@@ -68,6 +68,7 @@ public final class JdbcLeaseStore implements LeaseStore {
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
 
   private final ConnectionProvider connections;
+  private final Transactions transactions;
   private final Configuration callerConfiguration;
   private final LeaseTable table;
   private final boolean createTable;
@@ -83,6 +84,7 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   private JdbcLeaseStore(Builder b) {
     this.connections = b.connections;
+    this.transactions = new Transactions(b.connections, queryTimeoutSeconds(b.callTimeout) * 1000 + 1000);
     this.callerConfiguration = b.callerConfiguration;
     this.table = new LeaseTable(Optional.ofNullable(b.schema), b.table);
     this.createTable = b.createTable;
@@ -320,7 +322,8 @@ public final class JdbcLeaseStore implements LeaseStore {
    * Runs {@code work} in one transaction that commits only if, inside that transaction, the lease
    * row still shows this lease's holder and term unexpired. The row stays locked until commit, so
    * no other candidate can be granted in between; keep the work short, since the holder's own
-   * renewal also waits for it.
+   * renewal also waits for it. The work must not commit or start a transaction of its own ({@code
+   * dsl.transaction(...)} would commit early): it already runs inside the guarded one.
    *
    * @return what {@code work} returned, after the commit
    * @throws LeaseLostException when the lease is no longer current; nothing was committed
@@ -371,12 +374,16 @@ public final class JdbcLeaseStore implements LeaseStore {
       try {
         previousAutoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
-        int previousNetworkTimeout = limitNetwork(c);
+        int previousNetworkTimeout = transactions.limitNetwork(c);
+        Throwable checkFailure = null;
         try {
           current = table.lockIfCurrent(dsl(c, d), d, election, candidate, token.value());
+        } catch (RuntimeException ex) {
+          checkFailure = ex;
+          throw ex;
         } finally {
           // The caller's own statements are not bound by the store's call timeout.
-          restoreNetwork(c, previousNetworkTimeout);
+          Transactions.restoreNetwork(c, previousNetworkTimeout, checkFailure);
         }
       } catch (SQLException | DataAccessException e) {
         throw failure(election, "check the lease for a guarded write", e);
@@ -399,10 +406,10 @@ public final class JdbcLeaseStore implements LeaseStore {
       throw e;
     } finally {
       if (failure != null) {
-        rollback(c, failure);
+        Transactions.rollback(c, failure);
       }
-      restoreAutoCommit(c, previousAutoCommit, failure);
-      releaseConnection(c, failure);
+      Transactions.restoreAutoCommit(c, previousAutoCommit, failure);
+      transactions.release(c, failure);
     }
   }
 
@@ -438,7 +445,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     Dialect d = setUp(election);
     while (true) {
       try {
-        return inTransaction(election, action, c -> work.run(dsl(c, d), d));
+        return transactions.inTransaction(c -> work.run(dsl(c, d), d));
       } catch (SQLException | DataAccessException | RowChangedMeanwhile e) {
         boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && System.nanoTime() - deadline < 0;
         if (!again) {
@@ -448,107 +455,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
-  @FunctionalInterface
-  private interface ConnectionTask<T> {
-    T run(Connection connection) throws SQLException;
-  }
-
-  private <T> T inTransaction(String election, String action, ConnectionTask<T> task) throws SQLException {
-    Connection c = acquireConnection(election, action);
-    Throwable failure = null;
-    boolean previousAutoCommit = true;
-    int previousNetworkTimeout = -1;
-    try {
-      previousNetworkTimeout = limitNetwork(c);
-      previousAutoCommit = c.getAutoCommit();
-      if (previousAutoCommit) {
-        c.setAutoCommit(false);
-      }
-      T result = task.run(c);
-      c.commit();
-      return result;
-    } catch (Throwable t) {
-      failure = t;
-      rollback(c, t);
-      throw t;
-    } finally {
-      restoreAutoCommit(c, previousAutoCommit, failure);
-      if (previousNetworkTimeout >= 0) {
-        try {
-          restoreNetwork(c, previousNetworkTimeout);
-        } catch (SQLException e) {
-          if (failure == null) {
-            throw e;
-          }
-          failure.addSuppressed(e);
-        }
-      }
-      releaseConnection(c, failure);
-    }
-  }
-
   private Connection acquireConnection(String election, String action) {
     checkOpen();
     try {
-      return connections.acquire();
+      return transactions.acquire();
     } catch (DataAccessException e) {
       throw failure(election, "get a connection to " + action, e);
-    }
-  }
-
-  private void releaseConnection(Connection c, Throwable failure) {
-    try {
-      connections.release(c);
-    } catch (RuntimeException e) {
-      if (failure == null) {
-        throw e;
-      }
-      failure.addSuppressed(e);
-    }
-  }
-
-  private static void rollback(Connection c, Throwable failure) {
-    try {
-      c.rollback();
-    } catch (SQLException | RuntimeException e) {
-      failure.addSuppressed(e);
-    }
-  }
-
-  private static void restoreAutoCommit(Connection c, boolean previous, Throwable failure) {
-    try {
-      if (previous && !c.isClosed()) {
-        c.setAutoCommit(true);
-      }
-    } catch (SQLException e) {
-      if (failure != null) {
-        failure.addSuppressed(e);
-      } else {
-        throw new DataAccessException("cannot restore auto-commit on a lease store connection", e);
-      }
-    }
-  }
-
-  /**
-   * A socket read timeout a second longer than the query timeout: the query timeout cancels a
-   * slow statement, this one cuts a connection whose server no longer answers at all.
-   *
-   * @return the previous timeout, or -1 when the driver does not support one
-   */
-  private int limitNetwork(Connection c) throws SQLException {
-    int previous;
-    try {
-      previous = c.getNetworkTimeout();
-    } catch (java.sql.SQLFeatureNotSupportedException e) {
-      return -1;
-    }
-    c.setNetworkTimeout(Runnable::run, queryTimeoutSeconds(callTimeout) * 1000 + 1000);
-    return previous;
-  }
-
-  private static void restoreNetwork(Connection c, int previous) throws SQLException {
-    if (previous >= 0 && !c.isClosed()) {
-      c.setNetworkTimeout(Runnable::run, previous);
     }
   }
 
@@ -573,7 +485,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       checkOpen();
       try {
         if (dialect == null) {
-          dialect = inTransaction(election, "identify the database", c -> Dialect.of(c.getMetaData()));
+          dialect = transactions.inTransaction(c -> Dialect.of(c.getMetaData()));
         }
         if (!tableReady) {
           prepareTable(election, dialect);
@@ -588,7 +500,7 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   private void prepareTable(String election, Dialect d) throws SQLException {
     try {
-      inTransaction(election, "check the table", c -> probe(c, d));
+      transactions.inTransaction(c -> probe(c, d));
       return;
     } catch (SQLException | DataAccessException e) {
       if (!Failures.isMissingTable(e)) {
@@ -605,12 +517,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
     String ddl = table.createStatement(d);
     try {
-      inTransaction(election, "create the table", c -> DSL.using(c, d.jooq(), settings).execute(ddl));
+      transactions.inTransaction(c -> dsl(c, d).execute(ddl));
       log.info("Created the lease table {} on {}", table.qualifiedName(), d.displayName());
     } catch (SQLException | DataAccessException e) {
       try {
         // Another store may have created it at the same moment; only a table still missing is an error.
-        inTransaction(election, "check the table", c -> probe(c, d));
+        transactions.inTransaction(c -> probe(c, d));
       } catch (SQLException | DataAccessException again) {
         throw new LeaseStoreException(
             election,
