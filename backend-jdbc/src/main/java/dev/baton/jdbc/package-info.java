@@ -1,0 +1,18 @@
+/**
+ * Baton's JDBC backend: a {@link dev.baton.election.LeaseStore} on one SQL table, for PostgreSQL,
+ * MariaDB, MySQL and H2. Public: {@link dev.baton.jdbc.JdbcLeaseStore} (with its builder and
+ * guarded writes) and {@link dev.baton.jdbc.JdbcLeaseStoreProvider} ({@code election.backend=jdbc}).
+ *
+ * <p>What it guarantees: a grant is decided by one conditional statement evaluated by the
+ * database against its own clock, so candidates never compare their clocks; the {@code term}
+ * column strictly increases with every grant and is the fencing token; a renewal or release only
+ * touches the row while it still shows the caller's holder and term.
+ *
+ * <p>What it does not: a lease cannot stop a paused leader from acting late. Pass the token to
+ * the resources the leader writes, or, when they live in the same database, write through {@link
+ * dev.baton.jdbc.JdbcLeaseStore#inTerm}, which commits only while the row shows the caller's term.
+ * Expiry is not pushed: on PostgreSQL followers hear releases and takeovers at once, but learn of
+ * a holder that stopped renewing only by polling. MySQL is supported by the same SQL as MariaDB
+ * but was not tested against a MySQL server.
+ */
+package dev.baton.jdbc;
