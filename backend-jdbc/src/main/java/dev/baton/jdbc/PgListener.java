@@ -41,6 +41,7 @@ final class PgListener implements AutoCloseable {
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
   private final Object lifecycle = new Object();
   private Thread thread; // guarded by lifecycle
+  private boolean closed; // guarded by lifecycle
   private volatile boolean running;
 
   /** Owned by the listener thread once it has started. */
@@ -60,19 +61,20 @@ final class PgListener implements AutoCloseable {
    * thread keeps trying and runs every watcher once it succeeds.
    */
   Subscription add(String election, Runnable changed) {
-    watchers.computeIfAbsent(election, k -> new CopyOnWriteArrayList<>()).add(changed);
+    watchers.compute(
+        election,
+        (k, list) -> {
+          List<Runnable> l = list == null ? new CopyOnWriteArrayList<>() : list;
+          l.add(changed);
+          return l;
+        });
     start();
-    return () -> {
-      List<Runnable> list = watchers.get(election);
-      if (list != null) {
-        list.remove(changed);
-      }
-    };
+    return () -> watchers.computeIfPresent(election, (k, list) -> list.remove(changed) && list.isEmpty() ? null : list);
   }
 
   private void start() {
     synchronized (lifecycle) {
-      if (thread != null) {
+      if (thread != null || closed) {
         return;
       }
       running = true;
@@ -80,7 +82,6 @@ final class PgListener implements AutoCloseable {
         connect();
       } catch (SQLException | RuntimeException e) {
         log.warn("Cannot LISTEN on PostgreSQL channel {}; followers poll until it works: {}", channel, e.toString());
-        disconnect();
       }
       thread = new Thread(this::run, "baton-jdbc-listen-" + channel);
       thread.setDaemon(true);
@@ -176,7 +177,7 @@ final class PgListener implements AutoCloseable {
       if (primary != null) {
         primary.addSuppressed(e);
       } else {
-        log.debug("Returning the LISTEN connection of channel {} failed", channel, e);
+        log.warn("Returning the LISTEN connection of channel {} to its pool failed", channel, e);
       }
     }
   }
@@ -221,6 +222,7 @@ final class PgListener implements AutoCloseable {
   public void close() {
     Thread t;
     synchronized (lifecycle) {
+      closed = true;
       running = false;
       lifecycle.notifyAll();
       t = thread;

@@ -18,6 +18,15 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
     return "jdbc:mariadb://127.0.0.1:3306/test";
   }
 
+  /**
+   * Node B counts changed rows instead of found rows, so both ways MariaDB reports an upsert that
+   * changed nothing are exercised.
+   */
+  @Override
+  String secondUrl() {
+    return url() + "?useAffectedRows=true";
+  }
+
   @Override
   String user() {
     return "root";
