@@ -185,6 +185,15 @@ public final class EtcdLeaseStore implements LeaseStore {
     long deadline = started + callTimeoutNanos;
     ensureOpen(election);
     long seconds = etcdTtlSeconds(ttl);
+    if (!leases.hasLive(seconds)) {
+      // A follower should not grant (and then keep alive) an etcd lease only to learn that the
+      // election is held: look first. The transaction below still decides.
+      Optional<KeyValue> current =
+          calls.await(Calls.retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
+      if (current.isPresent() && !isOurs(current.get(), bytes(candidate))) {
+        return Acquisition.held(records.of(election, current.get(), deadline, false));
+      }
+    }
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
       SharedLease lease = reserve(seconds, deadline, election);
       try {

@@ -89,8 +89,19 @@ final class SharedLeases {
     byId.put(lease.id, lease);
   }
 
+  /**
+   * Ends a reservation. A lease that no election uses afterwards (the acquisition found the
+   * election held) is revoked rather than left for someone to keep alive.
+   */
   synchronized void unreserve(SharedLease lease) {
     lease.reservations--;
+    retireIfUnused(lease);
+  }
+
+  /** Whether a live lease for {@code ttlSeconds} exists, so acquiring costs no grant. */
+  synchronized boolean hasLive(long ttlSeconds) {
+    SharedLease live = byTtl.get(ttlSeconds);
+    return live != null && !live.isLost();
   }
 
   synchronized void granted(SharedLease lease, String election, long token) {
@@ -107,7 +118,11 @@ final class SharedLeases {
       return;
     }
     lease.grants.remove(new SharedLease.Grant(election, token));
-    if (lease.grants.isEmpty() && lease.reservations == 0) {
+    retireIfUnused(lease);
+  }
+
+  private void retireIfUnused(SharedLease lease) {
+    if (lease.grants.isEmpty() && lease.reservations == 0 && byId.get(lease.id) == lease) {
       retire(lease);
       revoke(lease);
     }

@@ -6,6 +6,7 @@ import dev.baton.conformance.RequiredServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -245,6 +246,11 @@ public final class EtcdCluster implements AutoCloseable {
   /** Client endpoints of every member, running or not, as jetcd's builder takes them. */
   public String[] endpoints() {
     return members.stream().map(Member::endpoint).toArray(String[]::new);
+  }
+
+  /** Client addresses of every member, for fault proxies in front of them. */
+  public List<InetSocketAddress> clientAddresses() {
+    return members.stream().map(m -> new InetSocketAddress("127.0.0.1", m.clientPort)).toList();
   }
 
   /** {@link #endpoints()} joined with commas, as {@code election.etcd.endpoints} takes them. */

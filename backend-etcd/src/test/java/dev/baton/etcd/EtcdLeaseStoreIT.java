@@ -365,6 +365,20 @@ class EtcdLeaseStoreIT {
   }
 
   @Test
+  void aFollowerKeepsNoEtcdLeaseWhileTheElectionIsHeld() {
+    granted(store().tryAcquire(election, "a", TTL));
+    EtcdLeaseStore follower = store();
+    Set<Long> before = new HashSet<>(etcd.leaseIds());
+
+    for (int i = 0; i < 3; i++) {
+      assertThat(follower.tryAcquire(election, "b", TTL).isGranted()).isFalse();
+    }
+
+    // Earlier tests' leases may expire meanwhile; none may have been added.
+    assertThat(etcd.leaseIds()).allMatch(before::contains);
+  }
+
+  @Test
   void concurrentRenewalsOfManyElectionsAllSucceed() throws Exception {
     EtcdLeaseStore store = store();
     List<Lease> leases = new ArrayList<>();
