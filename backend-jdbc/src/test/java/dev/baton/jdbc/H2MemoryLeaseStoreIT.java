@@ -63,4 +63,13 @@ class H2MemoryLeaseStoreIT extends JdbcLeaseStoreContract {
   List<String> dropUserSql(String user) {
     return List.of("drop user if exists " + user);
   }
+  @Override
+  String createSchemaSql(String schema) {
+    return "create schema " + schema;
+  }
+
+  @Override
+  String dropSchemaSql(String schema) {
+    return "drop schema if exists " + schema + " cascade";
+  }
 }

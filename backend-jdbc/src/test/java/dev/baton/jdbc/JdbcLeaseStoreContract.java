@@ -96,6 +96,11 @@ abstract class JdbcLeaseStoreContract {
 
   abstract List<String> dropUserSql(String user);
 
+  /** Admin SQL that creates {@code schema} (MariaDB: a database) and the SQL that drops it. */
+  abstract String createSchemaSql(String schema);
+
+  abstract String dropSchemaSql(String schema);
+
   /** The URL for a login without admin rights; the same database. */
   String unprivilegedUrl() {
     return url();
@@ -458,6 +463,34 @@ abstract class JdbcLeaseStoreContract {
     extraTables.add(created);
     try (JdbcLeaseStore store = JdbcLeaseStore.builder(poolA).table(created).build()) {
       assertThat(store.tryAcquire(election("created"), "node-a", LONG).isGranted()).isTrue();
+    }
+  }
+
+  @Test
+  void keepsItsTableInTheConfiguredSchema() throws SQLException {
+    String schema = "baton_it_schema_" + suffix;
+    execute(poolA, createSchemaSql(schema));
+    try (JdbcLeaseStore a = JdbcLeaseStore.builder(poolA).schema(schema).build();
+        JdbcLeaseStore b = JdbcLeaseStore.builder(poolB).schema(schema).build()) {
+      String e = election("schema");
+      Lease lease = grant(a, e, "node-a", SHORT);
+      assertThat(b.tryAcquire(e, "node-b", LONG).isGranted()).isFalse();
+      assertThat(a.renew(lease).token()).isEqualTo(lease.token());
+      Lease taken = awaitGrant(b, e, "node-b", LONG);
+      assertThat(taken.token().isNewerThan(lease.token())).isTrue();
+      String guarded = b.inTerm(taken, dsl -> "guarded");
+      assertThat(guarded).isEqualTo("guarded");
+      assertThatThrownBy(() -> a.inTerm(lease, dsl -> "stale")).isInstanceOf(LeaseLostException.class);
+      a.release(lease);
+      assertThat(b.read(e).orElseThrow().holder()).isEqualTo("node-b");
+      try (Connection c = poolB.getConnection();
+          Statement st = c.createStatement();
+          ResultSet rs = st.executeQuery("select count(*) from " + schema + ".baton_lease")) {
+        rs.next();
+        assertThat(rs.getInt(1)).isEqualTo(1);
+      }
+    } finally {
+      execute(poolA, dropSchemaSql(schema));
     }
   }
 

@@ -66,4 +66,13 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
   List<String> dropUserSql(String user) {
     return List.of("drop user if exists '" + user + "'@'%'");
   }
+  @Override
+  String createSchemaSql(String schema) {
+    return "create database " + schema;
+  }
+
+  @Override
+  String dropSchemaSql(String schema) {
+    return "drop database if exists " + schema;
+  }
 }

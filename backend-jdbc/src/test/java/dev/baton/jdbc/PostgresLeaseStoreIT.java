@@ -145,4 +145,13 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
   List<String> dropUserSql(String user) {
     return List.of("drop owned by " + user, "drop role if exists " + user);
   }
+  @Override
+  String createSchemaSql(String schema) {
+    return "create schema " + schema;
+  }
+
+  @Override
+  String dropSchemaSql(String schema) {
+    return "drop schema if exists " + schema + " cascade";
+  }
 }
