@@ -285,6 +285,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     return Optional.of(l.add(election, changed));
   }
 
+  /** Election names are kept in a {@code varchar(255)} primary key: 1 to 255 characters. */
+  @Override
+  public void checkElectionName(String election) {
+    checkName("election", election);
+  }
+
   /** {@code jdbc (PostgreSQL)} once the store has talked to its database, {@code jdbc} before. */
   @Override
   public String describe() {

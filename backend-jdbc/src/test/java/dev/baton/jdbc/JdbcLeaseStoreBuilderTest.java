@@ -55,6 +55,10 @@ class JdbcLeaseStoreBuilderTest {
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining("election")
           .hasMessageContaining("256");
+      assertThatThrownBy(() -> store.checkElectionName(""))
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("1 to 255 characters");
+      store.checkElectionName("e".repeat(255));
       assertThat(store.describe()).isEqualTo("jdbc");
     }
   }
