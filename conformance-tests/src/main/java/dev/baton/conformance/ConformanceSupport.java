@@ -248,7 +248,8 @@ abstract class ConformanceSupport {
 
   /**
    * Waits until one of {@code among} leads (and was told so) in a term granted by a call that
-   * started after {@code sinceNanos}, and returns that term.
+   * returned after {@code sinceNanos} (it may have been sent before, and waited), and returns
+   * that term.
    */
   final Term awaitNewTerm(Collection<Candidate> among, long sinceNanos) {
     return waiting("until one of " + among + " is elected after " + history.at(sinceNanos))
@@ -257,7 +258,7 @@ abstract class ConformanceSupport {
                 among.stream()
                     .map(Candidate::toldTerm)
                     .flatMap(Optional::stream)
-                    .filter(t -> history.grants(t.election()).stream().anyMatch(g -> g.token().equals(t.token()) && g.startNanos() - sinceNanos > 0))
+                    .filter(t -> history.grants(t.election()).stream().anyMatch(g -> g.token().equals(t.token()) && g.endNanos() - sinceNanos > 0))
                     .findFirst(),
             Optional::isPresent)
         .orElseThrow();
@@ -279,9 +280,9 @@ abstract class ConformanceSupport {
             });
   }
 
-  /** The first grant of {@code election} whose call started after {@code sinceNanos}. */
+  /** The first grant of {@code election} whose call returned after {@code sinceNanos}. */
   final History.Call firstGrantAfter(String election, long sinceNanos) {
-    return history.grants(election).stream().filter(g -> g.startNanos() - sinceNanos > 0).findFirst().orElseThrow();
+    return history.grants(election).stream().filter(g -> g.endNanos() - sinceNanos > 0).min(java.util.Comparator.comparingLong(History.Call::endNanos)).orElseThrow();
   }
 
   // ---------------------------------------------------------------- helpers that need cleanup

@@ -18,6 +18,8 @@ import java.util.function.Predicate;
  * and ended. {@link #check} proves from it, per election, that:
  *
  * <ul>
+ *   <li>every call returned or failed within the renew deadline (the store's call timeout must be
+ *       shorter);
  *   <li>no two terms overlapped. A term starts when the store call that granted it returned, and
  *       ends at the earlier of its {@code onRevoked} and its local validity deadline, which is the
  *       start of its last successful acquire or renew plus the renew deadline (the elector measures
@@ -149,12 +151,24 @@ public final class History {
     synchronized (this) {
       breaches.stream().filter(b -> b.startsWith(election + ": ")).forEach(problems::add);
     }
+    checkDurations(mine, renewDeadline, problems);
     checkTokens(mine, problems);
     checkExclusion(mine, problems);
     checkTerms(terms(election), mine, renewDeadline, problems);
     if (!problems.isEmpty()) {
       throw new AssertionError("election '" + election + "' broke the lease contract:\n  " + String.join("\n  ", problems));
     }
+  }
+
+  /** A call must return or fail within the store's call timeout, which is shorter than the renew deadline. */
+  private void checkDurations(List<Call> mine, Duration renewDeadline, List<String> problems) {
+    mine.stream()
+        .filter(c -> c.endNanos - c.startNanos >= renewDeadline.toNanos())
+        .forEach(
+            c ->
+                problems.add(
+                    c.kind + " by " + c.candidate + " on " + c.node + " took " + (c.endNanos - c.startNanos) / 1_000_000 + " ms (" + at(c.startNanos) + ", " + c.outcome
+                        + "), not less than the renew deadline of " + renewDeadline.toMillis() + " ms: the store's call timeout must be shorter"));
   }
 
   private void checkTokens(List<Call> mine, List<String> problems) {

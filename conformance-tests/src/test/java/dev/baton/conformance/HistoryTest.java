@@ -77,6 +77,12 @@ class HistoryTest {
   }
 
   @Test
+  void catchesACallThatOutlastedTheRenewDeadline() {
+    history.recordCall(new Call("e", "a", "a", Kind.RENEW, t, t + 2 * S, Outcome.FAILED, FencingToken.of(1), null));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("took 2000 ms");
+  }
+
+  @Test
   void reportsBreachesOfSingleAnswers() {
     history.recordBreach("e", "renew changed the token");
     assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("renew changed the token");
