@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  *   }
  *   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
  *     HikariDataSource pool = closeLater(pool("jdbc:postgresql://127.0.0.1:" + through.get(0).getPort() + "/test"));
- *     return JdbcLeaseStore.builder(pool).build();
+ *     // Calls must fail within the renew deadline (2 s by default), also through a blackhole.
+ *     return JdbcLeaseStore.builder(pool).callTimeout(Duration.ofMillis(800)).build();
  *   }
  *   public boolean canWatch() { return true; }
  * }
