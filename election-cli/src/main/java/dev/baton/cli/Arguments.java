@@ -1,0 +1,247 @@
+package dev.baton.cli;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** What {@code elect} was asked to do, parsed and checked once; nothing is started while parsing. */
+final class Arguments {
+
+  static final String USAGE =
+      String.join(
+          "\n",
+          "usage: elect run [--config FILE] [--name NAME] [--restart] [--grace DURATION] -- COMMAND [ARGS...]",
+          "       elect status [--config FILE] [--name NAME] [--watch]",
+          "       elect demo",
+          "       elect help");
+
+  private Arguments() {}
+
+  sealed interface Invocation permits Run, Status, Demo, Help {}
+
+  /** {@code elect run}: campaign, and run {@code command} while leader. */
+  record Run(Optional<Path> config, Optional<String> name, boolean restart, Optional<Duration> grace, List<String> command)
+      implements Invocation {
+    Run {
+      command = List.copyOf(command);
+    }
+  }
+
+  /** {@code elect status}: who leads, once or ({@code watch}) on every change. */
+  record Status(Optional<Path> config, Optional<String> name, boolean watch) implements Invocation {}
+
+  /** {@code elect demo}. */
+  record Demo() implements Invocation {}
+
+  /** {@code elect help}, {@code --help}, {@code -h}. */
+  record Help() implements Invocation {}
+
+  static Invocation parse(String... args) {
+    if (args.length == 0) {
+      throw new UsageException("missing command; use run, status, demo or help");
+    }
+    String sub = args[0];
+    List<String> rest = List.of(args).subList(1, args.length);
+    switch (sub) {
+      case "run":
+        return parseRun(rest);
+      case "status":
+        return parseStatus(rest);
+      case "demo":
+        if (!rest.isEmpty()) {
+          throw new UsageException("demo takes no arguments, but got '" + String.join(" ", rest) + "'");
+        }
+        return new Demo();
+      case "help":
+      case "--help":
+      case "-h":
+        return new Help();
+      default:
+        throw new UsageException("unknown command '" + sub + "'; use run, status, demo or help");
+    }
+  }
+
+  private static Run parseRun(List<String> args) {
+    Optional<Path> config = Optional.empty();
+    Optional<String> name = Optional.empty();
+    Optional<Duration> grace = Optional.empty();
+    boolean restart = false;
+    int i = 0;
+    while (i < args.size()) {
+      String arg = args.get(i);
+      if (arg.equals("--")) {
+        i++;
+        break;
+      }
+      if (!arg.startsWith("-")) {
+        break; // the command begins
+      }
+      Option o = Option.of(arg);
+      switch (o.name) {
+        case "--config":
+          config = Optional.of(path(o, args, i));
+          break;
+        case "--name":
+          name = Optional.of(name(o, args, i));
+          break;
+        case "--grace":
+          grace = Optional.of(duration("--grace", o.value(args, i)));
+          break;
+        case "--restart":
+          o.noValue();
+          restart = true;
+          break;
+        default:
+          throw unknownOption("run", arg, "--config, --name, --restart, --grace");
+      }
+      i += o.consumed();
+    }
+    List<String> command = args.subList(i, args.size());
+    if (command.isEmpty()) {
+      throw new UsageException("run needs a COMMAND to run while leader, after '--': elect run [options] -- COMMAND [ARGS...]");
+    }
+    if (command.get(0).isEmpty()) {
+      throw new UsageException("COMMAND must not be empty");
+    }
+    return new Run(config, name, restart, grace, command);
+  }
+
+  private static Status parseStatus(List<String> args) {
+    Optional<Path> config = Optional.empty();
+    Optional<String> name = Optional.empty();
+    boolean watch = false;
+    int i = 0;
+    while (i < args.size()) {
+      String arg = args.get(i);
+      Option o = Option.of(arg);
+      switch (o.name) {
+        case "--config":
+          config = Optional.of(path(o, args, i));
+          break;
+        case "--name":
+          name = Optional.of(name(o, args, i));
+          break;
+        case "--watch":
+          o.noValue();
+          watch = true;
+          break;
+        default:
+          if (!arg.startsWith("-")) {
+            throw new UsageException("status takes no positional arguments, but got '" + arg + "'; name the election with --name");
+          }
+          throw unknownOption("status", arg, "--config, --name, --watch");
+      }
+      i += o.consumed();
+    }
+    return new Status(config, name, watch);
+  }
+
+  private static UsageException unknownOption(String sub, String arg, String accepted) {
+    return new UsageException(sub + ": unknown option '" + arg + "'; accepted: " + accepted);
+  }
+
+  private static Path path(Option o, List<String> args, int i) {
+    String value = o.value(args, i);
+    if (value.isBlank()) {
+      throw new UsageException("--config must name a properties file, but was empty");
+    }
+    return Path.of(value);
+  }
+
+  private static String name(Option o, List<String> args, int i) {
+    String value = o.value(args, i);
+    if (value.isBlank()) {
+      throw new UsageException("--name must not be blank, but was '" + value + "'");
+    }
+    return value;
+  }
+
+  /** An option as {@code --opt value} or {@code --opt=value}. */
+  private static final class Option {
+    final String name;
+    final String inlineValue;
+
+    private Option(String name, String inlineValue) {
+      this.name = name;
+      this.inlineValue = inlineValue;
+    }
+
+    static Option of(String arg) {
+      int eq = arg.indexOf('=');
+      return arg.startsWith("--") && eq > 0 ? new Option(arg.substring(0, eq), arg.substring(eq + 1)) : new Option(arg, null);
+    }
+
+    String value(List<String> args, int i) {
+      if (inlineValue != null) {
+        return inlineValue;
+      }
+      if (i + 1 >= args.size() || args.get(i + 1).equals("--")) {
+        throw new UsageException(name + " needs a value");
+      }
+      return args.get(i + 1);
+    }
+
+    void noValue() {
+      if (inlineValue != null) {
+        throw new UsageException(name + " takes no value, but got '" + inlineValue + "'");
+      }
+    }
+
+    /** How many arguments this option took: itself, and its value when that was separate. */
+    int consumed() {
+      return inlineValue == null && needsValue() ? 2 : 1;
+    }
+
+    private boolean needsValue() {
+      return name.equals("--config") || name.equals("--name") || name.equals("--grace");
+    }
+  }
+
+  private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
+
+  /** Durations as in the configuration: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or ISO-8601. */
+  static Duration duration(String argument, String value) {
+    String text = value.trim().toLowerCase(Locale.ROOT);
+    Matcher m = SIMPLE.matcher(text);
+    try {
+      if (m.matches()) {
+        long amount = Long.parseLong(m.group(1));
+        switch (m.group(2)) {
+          case "ms":
+            return Duration.ofMillis(amount);
+          case "s":
+            return Duration.ofSeconds(amount);
+          case "m":
+            return Duration.ofMinutes(amount);
+          default:
+            return Duration.ofHours(amount);
+        }
+      }
+      if (text.startsWith("p")) {
+        Duration iso = Duration.parse(text.toUpperCase(Locale.ROOT));
+        if (!iso.isNegative()) {
+          return iso;
+        }
+      }
+    } catch (NumberFormatException | DateTimeParseException | ArithmeticException e) {
+      // one message for every kind of bad value, below
+    }
+    throw new UsageException(
+        argument + ": cannot read '" + value + "' as a duration; use a whole number with a unit (500ms, 10s, 2m) or ISO-8601 (PT10S)");
+  }
+
+  /** Splits nothing, quotes nothing: the command as a person would read it in a message. */
+  static String shown(List<String> command) {
+    List<String> words = new ArrayList<>();
+    for (String w : command) {
+      words.add(w.isEmpty() || w.chars().anyMatch(Character::isWhitespace) ? "'" + w + "'" : w);
+    }
+    return String.join(" ", words);
+  }
+}

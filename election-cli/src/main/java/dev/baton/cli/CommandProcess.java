@@ -1,0 +1,117 @@
+package dev.baton.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One run of the leader's command, in a process group of its own under a small guard (a bash
+ * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal. The guard
+ * stops the whole group: on request with SIGTERM and SIGKILL after the grace period, and at once
+ * with SIGKILL when {@code elect} dies, however it dies.
+ */
+final class CommandProcess {
+
+  /** Programs the guard needs; all from util-linux and bash, present on every common Linux. */
+  static final List<String> TOOLS = List.of("bash", "setsid", "setpriv");
+
+  private static final String GUARD = readGuard();
+
+  private final Process guard;
+  private final Duration grace;
+  private final CompletableFuture<Integer> exited;
+
+  private CommandProcess(Process guard, Duration grace) {
+    this.guard = guard;
+    this.grace = grace;
+    this.exited = guard.onExit().thenApply(Process::exitValue);
+  }
+
+  /**
+   * Starts {@code command} with {@code environment} added to elect's own, its output and input
+   * passed through.
+   */
+  static CommandProcess start(Spawner spawner, List<String> command, Map<String, String> environment, Duration grace)
+      throws IOException {
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "HUP", "--", "bash", "-c", GUARD, "elect-guard"));
+    argv.add(Long.toString(ProcessHandle.current().pid()));
+    argv.add(Long.toString(grace.toMillis()));
+    argv.addAll(command);
+    ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
+    builder.environment().putAll(environment);
+    try {
+      return new CommandProcess(spawner.start(builder).get(30, TimeUnit.SECONDS), grace);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof IOException) {
+        throw (IOException) e.getCause();
+      }
+      throw new IOException("cannot start " + Arguments.shown(command) + ": " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("starting " + Arguments.shown(command) + " took more than 30s", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting " + Arguments.shown(command), e);
+    }
+  }
+
+  /** The guard's pid; the command's is its only child. */
+  long pid() {
+    return guard.pid();
+  }
+
+  /** Completes with the command's exit status (128 + n when a signal ended it) when it and its group are gone. */
+  CompletableFuture<Integer> exited() {
+    return exited;
+  }
+
+  boolean isAlive() {
+    return guard.isAlive();
+  }
+
+  /**
+   * Stops the command's process group: SIGTERM, then SIGKILL once the grace period is over; returns
+   * when it is gone. When the guard cannot do it (it was itself killed), kills the tree from here.
+   */
+  void stop() {
+    if (!guard.isAlive()) {
+      return;
+    }
+    guard.destroy();
+    if (awaitExit(grace.plusSeconds(2))) {
+      return;
+    }
+    List<ProcessHandle> tree = guard.descendants().toList();
+    tree.forEach(ProcessHandle::destroyForcibly);
+    guard.destroyForcibly();
+    awaitExit(Duration.ofSeconds(2));
+  }
+
+  private boolean awaitExit(Duration timeout) {
+    try {
+      return guard.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return !guard.isAlive();
+    }
+  }
+
+  private static String readGuard() {
+    try (InputStream in = CommandProcess.class.getResourceAsStream("guard.sh")) {
+      if (in == null) {
+        throw new IllegalStateException("guard.sh is missing from elect's jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read guard.sh from elect's jar", e);
+    }
+  }
+}
