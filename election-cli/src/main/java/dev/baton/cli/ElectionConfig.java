@@ -6,9 +6,6 @@ import dev.baton.election.Elector;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreProvider;
 import dev.baton.election.MemoryLeaseStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,16 +127,8 @@ final class ElectionConfig {
     }
   }
 
-  /** Opens the configured backend's store (the embedded default creates its directory). */
+  /** Opens the configured backend's store; the embedded database is created by its first connection. */
   LeaseStore openStore() {
-    embeddedDatabase.ifPresent(
-        db -> {
-          try {
-            Files.createDirectories(db.getParent());
-          } catch (IOException e) {
-            throw new UncheckedIOException("cannot create " + db.getParent() + " for the embedded database", e);
-          }
-        });
     return properties.openStore();
   }
 }

@@ -1,0 +1,116 @@
+package dev.baton.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Bad arguments and configuration end with status 2 and a message, before anything is started. */
+class ElectTest {
+
+  @TempDir Path dir;
+
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int elect(String... args) {
+    return Elect.execute(args, dir, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  private void nothingStarted() {
+    assertThat(dir.resolve(".baton")).as("the embedded database must not have been created").doesNotExist();
+  }
+
+  private Path config(String text) throws IOException {
+    return Files.writeString(dir.resolve("election.properties"), text);
+  }
+
+  @Test
+  void an_unknown_option_is_status_2_with_the_usage() {
+    assertThat(elect("run", "--nmae", "x", "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("elect: run: unknown option '--nmae'").contains("usage: elect run");
+    nothingStarted();
+  }
+
+  @Test
+  void a_missing_configuration_file_is_named() {
+    assertThat(elect("run", "--config", dir.resolve("nope.properties").toString(), "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("elect: configuration: configuration file " + dir.resolve("nope.properties") + " does not exist");
+    nothingStarted();
+  }
+
+  @Test
+  void a_duration_that_does_not_parse_names_key_and_value() throws IOException {
+    Path file = config("election.lease-duration=fast\n");
+
+    assertThat(elect("run", "--config", file.toString(), "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("election.lease-duration: cannot read 'fast' as a duration");
+    nothingStarted();
+  }
+
+  @Test
+  void inconsistent_timing_is_refused() throws IOException {
+    Path file = config("election.lease-duration=5s\nelection.renew-deadline=6s\n");
+
+    assertThat(elect("run", "--config", file.toString(), "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("renewDeadline (election.renew-deadline) must be shorter than leaseDuration (5s), but was 6s");
+    nothingStarted();
+  }
+
+  @Test
+  void a_grace_longer_than_the_lease_margin_is_refused() {
+    assertThat(elect("run", "--grace", "10s", "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("--grace 10s is too long").contains("(15s - 10s = 5s)");
+    nothingStarted();
+  }
+
+  @Test
+  void an_unknown_backend_lists_those_present() throws IOException {
+    Path file = config("election.backend=consul\n");
+
+    assertThat(elect("status", "--config", file.toString())).isEqualTo(2);
+    assertThat(err()).contains("election.backend: unknown backend 'consul'; found on the classpath: ").contains("etcd").contains("jdbc").contains("kubernetes").contains("zookeeper");
+    nothingStarted();
+  }
+
+  @Test
+  void a_misspelt_key_is_refused_as_a_likely_typo() throws IOException {
+    Path file = config("election.jdbc.urll=jdbc:h2:mem:x\nelection.jdbc.url=jdbc:h2:mem:x\n");
+
+    assertThat(elect("run", "--config", file.toString(), "--", "true")).isEqualTo(2);
+    assertThat(err()).contains("unknown configuration key election.jdbc.urll (a typo?)");
+    nothingStarted();
+  }
+
+  @Test
+  void a_command_that_does_not_exist_is_refused_before_campaigning() {
+    assertThat(elect("run", "--", "no-such-command-for-elect")).isEqualTo(2);
+    assertThat(err()).contains("COMMAND 'no-such-command-for-elect' is not found on PATH");
+    nothingStarted();
+  }
+
+  @Test
+  void a_command_path_that_is_not_executable_is_refused() throws IOException {
+    Files.writeString(dir.resolve("job.sh"), "echo hi\n");
+
+    assertThat(elect("run", "--", "./job.sh")).isEqualTo(2);
+    assertThat(err()).contains("COMMAND './job.sh' is not an executable file");
+    nothingStarted();
+  }
+
+  @Test
+  void help_is_status_0_on_stdout() {
+    assertThat(elect("help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("usage: elect run").contains("Exit status");
+  }
+}
