@@ -1,0 +1,168 @@
+package dev.baton.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * One real {@code elect} process, started from the shaded jar in its own process group and session
+ * (so that a test can pause its whole group), with its output recorded line by line on the
+ * monotonic clock this JVM shares with every other process on the machine.
+ */
+final class ElectProcess implements AutoCloseable {
+
+  static final Path JAR = Path.of(System.getProperty("elect.jar", "target/elect.jar")).toAbsolutePath();
+  static final List<String> JVM = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m", "-Xshare:auto");
+
+  record Line(long nanos, String text) {}
+
+  final String label;
+  private final Process process;
+  private final List<Line> lines = new ArrayList<>();
+  private final Thread reader;
+  private volatile List<ProcessHandle> knownTree = List.of();
+
+  private ElectProcess(String label, Process process, Path logFile) {
+    this.label = label;
+    this.process = process;
+    this.reader = new Thread(() -> read(logFile), "output-" + label);
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  /**
+   * Starts {@code elect args...} in {@code dir}. setpriv kills it should this test JVM die before
+   * it could clean up; setsid makes it the leader of its own process group.
+   */
+  static ElectProcess start(Path dir, String label, Map<String, String> env, String... args) {
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid", "java"));
+    argv.addAll(JVM);
+    argv.add("-jar");
+    argv.add(JAR.toString());
+    argv.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
+    builder.environment().keySet().removeIf(k -> k.startsWith("ELECTION_"));
+    builder.environment().putAll(env);
+    try {
+      return new ElectProcess(label, builder.start(), dir.resolve(label + ".log"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start elect " + String.join(" ", args), e);
+    }
+  }
+
+  /** Runs {@code elect args...} to the end; returns its exit status and output. */
+  static Finished runToEnd(Path dir, Duration timeout, String... args) {
+    try (ElectProcess p = start(dir, "elect-" + args[0] + "-" + System.nanoTime(), Map.of(), args)) {
+      int status = p.waitFor(timeout).orElseThrow(() -> new AssertionError("elect " + String.join(" ", args) + " did not finish within " + timeout));
+      p.reader.join(TimeUnit.SECONDS.toMillis(5));
+      return new Finished(status, p.output());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+
+  record Finished(int status, String output) {}
+
+  private void read(Path logFile) {
+    try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter log = new PrintWriter(Files.newBufferedWriter(logFile), true)) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        long now = System.nanoTime();
+        synchronized (lines) {
+          lines.add(new Line(now, line));
+        }
+        log.println(line);
+      }
+    } catch (IOException e) {
+      synchronized (lines) {
+        lines.add(new Line(System.nanoTime(), "[test: output unreadable: " + e + "]"));
+      }
+    }
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  ProcessHandle handle() {
+    return process.toHandle();
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
+  List<Line> lines() {
+    synchronized (lines) {
+      return List.copyOf(lines);
+    }
+  }
+
+  String output() {
+    StringBuilder b = new StringBuilder();
+    lines().forEach(l -> b.append(l.text()).append('\n'));
+    return b.toString();
+  }
+
+  Optional<Line> firstLine(long afterNanos, Predicate<String> matching) {
+    return lines().stream().filter(l -> l.nanos() - afterNanos >= 0 && matching.test(l.text())).findFirst();
+  }
+
+  Optional<Integer> waitFor(Duration timeout) {
+    try {
+      return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? Optional.of(process.exitValue()) : Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+  }
+
+  /** Remembers what runs below elect now, so that cleanup finds it even after elect is gone. */
+  List<ProcessHandle> snapshotTree() {
+    List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
+    List<ProcessHandle> all = new ArrayList<>(knownTree);
+    tree.stream().filter(h -> !all.contains(h)).forEach(all::add);
+    knownTree = List.copyOf(all);
+    return tree;
+  }
+
+  void signal(String signal) {
+    Procs.signal(signal, pid());
+  }
+
+  /** Kills elect and everything it started, by pid; resumes them first in case they were paused. */
+  @Override
+  public void close() {
+    snapshotTree();
+    List<ProcessHandle> all = new ArrayList<>(knownTree);
+    all.add(process.toHandle());
+    for (ProcessHandle h : all) {
+      if (h.isAlive()) {
+        Procs.signal("CONT", h.pid());
+        h.destroyForcibly();
+      }
+    }
+    for (ProcessHandle h : all) {
+      try {
+        h.onExit().get(5, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // Reported by the caller's own checks when it matters; cleanup goes on.
+        System.err.println("[test] process " + h.pid() + " did not exit after SIGKILL: " + e);
+      }
+    }
+  }
+}

@@ -1,0 +1,227 @@
+package dev.baton.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code elect run} and {@code elect status} as real processes on the embedded default (an H2 file
+ * database under ./.baton/ of a temporary working directory), built from the shaded jar.
+ */
+class ElectRunIT {
+
+  /** Short timing, so that a crash fails over in seconds. */
+  private static final String FAST = "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
+  /** A long lease with quick retries: a takeover well within the lease can only follow a release. */
+  private static final String LONG_LEASE = "election.lease-duration=15s\nelection.renew-deadline=10s\nelection.retry-period=500ms\n";
+
+  @TempDir Path dir;
+
+  private final String election = "it-" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<ElectProcess> started = new ArrayList<>();
+
+  @AfterEach
+  void killEverythingStarted() {
+    started.forEach(ElectProcess::close);
+  }
+
+  private Path file(String name, String text) {
+    try {
+      return Files.writeString(dir.resolve(name), text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private String script(String name, String body) {
+    Path p = file(name, "#!/bin/sh\n" + body + "\n");
+    try {
+      Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return p.toString();
+  }
+
+  private ElectProcess elect(String candidate, String config, String... runArgs) {
+    List<String> args = new ArrayList<>(List.of("run", "--config", config, "--name", election));
+    args.addAll(List.of(runArgs));
+    ElectProcess p = ElectProcess.start(dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate), args.toArray(String[]::new));
+    started.add(p);
+    return p;
+  }
+
+  private List<String> lines(String name) {
+    try {
+      Path p = dir.resolve(name);
+      return Files.exists(p) ? Files.readAllLines(p) : List.of();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private ElectProcess.Finished status(String config) {
+    return ElectProcess.runToEnd(dir, Duration.ofSeconds(60), "status", "--config", config, "--name", election);
+  }
+
+  private static long ms(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
+  }
+
+  @Test
+  void one_leader_among_three_and_its_command_sees_election_candidate_and_token() {
+    String config = file("fast.properties", FAST).toString();
+    String leader = script("leader.sh", "echo \"$BATON_ELECTION $BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
+    elect("node-1", config, "--", leader);
+    elect("node-2", config, "--", leader);
+    elect("node-3", config, "--", leader);
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("leaders.txt").isEmpty());
+    // Longer than a lease: a second leader would have shown up by now.
+    await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(10)).until(() -> lines("leaders.txt").size() == 1);
+
+    String[] fields = lines("leaders.txt").get(0).split(" ");
+    assertThat(fields[0]).isEqualTo(election);
+    assertThat(fields[1]).isIn("node-1", "node-2", "node-3");
+    assertThat(fields[2]).matches("[1-9][0-9]*");
+    assertThat(Procs.running(Long.parseLong(fields[3]))).as("the leader's command runs").isTrue();
+
+    ElectProcess.Finished status = status(config);
+    assertThat(status.status()).isZero();
+    assertThat(status.output())
+        .contains("election  " + election)
+        .contains("leader    " + fields[1])
+        .contains("token     " + fields[2])
+        .contains("renewed   ")
+        .contains("backend   jdbc (H2)");
+  }
+
+  @Test
+  void sigterm_stops_the_command_and_releases_so_that_another_takes_over_within_the_lease() {
+    String config = file("long.properties", LONG_LEASE).toString();
+    String leader = script("leader.sh", "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
+    ElectProcess one = elect("node-1", config, "--", leader);
+    ElectProcess two = elect("node-2", config, "--", leader);
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("leaders.txt").isEmpty());
+    String[] first = lines("leaders.txt").get(0).split(" ");
+    ElectProcess leading = first[0].equals("node-1") ? one : two;
+    long command = Long.parseLong(first[2]);
+
+    long sent = System.nanoTime();
+    leading.signal("TERM");
+
+    assertThat(leading.waitFor(Duration.ofSeconds(30))).as("elect exits as a shell reports SIGTERM").contains(143);
+    assertThat(Procs.running(command)).as("the command was stopped before elect exited").isFalse();
+    // The old lease had 15s to run: a successor inside that time means it was released.
+    await().atMost(Duration.ofSeconds(12)).until(() -> lines("leaders.txt").size() == 2);
+    long took = System.nanoTime() - sent;
+    String[] second = lines("leaders.txt").get(1).split(" ");
+    assertThat(second[0]).isNotEqualTo(first[0]);
+    assertThat(Long.parseLong(second[1])).isGreaterThan(Long.parseLong(first[1]));
+    System.out.printf("[ElectRunIT] SIGTERM to the leader -> %s led with token %s after %d ms (lease 15s, retry 500ms)%n", second[0], second[1], ms(took));
+  }
+
+  @Test
+  void a_command_that_exits_ends_elect_with_its_status_after_releasing() {
+    String config = file("long.properties", LONG_LEASE).toString();
+    ElectProcess only = elect("node-1", config, "--", "sh", "-c", "exit 7");
+
+    assertThat(only.waitFor(Duration.ofSeconds(60))).contains(7);
+    ElectProcess.Finished status = status(config);
+    assertThat(status.output()).contains("leader    none");
+    assertThat(status.status()).as("nobody leads: the lease was released, not left to expire").isEqualTo(1);
+  }
+
+  @Test
+  void restart_runs_the_command_again_in_the_same_term() {
+    String config = file("fast.properties", FAST).toString();
+    String runs = script("runs.sh", "echo \"$BATON_FENCING_TOKEN\" >> runs.txt\nexit 3");
+    ElectProcess only = elect("node-1", config, "--restart", "--", runs);
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> lines("runs.txt").size() >= 3);
+    assertThat(only.isAlive()).isTrue();
+    assertThat(lines("runs.txt").stream().distinct()).as("one term, one token").hasSize(1);
+
+    only.signal("TERM");
+    assertThat(only.waitFor(Duration.ofSeconds(30))).contains(143);
+  }
+
+  @Test
+  void when_elect_is_killed_its_command_and_grandchild_die_long_before_another_is_elected() {
+    String config = file("fast.properties", FAST).toString();
+    String orphan =
+        script(
+            "orphan.sh",
+            String.join(
+                "\n",
+                "sleep 600 &",
+                "echo $! > \"$BATON_CANDIDATE.grandchild\"",
+                "echo $$ > \"$BATON_CANDIDATE.child\"",
+                "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt",
+                "wait"));
+    ElectProcess one = elect("node-1", config, "--", orphan);
+    ElectProcess two = elect("node-2", config, "--", orphan);
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("leaders.txt").isEmpty());
+    String first = lines("leaders.txt").get(0).split(" ")[0];
+    ElectProcess leading = first.equals("node-1") ? one : two;
+    long child = Long.parseLong(lines(first + ".child").get(0).trim());
+    long grandchild = Long.parseLong(lines(first + ".grandchild").get(0).trim());
+    assertThat(Procs.running(child)).isTrue();
+    assertThat(Procs.running(grandchild)).isTrue();
+
+    long killed = System.nanoTime();
+    leading.signal("KILL");
+
+    // Within the lease (3s) nobody else can be elected; the orphans must be gone well before.
+    await().pollInterval(Duration.ofMillis(20)).atMost(Duration.ofSeconds(3)).until(() -> !Procs.running(child) && !Procs.running(grandchild));
+    long gone = System.nanoTime() - killed;
+    assertThat(lines("leaders.txt")).as("nobody else leads yet while the orphans die").hasSize(1);
+    await().atMost(Duration.ofSeconds(60)).until(() -> lines("leaders.txt").size() == 2);
+    long successor = System.nanoTime() - killed;
+    System.out.printf(
+        "[ElectRunIT] SIGKILL to the leader's elect -> its command and grandchild gone within %d ms; next leader after %d ms (lease 3s)%n",
+        ms(gone), ms(successor));
+  }
+
+  @Test
+  void status_watch_prints_each_change() {
+    String config = file("fast.properties", FAST).toString();
+    ElectProcess one = elect("node-1", config, "--", "sleep", "600");
+    await().atMost(Duration.ofSeconds(60)).until(() -> one.output().contains("elected with fencing token"));
+    ElectProcess watch = ElectProcess.start(dir, "watch", Map.of(), "status", "--config", config, "--name", election, "--watch");
+    started.add(watch);
+    await().atMost(Duration.ofSeconds(60)).until(() -> watch.output().contains("watching"));
+    assertThat(watch.output()).contains("leader    node-1");
+
+    one.signal("TERM");
+    await().atMost(Duration.ofSeconds(30)).until(() -> watch.output().contains("no leader: the lease was released or expired (was node-1, token"));
+    elect("node-2", config, "--", "sleep", "600");
+    await().atMost(Duration.ofSeconds(60)).until(() -> watch.output().contains("leader node-2, token"));
+
+    watch.signal("INT");
+    assertThat(watch.waitFor(Duration.ofSeconds(30))).contains(130);
+  }
+
+  @Test
+  void bad_arguments_end_the_real_process_with_status_2_and_start_nothing() {
+    ElectProcess.Finished result = ElectProcess.runToEnd(dir, Duration.ofSeconds(60), "run", "--grace", "10s", "--", "true");
+
+    assertThat(result.status()).isEqualTo(2);
+    assertThat(result.output()).contains("elect: --grace 10s is too long");
+    assertThat(dir.resolve(".baton")).doesNotExist();
+  }
+}

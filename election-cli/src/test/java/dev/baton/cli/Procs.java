@@ -1,0 +1,100 @@
+package dev.baton.cli;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/** Process facts from /proc and signals by pid or process group, for the process-level tests. */
+final class Procs {
+
+  private Procs() {}
+
+  /** The state letter from /proc/PID/stat (R, S, T, Z, ...), or empty when there is no such process. */
+  static String state(long pid) {
+    String stat = stat(pid);
+    if (stat.isEmpty()) {
+      return "";
+    }
+    // The command name in parentheses may contain spaces; the fields after it are fixed.
+    return stat.substring(stat.lastIndexOf(')') + 2).split(" ")[0];
+  }
+
+  /** Alive and not a zombie: a zombie holds a pid but runs nothing (this machine's init reaps slowly). */
+  static boolean running(long pid) {
+    String s = state(pid);
+    return !s.isEmpty() && !s.equals("Z") && !s.equals("X");
+  }
+
+  static boolean running(ProcessHandle p) {
+    return p.isAlive() && running(p.pid());
+  }
+
+  static long processGroup(long pid) {
+    String stat = stat(pid);
+    if (stat.isEmpty()) {
+      return -1;
+    }
+    return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[2]);
+  }
+
+  /** The process groups of {@code pid} and of everything below it. */
+  static Set<Long> groupsOfTree(ProcessHandle root) {
+    Set<Long> groups = new TreeSet<>();
+    List<ProcessHandle> all = new ArrayList<>();
+    all.add(root);
+    root.descendants().forEach(all::add);
+    for (ProcessHandle p : all) {
+      long g = processGroup(p.pid());
+      if (g > 0) {
+        groups.add(g);
+      }
+    }
+    return groups;
+  }
+
+  /** Sends {@code signal} to every process group in {@code groups}, in one kill(1). */
+  static void signalGroups(String signal, Set<Long> groups) {
+    List<String> argv = new ArrayList<>(List.of("kill", "-s", signal, "--"));
+    groups.forEach(g -> argv.add("-" + g));
+    run(argv);
+  }
+
+  static void signal(String signal, long pid) {
+    run(List.of("kill", "-s", signal, Long.toString(pid)));
+  }
+
+  private static void run(List<String> argv) {
+    try {
+      Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException(argv + " did not finish");
+      }
+      // A group that is already gone is not an error here: the test decides what it expected.
+      p.getInputStream().readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  private static String stat(long pid) {
+    try {
+      return Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+    } catch (NoSuchFileException e) {
+      return "";
+    } catch (IOException e) {
+      // The process ended between the listing and the read.
+      return "";
+    }
+  }
+}
