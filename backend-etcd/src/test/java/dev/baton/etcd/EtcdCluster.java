@@ -286,6 +286,16 @@ public final class EtcdCluster implements AutoCloseable {
     awaitMemberHealthy(m, START_TIMEOUT);
   }
 
+  /**
+   * Starts every killed member again on its old ports and data, all at once (a member alone has
+   * no quorum and never reports healthy), and waits until the cluster serves.
+   */
+  public void restartAll() {
+    List<Member> stopped = members.stream().filter(m -> !m.isRunning()).toList();
+    stopped.forEach(this::launch);
+    stopped.forEach(m -> awaitMemberHealthy(m, START_TIMEOUT));
+  }
+
   /** The member that is the raft leader now, as the running members report it. */
   public Optional<Member> leader() {
     for (Member m : members) {

@@ -1,0 +1,283 @@
+package dev.baton.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.baton.conformance.History;
+import dev.baton.conformance.History.Call;
+import dev.baton.conformance.History.Kind;
+import dev.baton.conformance.History.Outcome;
+import dev.baton.election.ElectionListener;
+import dev.baton.election.Elector;
+import dev.baton.election.FencingToken;
+import dev.baton.election.Term;
+import io.etcd.jetcd.Client;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Three electors, each on its own jetcd client to all three members, while etcd members die and
+ * come back: a follower member killed, the raft leader member killed, a member restarted. The
+ * store-level versions are in {@link EtcdMemberFailureIT}.
+ *
+ * <p>Timings are long enough for etcd's leader change (renewals get through 1.7 to 3.5 s after the
+ * raft leader dies; see the README) to fit inside the renew deadline, with a call timeout of a
+ * third of it. Every test ends by closing the electors and checking the recorded history as the
+ * conformance suite does: no two terms overlapped, tokens only grew, every call returned within
+ * the renew deadline.
+ */
+class EtcdMemberFailureElectorIT {
+
+  private static final Logger log = LoggerFactory.getLogger(EtcdMemberFailureElectorIT.class);
+  private static final Duration LEASE = Duration.ofSeconds(8);
+  private static final Duration RENEW_DEADLINE = Duration.ofSeconds(6);
+  private static final Duration RETRY = Duration.ofSeconds(1);
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
+  private static final Duration PATIENCE = LEASE.multipliedBy(3).plusSeconds(10);
+  private static final int NODES = 3;
+
+  private static EtcdCluster etcd;
+  private static final List<Client> clients = new ArrayList<>();
+
+  private final History history = new History();
+  private final LeaderCount leaders = new LeaderCount();
+  private final List<Node> nodes = new ArrayList<>();
+  private String election;
+
+  @BeforeAll
+  static void startCluster() {
+    EtcdCluster.requireBinary();
+    etcd = EtcdCluster.start(3);
+    for (int i = 0; i < NODES; i++) {
+      clients.add(Client.builder().endpoints(etcd.endpoints()).build());
+    }
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    clients.forEach(Client::close);
+    clients.clear();
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @BeforeEach
+  void startElectors(TestInfo test) {
+    // Earlier tests kill members and may have moved the raft leader.
+    etcd.restartAll();
+    election = test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+    for (int i = 0; i < NODES; i++) {
+      nodes.add(new Node("node-" + (i + 1), clients.get(i)));
+    }
+    nodes.forEach(n -> n.elector.start());
+  }
+
+  @AfterEach
+  void closeElectorsAndCheckTheHistory() {
+    // Followers first, so the leader's release is not taken up by a candidate about to close.
+    nodes.stream().filter(n -> !n.elector.isLeader()).forEach(Node::close);
+    nodes.stream().filter(n -> n.elector.isRunning()).forEach(Node::close);
+    assertThat(leaders.most()).as("electors told they lead at the same time").isLessThanOrEqualTo(1);
+    for (Node n : nodes) {
+      assertThat(n.inPairs()).as("%s's callbacks come as onElected, onRevoked pairs: %s", n.name, n.events).isTrue();
+    }
+    history.check(election, RENEW_DEADLINE);
+  }
+
+  @Test
+  void aFollowerMemberKilledCostsNoLeadership() {
+    Node leader = awaitSoleLeader();
+    Term term = leader.elected.get(0);
+    etcd.kill(etcd.follower());
+    long killedAt = System.nanoTime();
+
+    awaitRenewalStartedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos());
+
+    assertThat(leader.elector.currentTerm()).map(Term::token).contains(term.token());
+    assertNoOtherTermThan(leader, term);
+  }
+
+  @Test
+  void theRaftLeaderMemberKilledKeepsTheTermOrStepsDownCleanlyAndLeadershipReturns() {
+    Node leader = awaitSoleLeader();
+    Term term = leader.elected.get(0);
+    EtcdCluster.Member raftLeader = etcd.awaitLeader(Duration.ofSeconds(10));
+    etcd.kill(raftLeader);
+    long killedAt = System.nanoTime();
+
+    // Either the leader renewed its term a whole renew deadline after the kill (it kept it), or
+    // it stepped down and somebody was elected afresh. Both are correct; two leaders never are.
+    waiting("until " + leader.name + " kept term " + term.token() + " past its renew deadline, or a new term began")
+        .until(() -> renewedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos()) || newTermSince(killedAt).isPresent());
+
+    if (leader.revoked.isEmpty()) {
+      log.info("raft leader {} killed: {} kept term {} (first renewal after the kill got through {} ms after it)",
+          raftLeader, leader.name, term.token(), firstRenewalAfterMillis(leader, term.token(), killedAt));
+      assertThat(leader.elector.currentTerm()).map(Term::token).contains(term.token());
+      assertNoOtherTermThan(leader, term);
+    } else {
+      History.TermRecord next = newTermSince(killedAt).orElseThrow();
+      long revokedAt = history.terms(election).stream().filter(t -> t.token().equals(term.token())).findFirst().orElseThrow().revokedNanos().orElseThrow();
+      log.info("raft leader {} killed: {} stepped down {} ms after the kill; {} was elected with token {} {} ms after it",
+          raftLeader, leader.name, (revokedAt - killedAt) / 1_000_000, next.candidate(), next.token(), (next.electedNanos() - killedAt) / 1_000_000);
+      assertThat(leader.revoked).as("%s's revoked terms", leader.name).containsExactly(term);
+      assertThat(next.token()).as("the new term's token").isGreaterThan(term.token());
+      assertThat(revokedAt).as("the old term ended before the new one began").isLessThan(next.electedNanos());
+      waiting("until everyone agrees who leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(next.candidate()))));
+    }
+  }
+
+  @Test
+  void aRestartedMemberServesAgainAndLeadershipIsUnaffected() {
+    Node leader = awaitSoleLeader();
+    Term term = leader.elected.get(0);
+    EtcdCluster.Member restarted = etcd.follower();
+    etcd.kill(restarted);
+    awaitRenewalStartedAfter(leader, term.token(), System.nanoTime());
+
+    etcd.restart(restarted);
+    // The other follower goes: quorum is now the raft leader and the restarted member, so the
+    // renewals below prove the restarted member caught up and serves.
+    EtcdCluster.Member other =
+        etcd.members().stream().filter(m -> m != restarted && m.isRunning() && !etcd.leader().equals(Optional.of(m))).findFirst().orElseThrow();
+    etcd.kill(other);
+    long killedAt = System.nanoTime();
+    awaitRenewalStartedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos());
+
+    assertThat(leader.elector.currentTerm()).map(Term::token).contains(term.token());
+    assertNoOtherTermThan(leader, term);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private Node awaitSoleLeader() {
+    List<Node> found = waiting("until exactly one elector leads").until(() -> nodes.stream().filter(n -> !n.elected.isEmpty()).toList(), l -> l.size() == 1);
+    Node leader = found.get(0);
+    waiting("until all agree that " + leader.name + " leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+    return leader;
+  }
+
+  /** Waits for a successful renewal of {@code token} that started after {@code afterNanos}. */
+  private void awaitRenewalStartedAfter(Node leader, FencingToken token, long afterNanos) {
+    waiting("until " + leader.name + " renews term " + token + " after " + history.at(afterNanos))
+        .until(() -> renewedAfter(leader, token, afterNanos) || !leader.revoked.isEmpty());
+    assertThat(leader.revoked).as("terms %s lost", leader.name).isEmpty();
+  }
+
+  private boolean renewedAfter(Node leader, FencingToken token, long afterNanos) {
+    return !history.calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0).isEmpty();
+  }
+
+  private long firstRenewalAfterMillis(Node leader, FencingToken token, long afterNanos) {
+    return history.calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0).stream()
+        .mapToLong(c -> (c.endNanos() - afterNanos) / 1_000_000)
+        .min()
+        .orElseThrow();
+  }
+
+  private static boolean isRenewalOf(Call c, Node leader, FencingToken token) {
+    return c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.candidate().equals(leader.name) && c.token().equals(token);
+  }
+
+  private Optional<History.TermRecord> newTermSince(long sinceNanos) {
+    return history.terms(election).stream().filter(t -> t.electedNanos() - sinceNanos > 0).findFirst();
+  }
+
+  private void assertNoOtherTermThan(Node leader, Term term) {
+    assertThat(leader.elected).as("%s's terms", leader.name).containsExactly(term);
+    assertThat(leader.revoked).as("%s's revoked terms", leader.name).isEmpty();
+    assertThat(nodes).filteredOn(n -> n != leader).allSatisfy(n -> assertThat(n.events).as("%s's callbacks", n.name).isEmpty());
+    assertThat(history.terms(election)).extracting(History.TermRecord::token).containsExactly(term.token());
+  }
+
+  private static ConditionFactory waiting(String what) {
+    return Awaitility.await(what).atMost(PATIENCE).pollInterval(Duration.ofMillis(20));
+  }
+
+  /** One elector on its own client and store, and what it was told. */
+  private final class Node implements ElectionListener {
+    final String name;
+    final EtcdLeaseStore store;
+    final Elector elector;
+    final List<Term> elected = new CopyOnWriteArrayList<>();
+    final List<Term> revoked = new CopyOnWriteArrayList<>();
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    Node(String name, Client client) {
+      this.name = name;
+      this.store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
+      this.elector =
+          Elector.builder(new RecordedStore(name, store, history))
+              .election(election)
+              .candidate(name)
+              .leaseDuration(LEASE)
+              .renewDeadline(RENEW_DEADLINE)
+              .retryPeriod(RETRY)
+              .listener(this)
+              .build();
+    }
+
+    @Override
+    public void onElected(Term term) {
+      history.recordElected(term.election(), name, term.token());
+      leaders.add(1);
+      elected.add(term);
+      events.add("elected " + term.token());
+    }
+
+    @Override
+    public void onRevoked(Term term) {
+      leaders.add(-1);
+      history.recordRevoked(term.election(), name, term.token());
+      revoked.add(term);
+      events.add("revoked " + term.token());
+    }
+
+    boolean inPairs() {
+      for (int i = 0; i < events.size(); i++) {
+        if (!events.get(i).startsWith(i % 2 == 0 ? "elected" : "revoked")) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    void close() {
+      elector.close();
+      store.close();
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /** How many electors of this test believe they lead, and the most there ever were at once. */
+  private static final class LeaderCount {
+    private final AtomicInteger now = new AtomicInteger();
+    private final AtomicInteger most = new AtomicInteger();
+
+    void add(int delta) {
+      most.accumulateAndGet(now.addAndGet(delta), Math::max);
+    }
+
+    int most() {
+      return most.get();
+    }
+  }
+}
