@@ -186,6 +186,11 @@ final class KubernetesRecordStore implements RecordStore {
   }
 
   @Override
+  public void checkElectionName(String election) {
+    leaseName(election);
+  }
+
+  @Override
   public String describe() {
     return "kubernetes (" + server + ", namespace " + namespace + ")";
   }

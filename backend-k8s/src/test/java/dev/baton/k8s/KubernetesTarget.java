@@ -3,15 +3,21 @@ package dev.baton.k8s;
 import dev.baton.conformance.RequiredServer;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,7 +31,9 @@ import java.util.UUID;
  * between the two changes nothing else.
  *
  * <p>Each {@link #newClient()} is a separate client with its own connections, as separate
- * processes would have. Leases the tests create are deleted on {@link #close()}.
+ * processes would have; {@link #newClientThrough} one that reaches the server only through a
+ * fault proxy (the conformance fixture's nodes). Leases the tests use are deleted on {@link
+ * #close()} on a real cluster; the mock is simply stopped.
  */
 final class KubernetesTarget implements AutoCloseable {
 
@@ -42,13 +50,15 @@ final class KubernetesTarget implements AutoCloseable {
   static final String NAMESPACE_ENV = "BATON_K8S_NAMESPACE";
 
   private final KubernetesMockServer mock;
+  private final CrudMockDispatcher dispatcher;
   private final Config realCluster;
   private final String namespace;
   private final List<KubernetesClient> clients = new ArrayList<>();
   private final List<String> leases = new ArrayList<>();
 
-  private KubernetesTarget(KubernetesMockServer mock, Config realCluster, String namespace) {
+  private KubernetesTarget(KubernetesMockServer mock, CrudMockDispatcher dispatcher, Config realCluster, String namespace) {
     this.mock = mock;
+    this.dispatcher = dispatcher;
     this.realCluster = realCluster;
     this.namespace = namespace;
   }
@@ -75,10 +85,10 @@ final class KubernetesTarget implements AutoCloseable {
   }
 
   static KubernetesTarget crudMock() {
-    KubernetesMockServer server =
-        new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new KubernetesCrudDispatcher(), false);
+    CrudMockDispatcher dispatcher = new CrudMockDispatcher();
+    KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
-    return new KubernetesTarget(server, null, "test");
+    return new KubernetesTarget(server, dispatcher, null, "test");
   }
 
   static KubernetesTarget realCluster(Path kubeconfig, String namespace) {
@@ -86,7 +96,7 @@ final class KubernetesTarget implements AutoCloseable {
         Files.isReadable(kubeconfig),
         "the Kubernetes cluster of " + KUBECONFIG_ENV + "=" + kubeconfig,
         "point " + KUBECONFIG_ENV + " at a readable kubeconfig, or unset it to test against the CRUD mock");
-    return new KubernetesTarget(null, Config.fromKubeconfig(kubeconfig.toFile()), namespace);
+    return new KubernetesTarget(null, null, Config.fromKubeconfig(kubeconfig.toFile()), namespace);
   }
 
   /** The mock server's base URL; empty against a real cluster. */
@@ -110,6 +120,88 @@ final class KubernetesTarget implements AutoCloseable {
     return client;
   }
 
+  /**
+   * Where the API server listens, for a proxy to forward to: the mock's port on loopback, or the
+   * kubeconfig's server, which must be a loopback address (tests reach nothing else).
+   */
+  InetSocketAddress serverAddress() {
+    if (isMock()) {
+      return new InetSocketAddress(InetAddress.getLoopbackAddress(), mock.getPort());
+    }
+    URL url = masterUrl(realCluster);
+    int port = url.getPort() >= 0 ? url.getPort() : url.getDefaultPort();
+    InetAddress[] addresses;
+    try {
+      addresses = InetAddress.getAllByName(url.getHost());
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("the API server host '" + url.getHost() + "' of " + KUBECONFIG_ENV + " does not resolve", e);
+    }
+    return Arrays.stream(addresses)
+        .filter(InetAddress::isLoopbackAddress)
+        .filter(a -> a.getAddress().length == 4) // the proxies listen on 127.0.0.1
+        .findFirst()
+        .map(a -> new InetSocketAddress(a, port))
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "the conformance suite proxies every node to the API server, and tests reach loopback addresses only, but "
+                        + KUBECONFIG_ENV
+                        + " names server "
+                        + url.getProtocol() + "://" + url.getHost() + ":" + port
+                        + " (" + Arrays.toString(addresses) + "); reach the cluster through 127.0.0.1 (kind, k3d and minikube's docker driver do;"
+                        + " for a remote cluster use `kubectl proxy` or an SSH tunnel, see README-section.md)"));
+  }
+
+  /**
+   * A new client that reaches the API server only through {@code proxy} (on 127.0.0.1), with the
+   * request and connection timeouts of {@code callTimeout} and no retries, as the provider builds
+   * one. The URL keeps the server's host name when it has one, so TLS checks the same name it
+   * would without the proxy (a certificate names hosts, not ports); an IP address becomes
+   * 127.0.0.1, which is where the proxy listens. TLS itself passes through the proxy untouched.
+   */
+  synchronized KubernetesClient newClientThrough(InetSocketAddress proxy, Duration callTimeout) {
+    Config base = isMock() ? mockConfig() : realCluster;
+    URL direct = masterUrl(base);
+    String host = isIpLiteral(direct.getHost()) ? proxy.getAddress().getHostAddress() : direct.getHost();
+    String proxied = direct.getProtocol() + "://" + host + ":" + proxy.getPort() + direct.getPath();
+    int millis = Math.toIntExact(callTimeout.toMillis());
+    Config config =
+        new ConfigBuilder(base)
+            .withMasterUrl(proxied)
+            .withNamespace(namespace)
+            .withRequestTimeout(millis)
+            .withConnectionTimeout(millis)
+            .withRequestRetryBackoffLimit(0)
+            .build();
+    KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+    clients.add(client);
+    return client;
+  }
+
+  /** What {@code mock.createClient()} configures, without its URL being fixed to the mock's own port. */
+  private Config mockConfig() {
+    return new ConfigBuilder(Config.empty()).withMasterUrl(mock.url("/")).withNamespace(namespace).build();
+  }
+
+  private static URL masterUrl(Config config) {
+    try {
+      return new URL(config.getMasterUrl());
+    } catch (MalformedURLException e) {
+      throw new IllegalStateException("the API server URL of the client configuration is malformed", e);
+    }
+  }
+
+  private static boolean isIpLiteral(String host) {
+    return host.startsWith("[") || host.contains(":") || host.matches("[0-9.]+");
+  }
+
+  /** Deletes the Lease {@code name} on {@link #close()} (on a real cluster; the mock just stops). */
+  synchronized void remember(String name) {
+    if (!leases.contains(name)) {
+      leases.add(name);
+    }
+  }
+
   /** A unique Lease name for one test, remembered for clean-up. */
   synchronized String election(String test) {
     String name =
@@ -129,6 +221,7 @@ final class KubernetesTarget implements AutoCloseable {
     clients.forEach(KubernetesClient::close);
     if (mock != null) {
       mock.destroy();
+      dispatcher.close();
     }
   }
 
