@@ -3,9 +3,13 @@ package dev.baton.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.conformance.RequiredServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +33,7 @@ class ChaosIT {
   void embedded_default() {
     List<String> violations = new Chaos(dir, "the embedded default (H2, AUTO_SERVER)", true, "", seed()).run(LENGTH);
 
+    keepLogsIf(!violations.isEmpty(), "embedded-default");
     assertThat(violations).isEmpty();
   }
 
@@ -40,6 +45,24 @@ class ChaosIT {
 
     List<String> violations = new Chaos(dir, "PostgreSQL", false, backend, seed()).run(LENGTH);
 
+    keepLogsIf(!violations.isEmpty(), "postgresql");
     assertThat(violations).isEmpty();
+  }
+
+  /** Every elect's output and the writers' log, kept under target/ when a check failed. */
+  private void keepLogsIf(boolean failed, String name) {
+    if (!failed) {
+      return;
+    }
+    Path target = Path.of("target", "chaos-failures", name + "-" + System.currentTimeMillis());
+    try (Stream<Path> files = Files.list(dir)) {
+      Files.createDirectories(target);
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        Files.copy(f, target.resolve(f.getFileName()));
+      }
+      System.out.println("[chaos] logs kept in " + target.toAbsolutePath());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot keep the chaos logs in " + target, e);
+    }
   }
 }
