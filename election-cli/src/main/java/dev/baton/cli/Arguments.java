@@ -236,12 +236,12 @@ final class Arguments {
         argument + ": cannot read '" + value + "' as a duration; use a whole number with a unit (500ms, 10s, 2m) or ISO-8601 (PT10S)");
   }
 
-  /** Splits nothing, quotes nothing: the command as a person would read it in a message. */
-  static String shown(List<String> command) {
-    List<String> words = new ArrayList<>();
-    for (String w : command) {
-      words.add(w.isEmpty() || w.chars().anyMatch(Character::isWhitespace) ? "'" + w + "'" : w);
-    }
-    return String.join(" ", words);
+  /**
+   * The command as it may appear in elect's own log: the program and how many arguments it got,
+   * not the arguments themselves, which may carry secrets.
+   */
+  static String program(List<String> command) {
+    int args = command.size() - 1;
+    return "'" + command.get(0) + "'" + (args == 0 ? "" : " (" + args + (args == 1 ? " argument)" : " arguments)"));
   }
 }

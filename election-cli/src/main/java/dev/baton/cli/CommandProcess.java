@@ -1,5 +1,6 @@
 package dev.baton.cli;
 
+import dev.baton.election.ElectionProperties;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -8,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -47,20 +49,33 @@ final class CommandProcess {
     argv.add(Long.toString(grace.toMillis()));
     argv.addAll(command);
     ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
-    builder.environment().putAll(environment);
+    Map<String, String> env = commandEnvironment(builder.environment(), environment);
+    builder.environment().clear();
+    builder.environment().putAll(env);
     try {
       return new CommandProcess(spawner.start(builder).get(30, TimeUnit.SECONDS), grace);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof IOException) {
         throw (IOException) e.getCause();
       }
-      throw new IOException("cannot start " + Arguments.shown(command) + ": " + e.getCause(), e.getCause());
+      throw new IOException("cannot start " + Arguments.program(command) + ": " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
-      throw new IOException("starting " + Arguments.shown(command) + " took more than 30s", e);
+      throw new IOException("starting " + Arguments.program(command) + " took more than 30s", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IOException("interrupted while starting " + Arguments.shown(command), e);
+      throw new IOException("interrupted while starting " + Arguments.program(command), e);
     }
+  }
+
+  /**
+   * elect's environment for the command, without elect's own secrets (ELECTION_* variables that
+   * hold passwords, tokens or keys), with {@code added} on top.
+   */
+  static Map<String, String> commandEnvironment(Map<String, String> inherited, Map<String, String> added) {
+    Map<String, String> env = new TreeMap<>(inherited);
+    env.keySet().removeIf(k -> k.startsWith("ELECTION_") && (ElectionProperties.isSecret(k) || k.endsWith("_KEY")));
+    env.putAll(added);
+    return env;
   }
 
   /** The guard's pid; the command's is its only child. */

@@ -26,6 +26,8 @@ final class LeaderCommand implements TermWork {
   private static final Duration RESTART_PAUSE = Duration.ofSeconds(1);
 
   private final List<String> command;
+  /** The program alone: its arguments may carry secrets, so they stay out of the log. */
+  private final String program;
   private final Duration grace;
   private final boolean restart;
   private final Spawner spawner;
@@ -33,6 +35,7 @@ final class LeaderCommand implements TermWork {
 
   LeaderCommand(List<String> command, Duration grace, boolean restart, Spawner spawner) {
     this.command = List.copyOf(command);
+    this.program = Arguments.program(command);
     this.grace = grace;
     this.restart = restart;
     this.spawner = spawner;
@@ -74,13 +77,13 @@ final class LeaderCommand implements TermWork {
         try {
           p = CommandProcess.start(spawner, command, env, grace);
         } catch (IOException e) {
-          log.error("cannot start {}: {}; releasing and exiting with status {}", Arguments.shown(command), e.getMessage(), CANNOT_START);
+          log.error("cannot start {}: {}; releasing and exiting with status {}", program, e.getMessage(), CANNOT_START);
           finished.complete(CANNOT_START);
           return;
         }
         current = p;
       }
-      log.info("running {} with BATON_FENCING_TOKEN={} (guard pid {})", Arguments.shown(command), term.token(), p.pid());
+      log.info("running {} with BATON_FENCING_TOKEN={} (guard pid {})", program, term.token(), p.pid());
       p.exited().thenAccept(status -> ended(p, status));
     }
 
@@ -92,13 +95,13 @@ final class LeaderCommand implements TermWork {
         current = null;
       }
       if (!restart) {
-        log.info("{} exited with status {}; releasing the lease and exiting", Arguments.shown(command), status);
+        log.info("{} exited with status {}; releasing the lease and exiting", program, status);
         finished.complete(status);
       } else if (term.isValid()) {
-        log.info("{} exited with status {}; running it again in {} (--restart)", Arguments.shown(command), status, RESTART_PAUSE.toMillis() + "ms");
+        log.info("{} exited with status {}; running it again in {} (--restart)", program, status, RESTART_PAUSE.toMillis() + "ms");
         CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS).execute(this::launch);
       } else {
-        log.info("{} exited with status {}; the term is ending, it runs again when this node leads again", Arguments.shown(command), status);
+        log.info("{} exited with status {}; the term is ending, it runs again when this node leads again", program, status);
       }
     }
 
@@ -112,10 +115,10 @@ final class LeaderCommand implements TermWork {
       if (p == null || !p.isAlive()) {
         return;
       }
-      log.info("term with token {} ended: stopping {} (SIGTERM to its process group, SIGKILL after {})", term.token(), Arguments.shown(command), Durations.format(grace));
+      log.info("term with token {} ended: stopping {} (SIGTERM to its process group, SIGKILL after {})", term.token(), program, Durations.format(grace));
       long t0 = System.nanoTime();
       p.stop();
-      log.info("{} stopped after {}", Arguments.shown(command), Durations.format(Duration.ofNanos(System.nanoTime() - t0)));
+      log.info("{} stopped after {}", program, Durations.format(Duration.ofNanos(System.nanoTime() - t0)));
     }
   }
 }

@@ -81,7 +81,9 @@ class ArgumentsTest {
   }
 
   @Test
-  void commands_are_shown_as_a_person_would_type_them() {
-    assertThat(Arguments.shown(List.of("sh", "-c", "echo hi", ""))).isEqualTo("sh -c 'echo hi' ''");
+  void the_log_names_the_program_but_not_its_arguments_which_may_be_secret() {
+    assertThat(Arguments.program(List.of("deploy", "--password", "hunter2"))).isEqualTo("'deploy' (2 arguments)").doesNotContain("hunter2");
+    assertThat(Arguments.program(List.of("sleep", "600"))).isEqualTo("'sleep' (1 argument)");
+    assertThat(Arguments.program(List.of("true"))).isEqualTo("'true'");
   }
 }
