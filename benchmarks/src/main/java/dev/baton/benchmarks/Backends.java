@@ -1,0 +1,220 @@
+package dev.baton.benchmarks;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.conformance.FaultyLeaseStore;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.MemoryLeaseStore;
+import dev.baton.etcd.EtcdLeaseStore;
+import dev.baton.jdbc.JdbcLeaseStore;
+import dev.baton.k8s.KubernetesLeaseStore;
+import dev.baton.zookeeper.ZooKeeperLeaseStore;
+import io.etcd.jetcd.Client;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+
+/**
+ * Baton on each backend, every node's client built the way the backend's provider builds it from
+ * properties (the settings a user gets), but connected through the node's own proxy.
+ */
+final class Backends {
+
+  static final String JDBC_TABLE = "baton_bench_lease";
+  static final String ZOOKEEPER_BASE_PATH = "/baton-bench";
+  static final String ETCD_PREFIX = "/baton-bench/";
+  static final String K8S_NAMESPACE = "bench";
+
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  private Backends() {}
+
+  static BatonContender memory(Settings s) {
+    MemoryLeaseStore shared = new MemoryLeaseStore();
+    return new BatonContender(
+        "memory",
+        "this JVM (MemoryLeaseStore)",
+        Optional.empty(),
+        s,
+        Map.of("link", "no network: a cut makes every call of the node fail at once (FaultyLeaseStore)"),
+        "LeaseStore calls (no server)",
+        s.leaseDuration(),
+        (node, through) -> {
+          FaultyLeaseStore view = new FaultyLeaseStore(shared, s.callTimeout());
+          return new BatonContender.OpenedStore(view, null, Optional.empty(), Optional.of(view));
+        },
+        shared);
+  }
+
+  static BatonContender h2(Settings s, H2Server h2) {
+    return jdbc("H2", "H2 " + h2.version() + " (TCP server, in-memory database)", h2.address(), s, H2Server::url, "sa");
+  }
+
+  static BatonContender postgres(Settings s, String version) {
+    return jdbc("PostgreSQL", version + " at 127.0.0.1:5432", Servers.POSTGRES, s, Servers::postgresUrl, Servers.POSTGRES_USER);
+  }
+
+  static BatonContender mariadb(Settings s, String version) {
+    return jdbc("MariaDB", version + " at 127.0.0.1:3306", Servers.MARIADB, s, Servers::mariadbUrl, Servers.MARIADB_USER);
+  }
+
+  private static BatonContender jdbc(String name, String server, InetSocketAddress address, Settings s, IntFunction<String> urlOnPort, String user) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("pool", "HikariCP, 4 connections, 1 idle, connection timeout = call timeout (as the jdbc provider builds it)");
+    settings.put("table", JDBC_TABLE);
+    return new BatonContender(
+        name,
+        server,
+        Optional.of(address),
+        s,
+        settings,
+        "JDBC round trips at the driver (statements, commits, rollbacks, validity checks, including the pool's)",
+        s.leaseDuration(),
+        (node, through) -> openJdbc(urlOnPort.apply(through.orElseThrow().getPort()), user, s),
+        null);
+  }
+
+  /** A JDBC store on a pool over counting connections; requests are the driver's round trips. */
+  static BatonContender.OpenedStore openJdbc(String url, String user, Settings s) {
+    CountingDataSource counting = new CountingDataSource(url, user, "");
+    HikariDataSource pool = jdbcPool(counting, s.callTimeout(), 4);
+    LeaseStore store = JdbcLeaseStore.builder(pool).table(JDBC_TABLE).callTimeout(s.callTimeout()).build();
+    return new BatonContender.OpenedStore(store, pool, Optional.of(counting::roundTrips), Optional.empty());
+  }
+
+  /** The pool {@code JdbcLeaseStoreProvider} builds: small, waits at most the call timeout. */
+  static HikariDataSource jdbcPool(javax.sql.DataSource dataSource, Duration callTimeout, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("baton-bench-" + POOLS.incrementAndGet());
+    config.setDataSource(dataSource);
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(1);
+    long timeoutMillis = Math.max(250, callTimeout.toMillis());
+    config.setConnectionTimeout(timeoutMillis);
+    config.setValidationTimeout(Math.max(250, timeoutMillis / 2));
+    config.setInitializationFailTimeout(-1);
+    return new HikariDataSource(config);
+  }
+
+  static BatonContender zookeeper(Settings s, ZooKeeperServerInJvm zk) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("session timeout (the lease)", s.leaseDuration().toMillis() + " ms");
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("Curator", "connection timeout = session timeout, BoundedExponentialBackoffRetry(100 ms, 1 s, 3) (as the zookeeper provider builds it)");
+    settings.put("server tickTime", ZooKeeperServerInJvm.TICK_MILLIS + " ms");
+    return new BatonContender(
+        "ZooKeeper",
+        "ZooKeeper " + zk.version() + " in this JVM",
+        Optional.of(zk.address()),
+        s,
+        settings,
+        "packets the ZooKeeper server received on the node's session (requests and pings)",
+        s.leaseDuration(),
+        (node, through) -> {
+          CuratorFramework client = curatorForBaton(through.orElseThrow(), s.leaseDuration());
+          return new BatonContender.OpenedStore(zooKeeperStore(client, s), client, Optional.of(sessionPackets(zk, client)), Optional.empty());
+        },
+        null);
+  }
+
+  static LeaseStore zooKeeperStore(CuratorFramework client, Settings s) {
+    return ZooKeeperLeaseStore.builder(client).basePath(ZOOKEEPER_BASE_PATH).callTimeout(s.callTimeout()).build();
+  }
+
+  static CuratorFramework curatorForBaton(InetSocketAddress through, Duration session) {
+    CuratorFramework client =
+        CuratorFrameworkFactory.builder()
+            .connectString("127.0.0.1:" + through.getPort())
+            .sessionTimeoutMs((int) session.toMillis())
+            .connectionTimeoutMs((int) session.toMillis())
+            .retryPolicy(new BoundedExponentialBackoffRetry(100, 1_000, 3))
+            .build();
+    client.start();
+    return client;
+  }
+
+  /** Packets the server received on the client's current session; 0 before it has one. */
+  static LongSupplier sessionPackets(ZooKeeperServerInJvm zk, CuratorFramework client) {
+    return () -> {
+      try {
+        return zk.packetsReceivedFrom(client.getZookeeperClient().getZooKeeper().getSessionId());
+      } catch (Exception e) {
+        return 0;
+      }
+    };
+  }
+
+  static BatonContender etcd(Settings s, EtcdServer etcd, String version) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("keep-alive sharing", EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING.toMillis() + " ms (default): the etcd lease is granted "
+        + (s.leaseDuration().toSeconds() + EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING.toSeconds()) + " s for a " + s.leaseDuration().toSeconds() + " s lease");
+    settings.put("jetcd client", "defaults (as the etcd provider builds it)");
+    return new BatonContender(
+        "etcd",
+        "etcd " + version + ", one member",
+        Optional.of(etcd.address()),
+        s,
+        settings,
+        "gRPC request messages the client sent (unary calls, keep-alive and watch stream messages)",
+        s.leaseDuration(),
+        (node, through) -> openEtcd(through.orElseThrow(), s),
+        null);
+  }
+
+  static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
+    GrpcRequestCounter counter = new GrpcRequestCounter();
+    Client client = Client.builder().endpoints("http://127.0.0.1:" + through.getPort()).interceptor(counter).build();
+    LeaseStore store = EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout()).build();
+    return new BatonContender.OpenedStore(store, client, Optional.of(counter::messages), Optional.empty());
+  }
+
+  static BatonContender kubernetes(Settings s, KubernetesMock mock) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("fabric8 client", "request and connection timeout = call timeout, retries off (as the kubernetes provider builds it)");
+    settings.put("namespace", K8S_NAMESPACE);
+    return new BatonContender(
+        "Kubernetes",
+        "fabric8 Kubernetes mock API server (CRUD mode) in this JVM",
+        Optional.of(mock.address()),
+        s,
+        settings,
+        "HTTP requests the API server received from the node (by User-Agent)",
+        s.leaseDuration(),
+        (node, through) -> openKubernetes(through.orElseThrow(), node, s, Optional.of(() -> mock.requestsFrom(node))),
+        null);
+  }
+
+  static BatonContender.OpenedStore openKubernetes(InetSocketAddress through, String node, Settings s, Optional<LongSupplier> requests) {
+    Config config = kubernetesConfig(through, node);
+    int millis = (int) s.callTimeout().toMillis();
+    config.setRequestTimeout(millis);
+    config.setConnectionTimeout(millis);
+    config.setRequestRetryBackoffLimit(0);
+    KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
+    LeaseStore store = KubernetesLeaseStore.builder(client).namespace(K8S_NAMESPACE).callTimeout(s.callTimeout()).build();
+    return new BatonContender.OpenedStore(store, client, requests, Optional.empty());
+  }
+
+  /** A client configuration for the mock through {@code through}, with nothing read from the machine. */
+  static Config kubernetesConfig(InetSocketAddress through, String userAgent) {
+    Config config = Config.empty();
+    config.setMasterUrl("http://127.0.0.1:" + through.getPort());
+    config.setNamespace(K8S_NAMESPACE);
+    config.setUserAgent(userAgent);
+    return config;
+  }
+}

@@ -1,0 +1,194 @@
+package dev.baton.benchmarks;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.crud.AttributeSet;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.ByteString;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.http.Response;
+import io.fabric8.mockwebserver.http.WebSocket;
+import io.fabric8.mockwebserver.http.WebSocketListener;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * fabric8's Kubernetes mock API server in CRUD mode on loopback (no API server can run here): it
+ * keeps resourceVersions, answers a stale update with 409 and serves watches, like a real one. It
+ * counts the requests it receives per User-Agent, which the harness sets to the node's id.
+ *
+ * <p>One fix to the mock: when a watch closes while the mock is sending it an event, the mock's
+ * watch listener waits, on the connection's event loop, for its sender, which waits for a write on
+ * that same event loop; the loop stalls for 30 s (the sender's write timeout) and every connection
+ * on it with it. The harness hands the mock's close handling to a thread of its own, so a closing
+ * watch never holds the loop; and an event that a closing watch refuses is offered again, so that it
+ * does not fail the request that caused it.
+ */
+final class KubernetesMock implements AutoCloseable {
+
+  /** The mock logs every request through java.util.logging; kept referenced so the level sticks. */
+  private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+
+  private final KubernetesMockServer server;
+  private final Map<String, AtomicLong> requestsByAgent = new ConcurrentHashMap<>();
+  private final AtomicLong requests = new AtomicLong();
+  private final AtomicLong eventRetries = new AtomicLong();
+  private final AtomicLong eventFailures = new AtomicLong();
+
+  private KubernetesMock() {
+    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+    KubernetesCrudDispatcher dispatcher =
+        new KubernetesCrudDispatcher() {
+          @Override
+          public MockResponse dispatch(RecordedRequest request) {
+            requests.incrementAndGet();
+            String agent = request.getHeader("User-Agent");
+            if (agent != null) {
+              requestsByAgent.computeIfAbsent(agent, a -> new AtomicLong()).incrementAndGet();
+            }
+            return super.dispatch(request);
+          }
+
+          /**
+           * A watch that is closing refuses new events (its sender is shut down) until the mock
+           * forgets it; the event would then fail the request that caused it (a PUT answered with
+           * an error). Trying again shortly delivers it to the remaining watches; a watch that
+           * already had it sees it twice, which watches must tolerate anyway.
+           */
+          @Override
+          public void processEvent(String path, AttributeSet pathAttributes, AttributeSet oldAttributes, GenericKubernetesResource resource, String newState) {
+            long deadline = System.nanoTime() + 500_000_000L;
+            while (true) {
+              try {
+                super.processEvent(path, pathAttributes, oldAttributes, resource, newState);
+                return;
+              } catch (RejectedExecutionException e) {
+                eventRetries.incrementAndGet();
+                if (System.nanoTime() - deadline > 0) {
+                  eventFailures.incrementAndGet();
+                  throw e;
+                }
+                Pause.millis(1);
+              }
+            }
+          }
+
+          @Override
+          public MockResponse handleWatch(String path) {
+            MockResponse response = super.handleWatch(path);
+            WebSocketListener watch = response.getWebSocketListener();
+            return watch == null ? response : response.withWebSocketUpgrade(new ClosedOffTheEventLoop(watch));
+          }
+        };
+    server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+    server.init(InetAddress.getLoopbackAddress(), 0);
+  }
+
+  static KubernetesMock start() {
+    return new KubernetesMock();
+  }
+
+  InetSocketAddress address() {
+    URI url = URI.create(server.url("/"));
+    return new InetSocketAddress(InetAddress.getLoopbackAddress(), url.getPort());
+  }
+
+  /** Requests received from clients whose User-Agent is {@code agent}. */
+  long requestsFrom(String agent) {
+    AtomicLong n = requestsByAgent.get(agent);
+    return n == null ? 0 : n.get();
+  }
+
+  long requests() {
+    return requests.get();
+  }
+
+  /** Watch events the mock could not deliver even after trying again (each failed a request). */
+  long eventFailures() {
+    return eventFailures.get();
+  }
+
+  /**
+   * Stops the server, waiting at most 40 s: the mock can hold an event loop for 30 s when a watch
+   * closes while it sends an event (its listener waits for its sender, which waits for the loop).
+   */
+  @Override
+  public void close() throws InterruptedException {
+    Thread stopper = new Thread(server::destroy, "kubernetes-mock-stop");
+    stopper.setDaemon(true);
+    stopper.start();
+    stopper.join(40_000);
+    if (stopper.isAlive()) {
+      throw new IllegalStateException("the Kubernetes mock server did not stop within 40 s");
+    }
+  }
+
+  /** The mock's watch listener, with its blocking close handling moved off the event loop. */
+  private static final class ClosedOffTheEventLoop extends WebSocketListener {
+    private final WebSocketListener delegate;
+
+    ClosedOffTheEventLoop(WebSocketListener delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public void onBeforeAccept(WebSocket webSocket, Response response) {
+      delegate.onBeforeAccept(webSocket, response);
+    }
+
+    @Override
+    public void onOpen(WebSocket webSocket, Response response) {
+      delegate.onOpen(webSocket, response);
+    }
+
+    @Override
+    public void onMessage(WebSocket webSocket, String text) {
+      delegate.onMessage(webSocket, text);
+    }
+
+    @Override
+    public void onMessage(WebSocket webSocket, ByteString bytes) {
+      delegate.onMessage(webSocket, bytes);
+    }
+
+    @Override
+    public void onMessage(WebSocket webSocket, byte[] bytes) {
+      delegate.onMessage(webSocket, bytes);
+    }
+
+    @Override
+    public void onPing(WebSocket webSocket, byte[] bytes) {
+      delegate.onPing(webSocket, bytes);
+    }
+
+    @Override
+    public void onClosing(WebSocket webSocket, int code, String reason) {
+      delegate.onClosing(webSocket, code, reason);
+    }
+
+    @Override
+    public void onClosed(WebSocket webSocket, int code, String reason) {
+      offLoop(() -> delegate.onClosed(webSocket, code, reason));
+    }
+
+    @Override
+    public void onFailure(WebSocket webSocket, Throwable t, Response response) {
+      offLoop(() -> delegate.onFailure(webSocket, t, response));
+    }
+
+    private static void offLoop(Runnable r) {
+      Thread t = new Thread(r, "kubernetes-mock-watch-closed");
+      t.setDaemon(true);
+      t.start();
+    }
+  }
+}

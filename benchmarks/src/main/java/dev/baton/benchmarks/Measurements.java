@@ -1,0 +1,258 @@
+package dev.baton.benchmarks;
+
+import dev.baton.benchmarks.Results.ContenderResult;
+import dev.baton.benchmarks.Results.Crash;
+import dev.baton.benchmarks.Results.CrashRound;
+import dev.baton.benchmarks.Results.FirstLeader;
+import dev.baton.benchmarks.Results.Handover;
+import dev.baton.benchmarks.Results.Idle;
+import dev.baton.benchmarks.Results.IdleNode;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Runs the per-contender measurements: time to first leader, graceful handover, crash failover
+ * with split brain, idle load. Every wait is bounded; a round that times out is counted as a
+ * failure and the run goes on.
+ */
+final class Measurements {
+
+  private final Settings settings;
+  private final String runId;
+  private final PrintStream progress;
+
+  Measurements(Settings settings, String runId, PrintStream progress) {
+    this.settings = settings;
+    this.runId = runId;
+    this.progress = progress;
+  }
+
+  ContenderResult run(Contender c) {
+    ContenderResult result = new ContenderResult(c);
+    String slug = slug(c.name());
+    try {
+      result.firstLeader = firstLeader(c, slug);
+      say(c, "first leader: p50 %s ms, max %s ms (cold %s ms)", Stats.ms(result.firstLeader.stats().p50()), Stats.ms(result.firstLeader.stats().max()), Stats.ms(result.firstLeader.coldMillis()));
+    } catch (Exception e) {
+      fail(result, "first leader", e);
+    }
+    try (Group g = Group.start(c, election(slug, "group"), slug, settings.candidates())) {
+      try {
+        g.awaitSingleLeader(settings.patience());
+        result.handover = handover(c, g);
+        say(c, "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed", result.handover.stats().count(), Stats.ms(result.handover.stats().p50()), Stats.ms(result.handover.stats().p99()), Stats.ms(result.handover.stats().max()), result.handover.failures());
+        result.idle = idle(g);
+        say(c, "idle: %s", idleSummary(result.idle));
+        result.crash = crash(c, g);
+        say(c, "crash (%d rounds): from cut p50 %s ms, from last renewal/TTL p50 %s, split brain in %d rounds (max %s ms)", result.crash.rounds().size(), Stats.ms(result.crash.fromCut().p50()),
+            Stats.fixed(result.crash.ratio(result.crash.fromRenewal().p50()), 3), result.crash.roundsWithSplitBrain(), Stats.ms(result.crash.overlap().max()));
+      } finally {
+        g.close();
+        result.notes.addAll(g.problems());
+      }
+    } catch (Exception e) {
+      fail(result, "handover, idle and crash", e);
+    }
+    return result;
+  }
+
+  private static String idleSummary(Idle idle) {
+    StringBuilder b = new StringBuilder();
+    for (IdleNode n : idle.nodes()) {
+      b.append(n.role()).append(' ');
+      if (!Double.isNaN(n.storeCallsPerSecond())) {
+        b.append(Stats.fixed(n.storeCallsPerSecond(), 2)).append(" calls/s, ");
+      }
+      b.append(Stats.fixed(n.requestsPerSecond(), 2)).append(" req/s, ").append(Stats.fixed(n.bytesToServerPerSecond(), 0)).append(" B/s; ");
+    }
+    return b.toString();
+  }
+
+  private void fail(ContenderResult result, String what, Exception e) {
+    String message = what + " could not be measured: " + e;
+    result.notes.add(message);
+    progress.println("[" + result.name + "] " + message);
+  }
+
+  FirstLeader firstLeader(Contender c, String slug) throws Exception {
+    List<Double> samples = new ArrayList<>();
+    double cold = Double.NaN;
+    int failures = 0;
+    Timeline timeline = new Timeline();
+    for (int round = 0; round <= settings.firstLeaderRounds(); round++) {
+      String id = slug + "-first-" + round;
+      long t0 = System.nanoTime();
+      Node n = c.newNode(election(slug, "first-" + round), id, timeline);
+      try {
+        n.start();
+        Optional<Timeline.Event> e = timeline.awaitElected(id::equals, t0, settings.patience());
+        if (e.isEmpty()) {
+          failures++;
+          continue;
+        }
+        double ms = (e.get().nanos() - t0) / 1e6;
+        if (round == 0) {
+          cold = ms; // the first in this JVM for this library: class loading and warm-up, reported apart
+        } else {
+          samples.add(ms);
+        }
+        n.leave();
+      } finally {
+        n.close();
+      }
+    }
+    return new FirstLeader(Stats.of(samples), cold, failures);
+  }
+
+  Handover handover(Contender c, Group g) throws Exception {
+    List<Double> samples = new ArrayList<>();
+    int failures = 0;
+    for (int round = 0; round < settings.handoverRounds(); round++) {
+      Node leader = g.awaitSingleLeader(settings.patience());
+      long t0 = System.nanoTime();
+      leader.leave();
+      Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), t0, settings.patience());
+      if (next.isPresent()) {
+        samples.add((next.get().nanos() - t0) / 1e6);
+      } else {
+        failures++;
+      }
+      g.replace(leader);
+    }
+    return new Handover(Stats.of(samples), failures);
+  }
+
+  Idle idle(Group g) {
+    Node leader = g.awaitSingleLeader(settings.patience());
+    Pause.of(settings.retryPeriod().multipliedBy(2).plusSeconds(1));
+    List<Node> order = new ArrayList<>();
+    order.add(leader);
+    g.nodes().stream().filter(n -> n != leader).forEach(order::add);
+    long[] calls = new long[order.size()];
+    long[] requests = new long[order.size()];
+    long[] toServer = new long[order.size()];
+    long[] toClient = new long[order.size()];
+    for (int i = 0; i < order.size(); i++) {
+      calls[i] = order.get(i).storeCalls().orElse(-1);
+      requests[i] = order.get(i).requestsSent();
+      toServer[i] = order.get(i).bytesToServer();
+      toClient[i] = order.get(i).bytesToClient();
+    }
+    long t0 = System.nanoTime();
+    Pause.of(settings.idleWindow());
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    List<IdleNode> nodes = new ArrayList<>();
+    for (int i = 0; i < order.size(); i++) {
+      Node n = order.get(i);
+      long r = n.requestsSent();
+      long c = n.storeCalls().orElse(-1);
+      nodes.add(new IdleNode(
+          i == 0 ? "leader" : "follower " + i,
+          c < 0 || calls[i] < 0 ? Double.NaN : (c - calls[i]) / seconds,
+          r < 0 || requests[i] < 0 ? Double.NaN : (r - requests[i]) / seconds,
+          n.hasNetwork() ? (n.bytesToServer() - toServer[i]) / seconds : Double.NaN,
+          n.hasNetwork() ? (n.bytesToClient() - toClient[i]) / seconds : Double.NaN));
+    }
+    return new Idle(nodes, settings.idleWindow());
+  }
+
+  Crash crash(Contender c, Group g) throws Exception {
+    List<CrashRound> rounds = new ArrayList<>();
+    int failures = 0;
+    // Long enough to see a leader that steps down late; one that still leads a lease after its
+    // successor took over is shown as "at least" that.
+    Duration observe = c.leaseDuration();
+    for (int round = 0; round < settings.crashRounds(); round++) {
+      Node leader = g.awaitSingleLeader(settings.patience());
+      BeliefSampler belief = BeliefSampler.start(leader);
+      try {
+        long cut = System.nanoTime();
+        leader.link().cut();
+        Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), cut, settings.patience());
+        if (next.isEmpty()) {
+          failures++;
+          continue;
+        }
+        long successor = next.get().nanos();
+        Pause.until(belief::ended, Duration.ofNanos(Math.max(0, successor + observe.toNanos() - System.nanoTime())));
+        belief.stop();
+        OptionalLong renewal = leader.lastConfirmedRenewalNanos();
+        double overlap = belief.ended() ? Math.max(0, belief.endedAtNanos() - successor) / 1e6 : observe.toMillis();
+        rounds.add(new CrashRound(
+            (successor - cut) / 1e6,
+            renewal.isPresent() ? (successor - renewal.getAsLong()) / 1e6 : Double.NaN,
+            overlap,
+            !belief.ended()));
+      } finally {
+        belief.stop();
+        leader.link().heal();
+        g.replace(leader);
+      }
+    }
+    return new Crash(rounds, failures, c.leaseDuration(), observe);
+  }
+
+  private void say(Contender c, String format, Object... args) {
+    progress.println("[" + c.name() + "] " + String.format(Locale.ROOT, format, args));
+  }
+
+  String election(String slug, String purpose) {
+    return ("bench-" + runId + "-" + slug + "-" + purpose).toLowerCase(Locale.ROOT);
+  }
+
+  static String slug(String name) {
+    return name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("(^-|-$)", "");
+  }
+
+  /**
+   * Watches whether a node believes it leads, every quarter millisecond on its own thread, and
+   * notes the first moment it no longer does (an upper bound of when its belief ended).
+   */
+  static final class BeliefSampler {
+    private final Node node;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile boolean ended;
+    private volatile long endedAtNanos;
+
+    private BeliefSampler(Node node) {
+      this.node = node;
+      this.thread = new Thread(this::sample, "belief-" + node.id);
+      thread.setDaemon(true);
+    }
+
+    static BeliefSampler start(Node node) {
+      BeliefSampler s = new BeliefSampler(node);
+      s.thread.start();
+      return s;
+    }
+
+    private void sample() {
+      while (running && !ended) {
+        if (!node.believesLeader()) {
+          endedAtNanos = System.nanoTime();
+          ended = true;
+          return;
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(250_000);
+      }
+    }
+
+    boolean ended() {
+      return ended;
+    }
+
+    long endedAtNanos() {
+      return endedAtNanos;
+    }
+
+    void stop() {
+      running = false;
+    }
+  }
+}

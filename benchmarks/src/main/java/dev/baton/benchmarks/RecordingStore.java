@@ -1,0 +1,111 @@
+package dev.baton.benchmarks;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.Subscription;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A node's view of its store that counts the calls the Elector makes and remembers when the last
+ * grant or renewal that the store confirmed began: by the lease contract no other candidate can be
+ * granted before that moment plus the lease's TTL, which is what a crash failover is judged
+ * against. Closing it closes the wrapped store.
+ */
+final class RecordingStore implements LeaseStore {
+
+  private final LeaseStore delegate;
+  private final AtomicLong calls = new AtomicLong();
+  private final AtomicLong renewals = new AtomicLong();
+  private volatile long lastConfirmedStartNanos;
+  private volatile boolean confirmedAny;
+
+  RecordingStore(LeaseStore delegate) {
+    this.delegate = delegate;
+  }
+
+  long calls() {
+    return calls.get();
+  }
+
+  long renewals() {
+    return renewals.get();
+  }
+
+  /** Start of the last grant or renewal the store confirmed; 0 before the first. */
+  long lastConfirmedStartNanos() {
+    return confirmedAny ? lastConfirmedStartNanos : 0;
+  }
+
+  boolean confirmedAny() {
+    return confirmedAny;
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    calls.incrementAndGet();
+    long t0 = System.nanoTime();
+    Acquisition a = delegate.tryAcquire(election, candidate, ttl);
+    if (a.isGranted()) {
+      confirmed(t0);
+    }
+    return a;
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    calls.incrementAndGet();
+    renewals.incrementAndGet();
+    long t0 = System.nanoTime();
+    Lease renewed = delegate.renew(lease);
+    confirmed(t0);
+    return renewed;
+  }
+
+  private synchronized void confirmed(long t0) {
+    if (!confirmedAny || t0 - lastConfirmedStartNanos > 0) {
+      lastConfirmedStartNanos = t0;
+      confirmedAny = true;
+    }
+  }
+
+  @Override
+  public void release(Lease lease) {
+    calls.incrementAndGet();
+    delegate.release(lease);
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    calls.incrementAndGet();
+    return delegate.read(election);
+  }
+
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    return delegate.watch(election, changed);
+  }
+
+  @Override
+  public boolean watchReportsExpiry() {
+    return delegate.watchReportsExpiry();
+  }
+
+  @Override
+  public void checkElectionName(String election) {
+    delegate.checkElectionName(election);
+  }
+
+  @Override
+  public String describe() {
+    return delegate.describe();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

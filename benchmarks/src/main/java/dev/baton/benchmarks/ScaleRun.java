@@ -1,0 +1,227 @@
+package dev.baton.benchmarks;
+
+import dev.baton.election.ElectionListener;
+import dev.baton.election.Elector;
+import dev.baton.election.MemoryLeaseStore;
+import dev.baton.election.Term;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.apache.curator.framework.CuratorFramework;
+
+/**
+ * The process of the scale measurement, started by {@link ScaleDriver}: one store, and for each
+ * size N electors of N elections (one candidate each) on it. For each size it ramps the electors
+ * up, waits until all lead, watches them for the window, and reports on standard output:
+ *
+ * <pre>
+ * WINDOW-START n          (the driver snapshots the server's and the proxy's counters)
+ * WINDOW-END n
+ * STEP elections=... elected=... stepDowns=... cpuMillis=... seconds=... heapBytes=... baselineBytes=... calls=... requests=... ramp=... problem=...
+ * </pre>
+ *
+ * Arguments: backend, proxy port (0 for memory), sizes (comma-separated), window millis, run id.
+ */
+public final class ScaleRun {
+
+  private ScaleRun() {}
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    String backend = args[0];
+    int port = Integer.parseInt(args[1]);
+    List<Integer> sizes = new ArrayList<>();
+    for (String n : args[2].split(",")) {
+      sizes.add(Integer.parseInt(n));
+    }
+    Duration window = Duration.ofMillis(Long.parseLong(args[3]));
+    String runId = args[4];
+    PrintStream out = System.out;
+    try {
+      new ScaleRun.Steps(backend, port, window, runId, out).run(sizes);
+    } catch (Exception | Error e) {
+      out.println("FAILED " + oneLine(e.toString()));
+      out.flush();
+      throw e;
+    } finally {
+      out.flush();
+      System.exit(0);
+    }
+  }
+
+  static String oneLine(String s) {
+    return s.replaceAll("[\\r\\n]+", " ");
+  }
+
+  private static final class Steps {
+    private final String backend;
+    private final int port;
+    private final Duration window;
+    private final String runId;
+    private final PrintStream out;
+    private final Settings settings = Settings.full();
+
+    Steps(String backend, int port, Duration window, String runId, PrintStream out) {
+      this.backend = backend;
+      this.port = port;
+      this.window = window;
+      this.runId = runId;
+      this.out = out;
+    }
+
+    void run(List<Integer> sizes) throws Exception {
+      InetSocketAddress through = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+      BatonContender.OpenedStore opened = open(through);
+      RecordingStore store = new RecordingStore(opened.store());
+      LongSupplier requests = opened.requests().orElse(store::calls);
+      MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+      // A first call, so that the connection and the classes are there before the baseline.
+      store.read("scale-" + runId + "-warmup");
+      long baseline = usedHeapAfterGc(memory);
+      try {
+        for (int n : sizes) {
+          step(n, store, requests, memory, baseline);
+        }
+      } finally {
+        store.close();
+        if (opened.resources() != null) {
+          opened.resources().close();
+        }
+      }
+    }
+
+    private BatonContender.OpenedStore open(InetSocketAddress through) {
+      switch (backend) {
+        case "memory":
+          return new BatonContender.OpenedStore(new MemoryLeaseStore(), null, Optional.empty(), Optional.empty());
+        case "h2":
+          return Backends.openJdbc(H2Server.url(port), "sa", settings);
+        case "postgresql":
+          return Backends.openJdbc(Servers.postgresUrl(port), Servers.POSTGRES_USER, settings);
+        case "mariadb":
+          return Backends.openJdbc(Servers.mariadbUrl(port), Servers.MARIADB_USER, settings);
+        case "zookeeper":
+          CuratorFramework client = Backends.curatorForBaton(through, settings.leaseDuration());
+          return new BatonContender.OpenedStore(Backends.zooKeeperStore(client, settings), client, Optional.empty(), Optional.empty());
+        case "etcd":
+          return Backends.openEtcd(through, settings);
+        case "kubernetes":
+          return Backends.openKubernetes(through, "scale-" + runId, settings, Optional.empty());
+        default:
+          throw new IllegalArgumentException("backend must be memory, h2, postgresql, mariadb, zookeeper, etcd or kubernetes, but was " + backend);
+      }
+    }
+
+    private void step(int n, RecordingStore store, LongSupplier requests, MemoryMXBean memory, long baseline) throws Exception {
+      AtomicInteger leading = new AtomicInteger();
+      AtomicLong revocations = new AtomicLong();
+      ElectionListener listener =
+          new ElectionListener() {
+            @Override
+            public void onElected(Term term) {
+              leading.incrementAndGet();
+            }
+
+            @Override
+            public void onRevoked(Term term) {
+              leading.decrementAndGet();
+              revocations.incrementAndGet();
+            }
+          };
+      List<Elector> electors = new ArrayList<>(n);
+      String problem = "";
+      long rampStart = System.nanoTime();
+      try {
+        // In batches, as a process would start its elections, not ten thousand calls at once.
+        int batch = Math.max(1, Math.min(250, n / 20));
+        Duration rampLimit = Duration.ofSeconds(30).plusMillis(n * 5L);
+        long rampDeadline = rampStart + rampLimit.toNanos();
+        for (int i = 0; i < n; i++) {
+          Elector e =
+              Elector.builder(store)
+                  .election("scale-" + runId + "-" + n + "-" + i)
+                  .candidate("scale-" + runId)
+                  .leaseDuration(settings.leaseDuration())
+                  .renewDeadline(settings.renewDeadline())
+                  .retryPeriod(settings.retryPeriod())
+                  .listener(listener)
+                  .build();
+          electors.add(e);
+          e.start();
+          if ((i + 1) % batch == 0 || i == n - 1) {
+            int started = i + 1;
+            Duration left = Duration.ofNanos(Math.max(0, rampDeadline - System.nanoTime()));
+            if (!Pause.until(() -> leading.get() >= started, left)) {
+              problem = "only " + leading.get() + " of " + started + " started elections led within the ramp limit of " + rampLimit.toSeconds() + " s";
+              break;
+            }
+          }
+        }
+        double rampSeconds = (System.nanoTime() - rampStart) / 1e9;
+        Pause.of(settings.retryPeriod().multipliedBy(2));
+        int elected = leading.get();
+        long revokedBefore = revocations.get();
+        long callsBefore = store.calls();
+        long requestsBefore = requests.getAsLong();
+        long cpuBefore = processCpuNanos();
+        long t0 = System.nanoTime();
+        out.println("WINDOW-START " + n);
+        out.flush();
+        Pause.of(window);
+        long t1 = System.nanoTime();
+        long cpu = processCpuNanos() - cpuBefore;
+        long calls = store.calls() - callsBefore;
+        long reqs = requests.getAsLong() - requestsBefore;
+        long stepDowns = revocations.get() - revokedBefore;
+        out.println("WINDOW-END " + n);
+        out.flush();
+        long heap = usedHeapAfterGc(memory);
+        out.println(String.format(
+            Locale.ROOT,
+            "STEP elections=%d elected=%d stepDowns=%d cpuMillis=%d seconds=%.3f heapBytes=%d baselineBytes=%d calls=%d requests=%d ramp=%.2f problem=%s",
+            n, elected, stepDowns, cpu / 1_000_000, (t1 - t0) / 1e9, heap, baseline, calls, reqs, rampSeconds, problem.replace(' ', '_')));
+        out.flush();
+      } finally {
+        closeAll(electors);
+      }
+    }
+
+    private static void closeAll(List<Elector> electors) throws InterruptedException {
+      ExecutorService closers = Executors.newFixedThreadPool(16);
+      for (Elector e : electors) {
+        closers.execute(e::close);
+      }
+      closers.shutdown();
+      if (!closers.awaitTermination(120, TimeUnit.SECONDS)) {
+        closers.shutdownNow();
+      }
+    }
+
+    private static long usedHeapAfterGc(MemoryMXBean memory) {
+      for (int i = 0; i < 3; i++) {
+        System.gc();
+      }
+      return memory.getHeapMemoryUsage().getUsed();
+    }
+
+    private static long processCpuNanos() {
+      if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+        return os.getProcessCpuTime();
+      }
+      return -1;
+    }
+  }
+}

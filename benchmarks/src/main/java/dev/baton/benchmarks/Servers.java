@@ -1,0 +1,135 @@
+package dev.baton.benchmarks;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The servers of one run, started when first needed and stopped by {@link #close()}: ZooKeeper and
+ * the Kubernetes mock in this JVM, one etcd member as a child process, H2 in server mode.
+ * PostgreSQL and MariaDB are the machine's own (127.0.0.1:5432, user postgres, database test;
+ * 127.0.0.1:3306, user root, empty password, database test).
+ */
+final class Servers implements AutoCloseable {
+
+  static final InetSocketAddress POSTGRES = new InetSocketAddress(InetAddress.getLoopbackAddress(), 5432);
+  static final InetSocketAddress MARIADB = new InetSocketAddress(InetAddress.getLoopbackAddress(), 3306);
+  static final String POSTGRES_USER = "postgres";
+  static final String MARIADB_USER = "root";
+
+  private final List<AutoCloseable> started = new ArrayList<>();
+  private ZooKeeperServerInJvm zookeeper;
+  private EtcdServer etcd;
+  private KubernetesMock kubernetes;
+  private H2Server h2;
+
+  synchronized ZooKeeperServerInJvm zookeeper() {
+    if (zookeeper == null) {
+      zookeeper = keep(ZooKeeperServerInJvm.start());
+    }
+    return zookeeper;
+  }
+
+  synchronized EtcdServer etcd() {
+    if (etcd == null) {
+      etcd = keep(EtcdServer.start());
+    }
+    return etcd;
+  }
+
+  synchronized KubernetesMock kubernetes() {
+    if (kubernetes == null) {
+      kubernetes = keep(KubernetesMock.start());
+    }
+    return kubernetes;
+  }
+
+  synchronized H2Server h2() {
+    if (h2 == null) {
+      h2 = keep(H2Server.start());
+    }
+    return h2;
+  }
+
+  private <T extends AutoCloseable> T keep(T server) {
+    started.add(server);
+    return server;
+  }
+
+  static boolean reachable(InetSocketAddress address) {
+    try (Socket s = new Socket()) {
+      s.connect(address, 2_000);
+      return true;
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+
+  static String postgresUrl(int port) {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/test";
+  }
+
+  static String mariadbUrl(int port) {
+    return "jdbc:mariadb://127.0.0.1:" + port + "/test";
+  }
+
+  /** {@code SELECT version()} of the database at {@code url}, shortened for the report. */
+  static Optional<String> databaseVersion(String url, String user) {
+    try (Connection c = DriverManager.getConnection(url, user, "");
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT version()")) {
+      if (!r.next()) {
+        return Optional.empty();
+      }
+      String v = r.getString(1);
+      return Optional.of(v.contains(" on ") ? v.substring(0, v.indexOf(" on ")) : v);
+    } catch (SQLException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Empties {@code table} at {@code url} when it exists: the benchmark's own table, from earlier runs. */
+  static void emptyTable(String url, String user, String table) throws SQLException {
+    try (Connection c = DriverManager.getConnection(url, user, "")) {
+      DatabaseMetaData meta = c.getMetaData();
+      boolean exists = false;
+      for (String name : List.of(table, table.toUpperCase(java.util.Locale.ROOT))) {
+        try (ResultSet r = meta.getTables(c.getCatalog(), null, name, null)) {
+          exists |= r.next();
+        }
+      }
+      if (exists) {
+        try (Statement s = c.createStatement()) {
+          s.executeUpdate("DELETE FROM " + table);
+        }
+      }
+    }
+  }
+
+  /** Stops every server, the last started first; one that fails to stop does not keep the others running. */
+  @Override
+  public synchronized void close() {
+    List<String> failures = new ArrayList<>();
+    for (int i = started.size() - 1; i >= 0; i--) {
+      AutoCloseable server = started.get(i);
+      try {
+        server.close();
+      } catch (Exception e) {
+        failures.add(server.getClass().getSimpleName() + ": " + e);
+      }
+    }
+    started.clear();
+    if (!failures.isEmpty()) {
+      System.err.println("stopping the benchmark's servers: " + String.join("; ", failures));
+    }
+  }
+}

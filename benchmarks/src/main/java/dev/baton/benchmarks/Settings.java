@@ -1,0 +1,88 @@
+package dev.baton.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What a run measures and how long it takes. {@link #full()} is what {@code scripts/benchmarks}
+ * runs for the report; {@link #smokeTest()} runs every measurement with tiny counts, so CI can prove the
+ * harness still works without timing anything.
+ *
+ * @param leaseDuration the lease every contender is given (etcd and Kubernetes count whole seconds)
+ * @param renewDeadline how long a leader goes on without a confirmed renewal
+ * @param retryPeriod how often a leader renews and a polling follower tries
+ * @param callTimeout the longest one store call may take (at most half the renew deadline)
+ * @param candidates nodes per contender in the handover, crash and idle measurements
+ * @param firstLeaderRounds fresh client, store and elector per round, after one warm-up round
+ * @param handoverRounds graceful handovers per contender
+ * @param crashRounds leader cut off per contender
+ * @param idleWindow how long the idle load is counted
+ * @param scaleSizes elections per process in the scale measurement
+ * @param scaleWindow how long each scale step is watched once all its elections lead
+ * @param only contenders to run (row names, case-insensitive); empty for all
+ */
+record Settings(
+    boolean smoke,
+    Duration leaseDuration,
+    Duration renewDeadline,
+    Duration retryPeriod,
+    Duration callTimeout,
+    int candidates,
+    int firstLeaderRounds,
+    int handoverRounds,
+    int crashRounds,
+    Duration idleWindow,
+    List<Integer> scaleSizes,
+    Duration scaleWindow,
+    Set<String> only) {
+
+  static Settings full() {
+    return new Settings(
+        false,
+        Duration.ofSeconds(3),
+        Duration.ofSeconds(2),
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(1),
+        3,
+        10,
+        50,
+        10,
+        Duration.ofSeconds(20),
+        List.of(1, 100, 1_000, 10_000),
+        Duration.ofSeconds(10),
+        Set.of());
+  }
+
+  static Settings smokeTest() {
+    return new Settings(
+        true,
+        Duration.ofSeconds(3),
+        Duration.ofSeconds(2),
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(1),
+        3,
+        1,
+        2,
+        1,
+        Duration.ofSeconds(2),
+        List.of(1, 10),
+        Duration.ofSeconds(2),
+        Set.of());
+  }
+
+  Settings onlyThese(Set<String> names) {
+    return new Settings(
+        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, firstLeaderRounds, handoverRounds, crashRounds,
+        idleWindow, scaleSizes, scaleWindow, Set.copyOf(names));
+  }
+
+  boolean includes(String contender) {
+    return only.isEmpty() || only.stream().anyMatch(o -> o.equalsIgnoreCase(contender));
+  }
+
+  /** How long to wait for anything that should happen within a lease: generous, but bounded. */
+  Duration patience() {
+    return leaseDuration.multipliedBy(3).plusSeconds(5);
+  }
+}

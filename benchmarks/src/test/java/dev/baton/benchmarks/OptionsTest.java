@@ -1,0 +1,51 @@
+package dev.baton.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class OptionsTest {
+
+  @Test
+  void defaultsWriteTheFullReportToDocs() {
+    Main.Options o = Main.Options.parse();
+
+    assertThat(o.out).isEqualTo(Path.of("docs"));
+    assertThat(o.smoke).isFalse();
+    assertThat(o.only).isEmpty();
+  }
+
+  @Test
+  void readsEveryOption() {
+    Main.Options o = Main.Options.parse("--smoke", "--out", "x", "--only", "etcd,jetcd Election", "--no-scale", "--log", "l.log");
+
+    assertThat(o.smoke).isTrue();
+    assertThat(o.noScale).isTrue();
+    assertThat(o.out).isEqualTo(Path.of("x"));
+    assertThat(o.only).containsExactly("etcd", "jetcd Election");
+    assertThat(o.log).contains(Path.of("l.log"));
+  }
+
+  @Test
+  void anUnknownArgumentIsNamedWithWhatIsAccepted() {
+    assertThatThrownBy(() -> Main.Options.parse("--fast"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'--fast'")
+        .hasMessageContaining("--smoke");
+  }
+
+  @Test
+  void anOptionWithoutItsValueSaysSo() {
+    assertThatThrownBy(() -> Main.Options.parse("--out")).hasMessage("--out needs a value");
+  }
+
+  @Test
+  void onlyMatchesContenderNamesIgnoringCase() {
+    Settings s = Settings.smokeTest().onlyThese(java.util.Set.of("curator leaderlatch"));
+
+    assertThat(s.includes("Curator LeaderLatch")).isTrue();
+    assertThat(s.includes("ZooKeeper")).isFalse();
+  }
+}
