@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * node, including the delete of an expired holder's ephemeral node, without being re-armed. It
  * is tied to one session and the server does not replay events missed while the client was
  * disconnected, so on every reconnect each watch is registered again and its callback runs once:
- * the follower then looks for itself.
+ * the follower then looks for itself. The callback also runs when the connection is suspended or
+ * lost: a follower that cannot be told of changes for a while must poll meanwhile.
  */
 final class LeaseWatches implements ConnectionStateListener {
 
@@ -70,6 +71,12 @@ final class LeaseWatches implements ConnectionStateListener {
     if (newState == ConnectionState.RECONNECTED) {
       for (LeaseWatch watch : active) {
         watch.reregister();
+      }
+    } else if (newState == ConnectionState.SUSPENDED || newState == ConnectionState.LOST) {
+      // The watch is blind until the reconnect: its follower must look for itself, and keep
+      // looking (its calls fail, so it polls) instead of waiting for an event that cannot come.
+      for (LeaseWatch watch : active) {
+        watch.notifyChanged();
       }
     }
   }

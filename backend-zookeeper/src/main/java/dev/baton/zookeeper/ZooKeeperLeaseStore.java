@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
@@ -53,6 +55,12 @@ import org.slf4j.LoggerFactory;
  * than the session timeout is refused, since the lease would not last that long. {@link
  * LeaseRecord}s of other holders report this store's session timeout; their own may differ.
  *
+ * <p>A lease also ends when its holder has not renewed it for its TTL while the session lives on
+ * (a stuck elector): the store then deletes the node itself, see the package documentation. A
+ * candidate's node left by an earlier session of this store counts as its own, so its next
+ * {@code tryAcquire} begins a new term at once instead of waiting for the servers to expire the
+ * old session.
+ *
  * <p>Every call is one or two round trips on the client's current ZooKeeper handle, waited for no
  * longer than the call timeout. Calls are pinned to one session on purpose: Curator would retry an
  * operation on a new session, where "this node is mine" no longer means what it did.
@@ -74,6 +82,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final List<ACL> acl;
   private final boolean closesClient;
   private final LeaseWatches watches;
+  private final UnrenewedLeases unrenewed;
+  /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
+  private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   private ZooKeeperLeaseStore(Builder builder) {
@@ -83,6 +94,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     this.acl = builder.acl;
     this.closesClient = builder.closesClient;
     this.watches = new LeaseWatches(client);
+    this.unrenewed = new UnrenewedLeases(client, callTimeout);
   }
 
   /** A store on {@code client}, which the caller owns, starts and closes. */
@@ -95,6 +107,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     requireNonNull(candidate, "candidate");
     requireNonNull(ttl, "ttl");
+    long started = System.nanoTime();
     ElectionNodes nodes = nodes(election);
     long deadline = deadline();
     ZooKeeper zk = session(election, deadline);
@@ -122,7 +135,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             createElectionNode(nodes, deadline);
           }
           grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-        } else if (lease.stat().getEphemeralOwner() != zk.getSessionId() || !Arrays.equals(lease.data(), me)) {
+        } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
           return Acquisition.held(record(election, lease, sessionTtl));
         } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
           continue; // our lease node, but read across another grant: look again
@@ -136,7 +149,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         }
         Optional<Lease> granted = grant(zk, nodes, candidate, grant, deadline);
         if (granted.isPresent()) {
-          return Acquisition.granted(granted.get());
+          Lease mine = granted.get();
+          unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
+          return Acquisition.granted(mine);
         }
       }
     } catch (KeeperException e) {
@@ -151,14 +166,32 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   @Override
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
+    long started = System.nanoTime();
     LeaseHandle handle = LeaseHandle.of(lease);
     ElectionNodes nodes = nodes(lease.election());
     long deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
     requireSameSession(lease, handle, zk);
+    if (!unrenewed.renewalStarts(nodes, handle)) {
+      throw lost(lease, "it went unrenewed for its TTL, so the store gave it back", null);
+    }
+    try {
+      Lease renewed = confirm(lease, handle, nodes, zk, deadline);
+      unrenewed.confirmed(nodes, handle, lease.candidate(), started, renewed.ttl());
+      return renewed;
+    } catch (LeaseLostException e) {
+      unrenewed.ended(nodes, handle);
+      throw e;
+    } finally {
+      unrenewed.renewalEnded(nodes, handle);
+    }
+  }
+
+  /** One round trip that confirms the lease is still ours, in its own session. */
+  private Lease confirm(Lease lease, LeaseHandle handle, ElectionNodes nodes, ZooKeeper zk, long deadline) {
     NodeRead node;
     try {
-      node = readLeaseAfterSync(zk, nodes, deadline);
+      node = readLeaseAfterSync(zk, nodes, deadline, "renew");
     } catch (KeeperException e) {
       if (e.code() == Code.SESSIONEXPIRED) {
         throw lost(lease, "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired", null);
@@ -192,6 +225,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       if (!answer.succeeded() && !isChangedElection(answer.code())) {
         throw failure(lease.election(), "release of '" + lease.candidate() + "'", KeeperException.create(answer.code(), nodes.leasePath()));
       }
+      unrenewed.ended(nodes, handle);
     } catch (KeeperException e) {
       throw failure(lease.election(), "release of '" + lease.candidate() + "'", e);
     }
@@ -203,22 +237,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     ElectionNodes nodes = nodes(election);
     long deadline = deadline();
     ZooKeeper zk = session(election, deadline);
-    Reply<NodeRead> reply = new Reply<>();
-    zk.getData(
-        nodes.rawLeasePath(),
-        false,
-        (rc, path, ctx, data, stat) -> {
-          if (rc == Code.OK.intValue()) {
-            reply.answer(new NodeRead(data, stat));
-          } else if (rc == Code.NONODE.intValue()) {
-            reply.answer(null);
-          } else {
-            reply.fail(rc, nodes.leasePath());
-          }
-        },
-        null);
     try {
-      NodeRead node = reply.await(deadline, callTimeout, election, "read");
+      NodeRead node = readLeaseAfterSync(zk, nodes, deadline, "read");
       return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -227,7 +247,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   /**
    * Calls {@code changed} whenever the election's lease node is created, changed or deleted,
-   * including when the holder's session expires, and after every reconnect (events may have been
+   * including when the holder's session expires, when the connection is suspended or lost (the
+   * watch is blind until the reconnect), and after every reconnect (events may have been
    * missed). {@code changed} runs on a ZooKeeper or Curator thread: it must not block and must
    * not call this store.
    */
@@ -310,6 +331,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     closed = true;
     watches.close();
+    unrenewed.close();
     if (closesClient) {
       client.close();
     }
@@ -367,6 +389,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * Whether a lease node owned by {@code owner} is ours to begin a new term on: the current
+   * session's, or an earlier session's of this store. Curator has left an earlier session for good
+   * (renewals in it are refused), but its node stays until the servers expire it, which after an
+   * ensemble restart can be a whole session timeout after this client took a new session.
+   */
+  private boolean isOurs(long owner, ZooKeeper zk) {
+    return owner == zk.getSessionId() || grantingSessions.contains(owner);
+  }
+
   private static Duration sessionTtl(ZooKeeper zk) {
     return Duration.ofMillis(zk.getSessionTimeout());
   }
@@ -383,10 +415,30 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   // ---- requests ----
 
-  /** One read of the lease node and the election node, in this order, in one round trip. */
+  /**
+   * One read of the lease node and the election node, in this order, after a sync. ZooKeeper
+   * reads are only sequentially consistent per client: without the sync, the member we talk to
+   * could still show a lease that another client's release or an expiry removed. The sync and
+   * the read go out together: one round trip.
+   */
   private List<OpResult> readElection(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
+    AtomicInteger syncCode = new AtomicInteger();
+    zk.sync(nodes.rawElectionPath(), (rc, path, ctx) -> syncCode.set(rc), null);
     List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
-    return multi(zk, reads, deadline, "read", nodes.election()).results();
+    Reply<MultiAnswer> reply = new Reply<>();
+    zk.multi(
+        reads,
+        (rc, path, ctx, results) -> {
+          if (syncCode.get() != Code.OK.intValue()) {
+            reply.fail(syncCode.get(), nodes.electionPath());
+          } else if (results == null) {
+            reply.fail(rc, nodes.electionPath());
+          } else {
+            reply.answer(MultiAnswer.of(rc, results));
+          }
+        },
+        null);
+    return reply.await(deadline, callTimeout, nodes.election(), "read").results();
   }
 
   private Op createLease(ElectionNodes nodes, byte[] candidate) {
@@ -423,6 +475,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       throw KeeperException.create(answer.code(), nodes.leasePath());
     }
     Stat bumped = answer.electionStat();
+    grantingSessions.add(zk.getSessionId());
     LeaseHandle handle = new LeaseHandle(zk.getSessionId(), bumped.getVersion());
     return Optional.of(
         new Lease(nodes.election(), candidate, FencingToken.of(bumped.getMzxid()), sessionTtl(zk), handle.encode()));
@@ -469,7 +522,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     reply.await(deadline, callTimeout, nodes.election(), "create " + nodes.electionPath());
   }
 
-  private NodeRead readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
+  private NodeRead readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline, String what) throws KeeperException {
     // The sync makes the server we talk to catch up with the quorum leader before it answers the
     // read, so a server cut off from the quorum cannot confirm a lease the quorum has expired.
     // Both go out at once and are answered in order: one round trip.
@@ -491,7 +544,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           }
         },
         null);
-    return reply.await(deadline, callTimeout, nodes.election(), "renew");
+    return reply.await(deadline, callTimeout, nodes.election(), what);
   }
 
   private MultiAnswer multi(ZooKeeper zk, List<Op> ops, long deadline, String what, String election) throws KeeperException {

@@ -40,7 +40,17 @@
  * lease lost and the candidate campaigns again. The old node stays until the servers expire the
  * old session (Curator may give a session up before the servers do), and its deletion fires the
  * followers' watches. Watches are registered again after every reconnect, and their callbacks
- * run then, because ZooKeeper does not replay events a disconnected client missed.
+ * run then, because ZooKeeper does not replay events a disconnected client missed; they also run
+ * on SUSPENDED and LOST, so that followers poll while their watches are blind.
+ *
+ * <h2>A stuck holder in a live session</h2>
+ *
+ * The client's own thread keeps a session alive however long the elector above it is stuck (a
+ * deadlock, a stalled executor), and an ephemeral node lives as long as its session. So the store
+ * also gives a lease node back when its holder has not renewed it for its TTL (measured from the
+ * start of the last grant or renewal that confirmed it, on the holder's clock), as a lease in any
+ * other store would run out; a renewal after that is told the lease is lost. The lease therefore
+ * ends at whichever comes first: the TTL without a renewal, or the end of its session.
  *
  * <h2>What is not guaranteed</h2>
  *

@@ -224,9 +224,9 @@ class ZooKeeperLeaseStoreIT {
   void manyElectionsShareOneSession() throws Exception {
     String first = uniqueElection("many-1");
     String second = uniqueElection("many-2");
-    long session = clientA.getZookeeperClient().getZooKeeper().getSessionId();
-
     Lease one = granted(storeA.tryAcquire(first, "a", TTL));
+    // Read after the first grant: before it the client may not be connected, and has no session.
+    long session = clientA.getZookeeperClient().getZooKeeper().getSessionId();
     Lease two = granted(storeA.tryAcquire(second, "a", TTL));
     storeA.release(one);
 
@@ -252,6 +252,23 @@ class ZooKeeperLeaseStoreIT {
         .atMost(PATIENCE)
         .ignoreException(LeaseStoreException.class)
         .untilAsserted(() -> assertThatThrownBy(() -> holderStore.renew(lease)).isInstanceOf(LeaseLostException.class));
+  }
+
+  @Test
+  void aLeaseItsHolderStopsRenewingIsGivenBackAfterItsTtlWhileItsSessionLives() throws Exception {
+    String election = uniqueElection("unrenewed");
+    long started = System.nanoTime();
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    long session = clientA.getZookeeperClient().getZooKeeper().getSessionId();
+
+    // A stuck elector: its client keeps the session alive, but nobody renews the lease.
+    Lease successor =
+        await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted).lease().orElseThrow();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).as("time until another candidate was granted").isGreaterThanOrEqualTo(lease.ttl());
+    assertThat(successor.token().isNewerThan(lease.token())).isTrue();
+    assertThat(clientA.getZookeeperClient().getZooKeeper().getSessionId()).as("the holder's session").isEqualTo(session);
+    assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
   }
 
   @Test

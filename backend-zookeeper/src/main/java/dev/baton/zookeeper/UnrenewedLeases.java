@@ -1,0 +1,205 @@
+package dev.baton.zookeeper;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Gives back lease nodes whose holder stopped renewing them.
+ *
+ * <p>A ZooKeeper session outlives a stuck holder: the client's own thread keeps it alive however
+ * long the elector above it hangs (a deadlock, a stalled executor), so the ephemeral lease node
+ * would keep everyone else out for good. A lease in any other store runs out when it is not
+ * renewed; this makes a ZooKeeper lease do the same. Each term is given back once its TTL has
+ * passed since the start of the last grant or renewal that confirmed it, and no renewal is in
+ * flight: the same moment until which the store promised the lease, so the give-back never cuts a
+ * promised lease short. A renewal that comes after the term was given up is refused. Only leases
+ * of the client's current session are given back: the node of a session the client has left ends
+ * when the servers expire that session.
+ *
+ * <p>Timers run on {@link CompletableFuture#delayedExecutor}'s shared thread, at most one per term,
+ * and the give-back is one asynchronous {@code multi}, conditional on the term like a release;
+ * nothing here blocks.
+ */
+final class UnrenewedLeases {
+
+  private static final Logger log = LoggerFactory.getLogger(UnrenewedLeases.class);
+  /** Checks only take a lock and send an asynchronous request: they run on the JDK's timer thread. */
+  private static final Executor ON_TIMER_THREAD = Runnable::run;
+
+  private final CuratorFramework client;
+  private final Duration retryAfter;
+  private final Map<Term, State> terms = new HashMap<>();
+  private boolean closed;
+
+  /** One term of one election: the election node's version after its grant names it. */
+  private record Term(ElectionNodes nodes, int electionVersion) {}
+
+  private static final class State {
+    final String candidate;
+    final long sessionId;
+    long expiresAtNanos;
+    int renewals;
+    boolean checkPending;
+    boolean givenUp;
+
+    State(String candidate, long sessionId, long expiresAtNanos) {
+      this.candidate = candidate;
+      this.sessionId = sessionId;
+      this.expiresAtNanos = expiresAtNanos;
+    }
+  }
+
+  UnrenewedLeases(CuratorFramework client, Duration retryAfter) {
+    this.client = client;
+    this.retryAfter = retryAfter;
+  }
+
+  /** A grant or renewal whose call started at {@code startNanos} confirmed the term for {@code ttl}. */
+  void confirmed(ElectionNodes nodes, LeaseHandle handle, String candidate, long startNanos, Duration ttl) {
+    Term term = new Term(nodes, handle.electionVersion());
+    long expiresAt = startNanos + ttl.toNanos();
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      State state = terms.get(term);
+      if (state == null) {
+        state = new State(candidate, handle.sessionId(), expiresAt);
+        terms.put(term, state);
+      } else if (state.givenUp) {
+        return;
+      } else if (expiresAt - state.expiresAtNanos > 0) {
+        state.expiresAtNanos = expiresAt;
+      }
+      scheduleCheck(term, state);
+    }
+  }
+
+  /**
+   * A renewal of the term begins; no give-back starts until {@link #renewalEnded}. False when the
+   * term was given up already.
+   */
+  synchronized boolean renewalStarts(ElectionNodes nodes, LeaseHandle handle) {
+    State state = terms.get(new Term(nodes, handle.electionVersion()));
+    if (state == null) {
+      return true;
+    }
+    if (state.givenUp) {
+      return false;
+    }
+    state.renewals++;
+    return true;
+  }
+
+  /** The renewal that {@link #renewalStarts} announced returned or failed (after {@link #confirmed} when it succeeded). */
+  synchronized void renewalEnded(ElectionNodes nodes, LeaseHandle handle) {
+    Term term = new Term(nodes, handle.electionVersion());
+    State state = terms.get(term);
+    if (state == null || state.renewals == 0) {
+      return;
+    }
+    state.renewals--;
+    scheduleCheck(term, state);
+  }
+
+  /** The holder released the term, or learned it is lost: nothing to give back. */
+  synchronized void ended(ElectionNodes nodes, LeaseHandle handle) {
+    Term term = new Term(nodes, handle.electionVersion());
+    State state = terms.get(term);
+    if (state != null && !state.givenUp) {
+      terms.remove(term);
+    }
+  }
+
+  synchronized void close() {
+    closed = true;
+    terms.clear();
+  }
+
+  /** One timer per term at most: a check that finds the term renewed since sets the next one. */
+  private void scheduleCheck(Term term, State state) {
+    if (!state.checkPending && state.renewals == 0) {
+      state.checkPending = true;
+      after(Math.max(0, state.expiresAtNanos - System.nanoTime()), term);
+    }
+  }
+
+  private void check(Term term) {
+    State state;
+    synchronized (this) {
+      state = terms.get(term);
+      if (closed || state == null) {
+        return;
+      }
+      state.checkPending = false;
+      if (state.renewals > 0 || System.nanoTime() - state.expiresAtNanos < 0) {
+        scheduleCheck(term, state); // renewed since, or being renewed (renewalEnded checks again)
+        return;
+      }
+      state.givenUp = true;
+      state.checkPending = true; // until the give-back is answered
+    }
+    giveBack(term, state);
+  }
+
+  private void giveBack(Term term, State state) {
+    ElectionNodes nodes = term.nodes();
+    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), term.electionVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    ZooKeeper zk;
+    try {
+      zk = client.getZookeeperClient().getZooKeeper();
+    } catch (Exception e) {
+      log.debug("election '{}': no ZooKeeper connection to give back an unrenewed lease; trying again", nodes.election(), e);
+      retry(term);
+      return;
+    }
+    if (zk.getSessionId() != state.sessionId) {
+      // The client has left the lease's session: its node ends when the servers expire that
+      // session, as the servers judge it.
+      forget(term);
+      return;
+    }
+    zk.multi(
+        ops,
+        (rc, path, ctx, results) -> {
+          Code code = Code.get(rc);
+          if (code == Code.OK) {
+            log.warn(
+                "election '{}', candidate '{}': the lease went unrenewed for its TTL although its ZooKeeper session is alive"
+                    + " (is the elector stuck?); gave it back so that another candidate can lead",
+                nodes.election(),
+                state.candidate);
+            forget(term);
+          } else if (code == Code.NONODE || code == Code.BADVERSION) {
+            forget(term); // the election had moved on already
+          } else {
+            log.debug("election '{}': giving back an unrenewed lease failed ({}); trying again", nodes.election(), code);
+            retry(term);
+          }
+        },
+        null);
+  }
+
+  private void retry(Term term) {
+    after(retryAfter.toNanos(), term);
+  }
+
+  private void after(long delayNanos, Term term) {
+    CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, ON_TIMER_THREAD).execute(() -> check(term));
+  }
+
+  private synchronized void forget(Term term) {
+    terms.remove(term);
+  }
+}
