@@ -221,7 +221,7 @@ class EtcdMemberFailureElectorIT {
       this.name = name;
       this.store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
       this.elector =
-          Elector.builder(new RecordedStore(name, store, history))
+          Elector.builder(history.recording(name, store))
               .election(election)
               .candidate(name)
               .leaseDuration(LEASE)

@@ -157,7 +157,7 @@ class ZooKeeperMemberFailureIT {
       opened.add(store);
       Participant p = new Participant(name, client);
       p.elector =
-          Elector.builder(new HistoryRecordingStore(name, store, history))
+          Elector.builder(history.recording(name, store))
               .election(election)
               .candidate(name)
               .leaseDuration(LEASE)

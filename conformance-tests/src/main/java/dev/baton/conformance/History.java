@@ -3,6 +3,7 @@ package dev.baton.conformance;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.FencingToken;
+import dev.baton.election.LeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -82,6 +83,16 @@ public final class History {
   private final List<String> breaches = new ArrayList<>();
 
   // ---------------------------------------------------------------- recording
+
+  /**
+   * Wraps {@code store} so that every acquire, renewal and release {@code node} makes through it is
+   * timed and recorded here, and single answers are checked against the contract on the spot: for
+   * tests outside the suite (a backend's own failure scenarios) that want the suite's {@link
+   * #check}. The wrapper never closes {@code store}.
+   */
+  public LeaseStore recording(String node, LeaseStore store) {
+    return new RecordingLeaseStore(requireNonNull(node, "node"), requireNonNull(store, "store"), this);
+  }
 
   public synchronized void recordCall(Call call) {
     requireNonNull(call, "call");

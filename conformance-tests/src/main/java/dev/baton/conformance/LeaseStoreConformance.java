@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import java.util.ArrayList;
 import java.util.List;
@@ -143,16 +144,26 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                   if (System.nanoTime() - t0 < safeNanos) {
                     int now = holders.incrementAndGet();
                     mostHolders.accumulateAndGet(now, Math::max);
-                    if (random.nextInt(4) == 0) {
-                      Lease renewed = store.renew(lease);
-                      if (!renewed.token().equals(lease.token())) {
-                        broken.add(id + " renewed token " + lease.token() + " into " + renewed.token());
+                    try {
+                      if (random.nextInt(4) == 0) {
+                        Lease renewed = store.renew(lease);
+                        if (!renewed.token().equals(lease.token())) {
+                          broken.add(id + " renewed token " + lease.token() + " into " + renewed.token());
+                        }
                       }
+                    } catch (LeaseStoreException | LeaseLostException e) {
+                      // A slow or refused renewal on a busy machine is no breach; two holders would be.
+                      storeErrors.incrementAndGet();
+                    } finally {
+                      holders.decrementAndGet();
                     }
-                    holders.decrementAndGet();
                   }
                   grants.incrementAndGet();
-                  store.release(lease);
+                  try {
+                    store.release(lease);
+                  } catch (LeaseStoreException e) {
+                    storeErrors.incrementAndGet();
+                  }
                 }
               }));
     }
