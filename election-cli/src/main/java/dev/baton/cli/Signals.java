@@ -2,6 +2,7 @@ package dev.baton.cli;
 
 import java.util.List;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * SIGTERM and SIGINT for {@code elect run}. The JVM's own handling runs all shutdown hooks at once,
@@ -16,13 +17,22 @@ final class Signals {
 
   /** Runs {@code stop}, then exits with 128 + the signal's number, as the shell reports it. */
   static void onTermination(Runnable stop) {
+    SignalHandler handler =
+        signal -> {
+          stop.run();
+          System.exit(128 + signal.getNumber());
+        };
     for (String name : List.of("TERM", "INT")) {
-      Signal.handle(
-          new Signal(name),
-          signal -> {
-            stop.run();
-            System.exit(128 + signal.getNumber());
-          });
+      Signal signal = new Signal(name);
+      try {
+        if (Signal.handle(signal, handler) == SignalHandler.SIG_IGN) {
+          // Started with it ignored (a background job of a script, say): it stays ignored.
+          Signal.handle(signal, SignalHandler.SIG_IGN);
+        }
+      } catch (IllegalArgumentException e) {
+        // The JVM keeps this signal to itself (-Xrs and the like): the shutdown hook still stops
+        // the command and releases, racing the embedded database's own hook.
+      }
     }
   }
 }
