@@ -17,6 +17,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jooq.Configuration;
@@ -29,6 +31,7 @@ import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.jooq.impl.DataSourceConnectionProvider;
+import org.jooq.impl.DefaultConfiguration;
 import org.jooq.impl.DefaultConnectionProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,8 +57,14 @@ import org.slf4j.LoggerFactory;
  *       lease row still shows the caller's term.
  * </ul>
  *
- * <p>Every statement has the call timeout as its JDBC query timeout, and connections get a socket
- * read timeout one second longer, so a dead network cannot hang a call. The table is created on
+ * <p>Every call has a deadline, the call timeout after it started: before each round trip the
+ * connection's socket read timeout is set to what is left of it, so a call through a network that
+ * drops every packet fails by its deadline, and a connection that the pool hands out too late
+ * fails the call at once. Statements also carry a JDBC query timeout, the call timeout rounded
+ * up past the next whole second, as a backstop for a database that is alive but slow. Waiting for a connection is the
+ * pool's part: keep its connection timeout, plus its validation timeout, under the call timeout
+ * (the provider's pool does). H2 over TCP has no per-call read timeout; give its URL a {@code
+ * NETWORK_TIMEOUT} (the provider adds one). The table is created on
  * first use unless that is turned off; the DDL ships in the jar as {@code
  * dev/baton/jdbc/schema-<database>.sql}. A store built from a caller's {@code DataSource} or
  * {@code DSLContext} never closes it.
@@ -77,14 +86,16 @@ public final class JdbcLeaseStore implements LeaseStore {
   private final AutoCloseable ownedPool;
 
   private final Object setupLock = new Object();
-  private volatile Dialect dialect;
-  private volatile boolean tableReady;
+  /** Held while finding the database and preparing the table; waited for only until a call's deadline. */
+  private final ReentrantLock preparing = new ReentrantLock();
+  private volatile Dialect dialect; // written under preparing
+  private volatile boolean tableReady; // written under preparing
   private PgListener listener; // guarded by setupLock
   private volatile boolean closed; // set under setupLock
 
   private JdbcLeaseStore(Builder b) {
     this.connections = b.connections;
-    this.transactions = new Transactions(b.connections, queryTimeoutSeconds(b.callTimeout) * 1000 + 1000);
+    this.transactions = new Transactions(b.connections);
     this.callerConfiguration = b.callerConfiguration;
     this.table = new LeaseTable(Optional.ofNullable(b.schema), b.table);
     this.createTable = b.createTable;
@@ -153,8 +164,10 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
 
     /**
-     * How long one statement may take (default 3 s); keep it at most half the renew deadline. It
-     * becomes the JDBC query timeout, rounded up to whole seconds.
+     * How long one call (acquire, renew, release, read, the check of a guarded write) may take,
+     * from its start until it returns or fails (default 3 s); keep it at most half the renew
+     * deadline. It bounds every round trip of the call through the socket read timeout; the JDBC
+     * query timeout of its statements is a whole second or more past it.
      */
     public Builder callTimeout(Duration callTimeout) {
       requireNonNull(callTimeout, "callTimeout");
@@ -271,7 +284,7 @@ public final class JdbcLeaseStore implements LeaseStore {
   public Optional<Subscription> watch(String election, Runnable changed) {
     checkName("election", election);
     requireNonNull(changed, "changed");
-    if (!setUp(election).canNotify()) {
+    if (!setUp(election, deadline()).canNotify()) {
       return Optional.empty();
     }
     PgListener l;
@@ -371,8 +384,9 @@ public final class JdbcLeaseStore implements LeaseStore {
     checkName("election", election);
     checkName("candidate", candidate);
     requireNonNull(token, "token");
-    Dialect d = setUp(election);
-    Connection c = acquireConnection(election, "check the lease for a guarded write");
+    long deadline = deadline();
+    Dialect d = setUp(election, deadline);
+    Connection c = acquireConnection(election, "check the lease for a guarded write", deadline);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     try {
@@ -380,10 +394,10 @@ public final class JdbcLeaseStore implements LeaseStore {
       try {
         previousAutoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
-        int previousNetworkTimeout = transactions.limitNetwork(c);
+        int previousNetworkTimeout = Transactions.limitNetwork(c, deadline);
         Throwable checkFailure = null;
         try {
-          current = table.lockIfCurrent(dsl(c, d), d, election, candidate, token.value());
+          current = table.lockIfCurrent(dsl(c, d, deadline), d, election, candidate, token.value());
         } catch (RuntimeException ex) {
           checkFailure = ex;
           throw ex;
@@ -411,6 +425,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       failure = e;
       throw e;
     } finally {
+      // Past the check the work is the caller's, under the connection's own network timeout.
       if (failure != null) {
         Transactions.rollback(c, failure);
       }
@@ -447,11 +462,11 @@ public final class JdbcLeaseStore implements LeaseStore {
    * LeaseStoreException}.
    */
   private <T> T call(String election, String action, Work<T> work) {
-    long deadline = System.nanoTime() + callTimeout.toNanos();
-    Dialect d = setUp(election);
+    long deadline = deadline();
+    Dialect d = setUp(election, deadline);
     while (true) {
       try {
-        return transactions.inTransaction(c -> work.run(dsl(c, d), d));
+        return transactions.inTransaction(deadline, c -> work.run(dsl(c, d, deadline), d));
       } catch (SQLException | DataAccessException | RowChangedMeanwhile e) {
         boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && System.nanoTime() - deadline < 0;
         if (!again) {
@@ -461,17 +476,23 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
-  private Connection acquireConnection(String election, String action) {
+  private Connection acquireConnection(String election, String action, long deadline) {
     checkOpen();
     try {
-      return transactions.acquire();
+      return transactions.acquire(deadline);
     } catch (DataAccessException e) {
       throw failure(election, "get a connection to " + action, e);
     }
   }
 
-  private DSLContext dsl(Connection c, Dialect d) {
-    return DSL.using(c, d.jooq(), settings);
+  /** A call's deadline on {@link System#nanoTime()}'s clock. */
+  private long deadline() {
+    return System.nanoTime() + callTimeout.toNanos();
+  }
+
+  /** jOOQ on {@code c}, each statement bound by {@code deadline}. */
+  private DSLContext dsl(Connection c, Dialect d, long deadline) {
+    return DSL.using(new DefaultConfiguration().set(c).set(d.jooq()).set(settings).set(Transactions.bounding(c, deadline)));
   }
 
   private void notifyChange(DSLContext dsl, Dialect d, String election) {
@@ -480,33 +501,45 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
-  /** Finds the database and makes sure the table exists; once, but again after a failure. */
-  private Dialect setUp(String election) {
+  /**
+   * Finds the database and makes sure the table exists; once, but again after a failure. A call
+   * that finds another one doing it waits only until its own deadline.
+   */
+  private Dialect setUp(String election, long deadline) {
     checkOpen();
     Dialect d = dialect;
     if (d != null && tableReady) {
       return d;
     }
-    synchronized (setupLock) {
-      checkOpen();
-      try {
-        if (dialect == null) {
-          dialect = transactions.inTransaction(c -> Dialect.of(c.getMetaData()));
-        }
-        if (!tableReady) {
-          prepareTable(election, dialect);
-          tableReady = true;
-        }
-        return dialect;
-      } catch (SQLException | DataAccessException e) {
-        throw failure(election, "reach the database", e);
+    try {
+      if (!preparing.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+        throw new LeaseStoreException(
+            election, "could not reach the database of " + describe() + " within the call timeout of " + callTimeout.toMillis() + " ms: another call has been setting up table " + table.qualifiedName() + " since");
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException(election, "interrupted while waiting to set up table " + table.qualifiedName() + " of " + describe(), e);
+    }
+    try {
+      checkOpen();
+      if (dialect == null) {
+        dialect = transactions.inTransaction(deadline, c -> Dialect.of(c.getMetaData()));
+      }
+      if (!tableReady) {
+        prepareTable(election, dialect, deadline);
+        tableReady = true;
+      }
+      return dialect;
+    } catch (SQLException | DataAccessException e) {
+      throw failure(election, "reach the database", e);
+    } finally {
+      preparing.unlock();
     }
   }
 
-  private void prepareTable(String election, Dialect d) throws SQLException {
+  private void prepareTable(String election, Dialect d, long deadline) throws SQLException {
     try {
-      transactions.inTransaction(c -> probe(c, d));
+      transactions.inTransaction(deadline, c -> probe(c, d, deadline));
       return;
     } catch (SQLException | DataAccessException e) {
       if (!Failures.isMissingTable(e)) {
@@ -523,12 +556,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
     String ddl = table.createStatement(d);
     try {
-      transactions.inTransaction(c -> dsl(c, d).execute(ddl));
+      transactions.inTransaction(deadline, c -> dsl(c, d, deadline).execute(ddl));
       log.info("Created the lease table {} on {}", table.qualifiedName(), d.displayName());
     } catch (SQLException | DataAccessException e) {
       try {
         // Another store may have created it at the same moment; only a table still missing is an error.
-        transactions.inTransaction(c -> probe(c, d));
+        transactions.inTransaction(deadline, c -> probe(c, d, deadline));
       } catch (SQLException | DataAccessException again) {
         throw new LeaseStoreException(
             election,
@@ -540,8 +573,8 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
-  private Void probe(Connection c, Dialect d) {
-    table.probe(dsl(c, d));
+  private Void probe(Connection c, Dialect d, long deadline) {
+    table.probe(dsl(c, d, deadline));
     return null;
   }
 
@@ -586,8 +619,13 @@ public final class JdbcLeaseStore implements LeaseStore {
     return ttl.toMillis() + (ttl.getNano() % 1_000_000 == 0 ? 0 : 1);
   }
 
+  /**
+   * Whole seconds strictly past the call timeout: on a network that drops every packet the socket
+   * read timeout must come first, since pgjdbc sends a query-timeout cancel on a new connection,
+   * which the partition blocks too, and holds the call until the cancel gives up.
+   */
   private static int queryTimeoutSeconds(Duration callTimeout) {
-    long seconds = (callTimeout.toMillis() + 999) / 1000;
+    long seconds = callTimeout.toMillis() / 1000 + 1;
     return (int) Math.min(Integer.MAX_VALUE / 1000 - 1, Math.max(1, seconds));
   }
 }

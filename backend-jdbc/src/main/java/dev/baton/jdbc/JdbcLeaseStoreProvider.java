@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.SQLExceptionOverride;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
@@ -11,6 +12,9 @@ import dev.baton.election.LeaseStoreProvider;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,8 +25,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Keys: {@code url} (required), {@code username}, {@code password}, {@code table} (default
  * {@code baton_lease}), {@code schema}, {@code create-table} (default true), {@code call-timeout}
  * (default 3s, at most half of {@code election.renew-deadline}), {@code pool-size} (default 4).
- * The pool waits at most the call timeout for a connection and does not connect before the first
- * call, so a store opens while the database is down and works once it is back.
+ * The pool waits at most half the call timeout for a connection, bounds connecting and cancelling
+ * by the call timeout where the driver allows (PostgreSQL {@code connectTimeout}, {@code
+ * loginTimeout}, {@code cancelSignalTimeout}; MariaDB/MySQL {@code connectTimeout}; H2 over TCP
+ * {@code NETWORK_TIMEOUT}) unless the URL sets them, and does not connect before the first call, so
+ * a store opens while the database is down and works once it is back.
  */
 public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
 
@@ -39,6 +46,8 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
   static final int DEFAULT_POOL_SIZE = 4;
   private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
   private static final AtomicInteger POOLS = new AtomicInteger();
+  /** HikariCP's floor for its connection and validation timeouts. */
+  private static final long MIN_POOL_TIMEOUT_MILLIS = 250;
 
   @Override
   public String name() {
@@ -92,14 +101,60 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     properties.get(PASSWORD).ifPresent(config::setPassword);
     config.setMaximumPoolSize(poolSize);
     config.setMinimumIdle(1);
-    // Waiting for a connection and validating one both stay within the call timeout, so that
-    // neither can hold a renewal past the renew deadline.
-    long timeoutMillis = Math.max(250, callTimeout.toMillis());
+    // Waiting for a connection (at most the connection timeout, plus one validation of an idle
+    // connection) ends within the call timeout, so that neither can hold a renewal past the renew
+    // deadline: the store bounds what follows by the same deadline.
+    long timeoutMillis = Math.max(MIN_POOL_TIMEOUT_MILLIS, callTimeout.toMillis() / 2);
     config.setConnectionTimeout(timeoutMillis);
-    config.setValidationTimeout(Math.max(250, timeoutMillis / 2));
+    config.setValidationTimeout(Math.max(MIN_POOL_TIMEOUT_MILLIS, callTimeout.toMillis() / 4));
+    driverTimeouts(url, callTimeout).forEach(config::addDataSourceProperty);
+    config.setExceptionOverride(new EvictBrokenH2Connections());
     // Do not connect while opening: the store opens with the database down and recovers later.
     config.setInitializationFailTimeout(-1);
     return config;
+  }
+
+  /**
+   * Driver settings that keep connecting and cancelling within the call timeout, for the
+   * databases whose defaults do not (ten seconds or more, or no limit): only those the URL does not
+   * set itself.
+   */
+  static Map<String, String> driverTimeouts(String url, Duration callTimeout) {
+    long millis = callTimeout.toMillis();
+    String seconds = String.valueOf(Math.max(1, (millis + 999) / 1000));
+    Map<String, String> settings = new LinkedHashMap<>();
+    if (url.startsWith("jdbc:postgresql:")) {
+      settings.put("connectTimeout", seconds);
+      settings.put("loginTimeout", seconds);
+      // A query-timeout cancel travels on a new connection, which a partition blocks as well.
+      settings.put("cancelSignalTimeout", seconds);
+    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      settings.put("connectTimeout", String.valueOf(millis));
+    } else if (url.startsWith("jdbc:h2:tcp:") || url.startsWith("jdbc:h2:ssl:")) {
+      // H2's client ignores setNetworkTimeout: this read timeout holds for every round trip.
+      settings.put("NETWORK_TIMEOUT", String.valueOf(millis));
+    }
+    String lowerUrl = url.toLowerCase(Locale.ROOT);
+    settings.keySet().removeIf(key -> lowerUrl.contains(key.toLowerCase(Locale.ROOT) + "="));
+    return settings;
+  }
+
+  /**
+   * HikariCP drops a connection whose error says it is broken (SQLState class 08), but H2 reports
+   * a broken or closed TCP session with codes of its own. Without this the pool would keep handing
+   * out such a dead connection to calls that come within its half-second validation bypass, and a
+   * store polled that often would never recover from a partition.
+   */
+  static final class EvictBrokenH2Connections implements SQLExceptionOverride {
+
+    /** H2: connection broken, database (session) closed, database called at shutdown. */
+    private static final Set<String> BROKEN = Set.of("90067", "90098", "90121");
+
+    // java.lang.Override: the interface's own Override enum shadows the annotation's simple name.
+    @java.lang.Override
+    public SQLExceptionOverride.Override adjudicate(SQLException e) {
+      return BROKEN.contains(e.getSQLState()) ? SQLExceptionOverride.Override.MUST_EVICT : SQLExceptionOverride.Override.CONTINUE_EVICT;
+    }
   }
 
   private static void checkDriver(String url) {

@@ -48,6 +48,7 @@ final class PgListener implements AutoCloseable {
   private Connection connection;
 
   private boolean previousAutoCommit;
+  private int previousNetworkTimeout;
 
   PgListener(ConnectionProvider connections, String channel, Duration callTimeout) {
     this.connections = connections;
@@ -134,6 +135,10 @@ final class PgListener implements AutoCloseable {
     Connection c = connections.acquire();
     try {
       previousAutoCommit = c.getAutoCommit();
+      previousNetworkTimeout = c.getNetworkTimeout();
+      // LISTEN and the liveness check must not hang on a network that drops every packet;
+      // getNotifications sets its own, shorter read timeout while it waits.
+      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, callTimeout.toMillis()));
       c.setAutoCommit(true);
       c.unwrap(PGConnection.class); // fails early on a pool that hides the PostgreSQL connection
       try (Statement s = c.createStatement()) {
@@ -161,6 +166,7 @@ final class PgListener implements AutoCloseable {
           s.execute("UNLISTEN \"" + channel + "\"");
         }
         c.setAutoCommit(previousAutoCommit);
+        c.setNetworkTimeout(Runnable::run, previousNetworkTimeout);
       }
     } catch (SQLException | RuntimeException e) {
       // A broken connection cannot unlisten; closing it ends the LISTEN on the server anyway.

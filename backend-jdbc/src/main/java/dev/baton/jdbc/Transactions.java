@@ -1,14 +1,22 @@
 package dev.baton.jdbc;
 
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTimeoutException;
 import org.jooq.ConnectionProvider;
+import org.jooq.ExecuteContext;
+import org.jooq.ExecuteListener;
 import org.jooq.exception.DataAccessException;
 
 /**
- * Connections and transactions of a store: every connection is handed back as it was found
- * (auto-commit, network timeout), whether the work committed or failed.
+ * Connections and transactions of a store, each bounded by the deadline of the call it serves:
+ * before every round trip the connection's socket read timeout is set to what is left of the call
+ * timeout, so a server that stops answering (a partition drops every packet) fails the call by its
+ * deadline instead of after the driver's own timeouts. Every connection is handed back as it was
+ * found (auto-commit, network timeout), whether the work committed or failed.
  */
 final class Transactions {
 
@@ -17,48 +25,66 @@ final class Transactions {
     T run(Connection connection) throws SQLException;
   }
 
-  private final ConnectionProvider connections;
-  private final int networkTimeoutMillis;
-
   /**
-   * @param networkTimeoutMillis the socket read timeout while the store's own statements run:
-   *     longer than their query timeout, so that the query timeout cancels a slow statement and
-   *     this one only cuts a connection whose server no longer answers at all
+   * The least read timeout for the round trips that tidy up after the deadline (a rollback, the
+   * auto-commit reset): long enough for a healthy server, short enough not to matter through a
+   * partition, where the connection is usually broken already and they fail at once.
    */
-  Transactions(ConnectionProvider connections, int networkTimeoutMillis) {
+  private static final int CLEANUP_MILLIS = 100;
+
+  private final ConnectionProvider connections;
+
+  Transactions(ConnectionProvider connections) {
     this.connections = connections;
-    this.networkTimeoutMillis = networkTimeoutMillis;
   }
 
-  /** Runs {@code task} in a transaction of its own: committed when it returns, rolled back when it throws. */
-  <T> T inTransaction(Task<T> task) throws SQLException {
-    Connection c = acquire();
+  /**
+   * Runs {@code task} in a transaction of its own, committed when it returns and rolled back when
+   * it throws, failing with an {@link SQLTimeoutException} once {@code deadlineNanos} ({@link
+   * System#nanoTime()}) has passed.
+   */
+  <T> T inTransaction(long deadlineNanos, Task<T> task) throws SQLException {
+    Connection c = acquire(deadlineNanos);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
     try {
-      previousNetworkTimeout = limitNetwork(c);
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
       previousAutoCommit = c.getAutoCommit();
       if (previousAutoCommit) {
         c.setAutoCommit(false);
       }
       T result = task.run(c);
+      limitNetwork(c, deadlineNanos);
       c.commit();
       return result;
     } catch (Throwable t) {
       failure = t;
-      rollback(c, t);
+      rollback(c, deadlineNanos, t);
       throw t;
     } finally {
-      restoreAutoCommit(c, previousAutoCommit, failure);
+      restoreAutoCommit(c, previousAutoCommit, deadlineNanos, failure);
       restoreNetwork(c, previousNetworkTimeout, failure);
       release(c, failure);
     }
   }
 
-  /** A connection from the provider; a failure comes as jOOQ's DataAccessException. */
-  Connection acquire() {
-    return connections.acquire();
+  /**
+   * A connection from the provider, which the pool's own connection timeout bounds. One that came
+   * too late for the deadline goes back at once: the call fails rather than overrun.
+   *
+   * @throws DataAccessException when the pool has none, or none in time
+   */
+  Connection acquire(long deadlineNanos) {
+    long start = System.nanoTime();
+    Connection c = connections.acquire();
+    if (deadlineNanos - System.nanoTime() <= 0) {
+      SQLTimeoutException late =
+          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(System.nanoTime() - start) + " ms for a connection from the pool");
+      release(c, late);
+      throw new DataAccessException(late.getMessage(), late);
+    }
+    return c;
   }
 
   void release(Connection c, Throwable failure) {
@@ -72,14 +98,59 @@ final class Transactions {
     }
   }
 
+  /** A jOOQ listener that limits each statement's round trips to what is left until {@code deadlineNanos}. */
+  static ExecuteListener bounding(Connection c, long deadlineNanos) {
+    return new ExecuteListener() {
+      @Override
+      public void executeStart(ExecuteContext ctx) {
+        try {
+          limitNetwork(c, deadlineNanos);
+        } catch (SQLException e) {
+          throw new DataAccessException(e.getMessage(), e);
+        }
+      }
+    };
+  }
+
+  /** Rolls back within a short read timeout once {@code deadlineNanos} has passed. */
+  static void rollback(Connection c, long deadlineNanos, Throwable failure) {
+    try {
+      if (!c.isClosed()) {
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+      }
+    } catch (SQLException e) {
+      failure.addSuppressed(e);
+    }
+    rollback(c, failure);
+  }
+
+  /** Rolls back under the connection's own network timeout. */
   static void rollback(Connection c, Throwable failure) {
     try {
-      c.rollback();
+      if (!c.isClosed()) {
+        c.rollback();
+      }
     } catch (SQLException | RuntimeException e) {
       failure.addSuppressed(e);
     }
   }
 
+  /** Restores auto-commit within a short read timeout once {@code deadlineNanos} has passed. */
+  static void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
+    try {
+      if (previous && !c.isClosed()) {
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+      }
+    } catch (SQLException e) {
+      if (failure == null) {
+        throw new DataAccessException("cannot limit the network timeout of a lease store connection", e);
+      }
+      failure.addSuppressed(e);
+    }
+    restoreAutoCommit(c, previous, failure);
+  }
+
+  /** Restores auto-commit under the connection's own network timeout. */
   static void restoreAutoCommit(Connection c, boolean previous, Throwable failure) {
     try {
       if (previous && !c.isClosed()) {
@@ -93,15 +164,30 @@ final class Transactions {
     }
   }
 
-  /** @return the previous network timeout, or -1 when the driver has none */
-  int limitNetwork(Connection c) throws SQLException {
+  /**
+   * Sets the socket read timeout to what is left until {@code deadlineNanos}.
+   *
+   * @return the previous network timeout, or -1 when the driver has none (H2 over TCP reads its
+   *     timeout from the URL's NETWORK_TIMEOUT instead)
+   * @throws SQLTimeoutException when the deadline has passed
+   */
+  static int limitNetwork(Connection c, long deadlineNanos) throws SQLException {
+    return limitNetwork(c, deadlineNanos, 0);
+  }
+
+  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis) throws SQLException {
+    long left = deadlineNanos - System.nanoTime();
+    if (left <= 0 && leastMillis == 0) {
+      throw new SQLTimeoutException("the call timeout passed before the database answered");
+    }
+    int millis = (int) Math.max(leastMillis, Math.min(Integer.MAX_VALUE, NANOSECONDS.toMillis(Math.max(0, left)) + 1));
     int previous;
     try {
       previous = c.getNetworkTimeout();
     } catch (SQLFeatureNotSupportedException e) {
       return -1;
     }
-    c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
+    c.setNetworkTimeout(Runnable::run, millis);
     return previous;
   }
 

@@ -1,5 +1,7 @@
 package dev.baton.jdbc;
 
+import java.net.InetSocketAddress;
+import java.sql.SQLException;
 import java.util.Properties;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,9 +41,17 @@ class H2MemoryLeaseStoreIT extends JdbcLeaseStoreContract {
     return "H2";
   }
 
+  /** An H2 TCP server in this JVM serves the in-memory database the two pools share. */
+  @Override
+  Optional<InetSocketAddress> tcpAddress() throws SQLException {
+    H2TcpServer server = H2TcpServer.start();
+    closeAtEnd.push(server);
+    return Optional.of(server.address());
+  }
+
   @Override
   String urlOnPort(int port) {
-    return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:unreachable";
+    return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:baton-it-" + suffix;
   }
 
   @Override

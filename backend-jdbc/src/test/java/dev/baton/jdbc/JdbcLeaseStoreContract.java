@@ -8,9 +8,11 @@ import static org.jooq.impl.DSL.field;
 import static org.jooq.impl.DSL.unquotedName;
 import static org.jooq.impl.DSL.table;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.FencingToken;
@@ -23,6 +25,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -34,10 +37,14 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -81,8 +88,17 @@ abstract class JdbcLeaseStoreContract {
   /** As {@link LeaseStore#describe()} names the database. */
   abstract String displayName();
 
-  /** A JDBC URL of this database's kind on a loopback port nothing listens on. */
+  /**
+   * A JDBC URL of this database on a loopback port: one nothing listens on, or a proxy in front of
+   * {@link #tcpAddress()}.
+   */
   abstract String urlOnPort(int port);
+
+  /**
+   * The database's own TCP address, for a proxy in front of it (H2 starts a TCP server for it);
+   * empty where the database has no socket of its own that a proxy could stand in front of.
+   */
+  abstract Optional<InetSocketAddress> tcpAddress() throws SQLException;
 
   /** Properties for the provider whose credentials the server refuses, with {@code password}. */
   abstract Properties badCredentials(String password);
@@ -119,6 +135,8 @@ abstract class JdbcLeaseStoreContract {
   final String tableName = "baton_it_" + suffix;
   final String workTable = "baton_it_work_" + suffix;
   final List<String> extraTables = new CopyOnWriteArrayList<>();
+  /** Closed after everything else, last first. */
+  final Deque<AutoCloseable> closeAtEnd = new ConcurrentLinkedDeque<>();
 
   HikariDataSource poolA;
   HikariDataSource poolB;
@@ -150,6 +168,13 @@ abstract class JdbcLeaseStoreContract {
       }
       poolA.close();
       poolB.close();
+    }
+    for (AutoCloseable c : closeAtEnd) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("cannot close " + c, e);
+      }
     }
   }
 
@@ -627,6 +652,60 @@ abstract class JdbcLeaseStoreContract {
     } finally {
       for (Socket s : accepted) {
         s.close();
+      }
+    }
+  }
+
+  /**
+   * A partition: the node's connections stay open but nothing comes back. Every kind of call fails
+   * with a store error by about its call timeout, whether it meets the silence in a statement, in
+   * the pool's check of an idle connection or while waiting for a new one; after the heal the
+   * store works again and the lease is still there. The bound only catches a hang or a call that
+   * waits for the driver's own, longer timeouts (seconds more); the conformance suite holds calls
+   * to the renew deadline.
+   */
+  @Test
+  void everyCallThroughABlackholeFailsByAboutItsCallTimeout() throws Exception {
+    Duration callTimeout = Duration.ofSeconds(1);
+    Duration bound = callTimeout.plusMillis(2500);
+    String e = election("blackhole");
+    Optional<InetSocketAddress> server = tcpAddress();
+    assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of; H2MemoryLeaseStoreIT covers H2");
+    try (FaultProxy proxy = FaultProxy.start(server.get())) {
+      Properties p = new Properties();
+      p.setProperty(JdbcLeaseStoreProvider.URL, urlOnPort(proxy.port()));
+      p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+      p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
+      p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
+      try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+        // A fresh pool connects on the first call, which a busy machine may not finish in time.
+        AtomicReference<Lease> granted = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.tryAcquire(e, "node-a", LONG).lease().map(l -> granted.compareAndSet(null, l)).orElse(false));
+        Lease lease = granted.get();
+        proxy.blackhole();
+
+        Map<String, Runnable> calls = new LinkedHashMap<>();
+        calls.put("renew", () -> store.renew(lease));
+        calls.put("tryAcquire", () -> store.tryAcquire(e, "node-b", LONG));
+        calls.put("read", () -> store.read(e));
+        calls.put("release", () -> store.release(lease));
+        calls.put("read again", () -> store.read(e));
+        Map<String, Duration> took = new LinkedHashMap<>();
+        calls.forEach(
+            (name, call) -> {
+              long t0 = System.nanoTime();
+              assertThatThrownBy(call::run).as(name).isInstanceOf(LeaseStoreException.class);
+              took.put(name, Duration.ofNanos(System.nanoTime() - t0));
+            });
+        System.out.println(displayName() + ": calls through a blackhole with a call timeout of " + callTimeout.toMillis() + " ms took " + took);
+        assertThat(took).allSatisfy((name, d) -> assertThat(d).as(name).isLessThan(bound));
+
+        proxy.heal();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class).until(() -> store.read(e).isPresent());
+        assertThat(store.renew(lease).token()).isEqualTo(lease.token());
+        store.release(lease);
+        assertThat(storeB.read(e)).isEmpty();
       }
     }
   }

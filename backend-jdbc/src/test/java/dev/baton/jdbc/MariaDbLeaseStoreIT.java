@@ -1,6 +1,7 @@
 package dev.baton.jdbc;
 
 import dev.baton.conformance.RequiredServer;
+import java.net.InetSocketAddress;
 import java.util.Properties;
 import java.util.List;
 import java.util.Optional;
@@ -40,6 +41,11 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
   @Override
   String displayName() {
     return "MariaDB";
+  }
+
+  @Override
+  Optional<InetSocketAddress> tcpAddress() {
+    return Optional.of(new InetSocketAddress("127.0.0.1", 3306));
   }
 
   @Override

@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.net.InetSocketAddress;
 import java.util.Properties;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,6 +61,11 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
   @Override
   boolean canWatch() {
     return true;
+  }
+
+  @Override
+  Optional<InetSocketAddress> tcpAddress() {
+    return Optional.of(new InetSocketAddress("127.0.0.1", 5432));
   }
 
   @Override
