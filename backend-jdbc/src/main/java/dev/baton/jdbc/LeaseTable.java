@@ -137,6 +137,13 @@ final class LeaseTable {
   }
 
   /** H2 only: creates the election's row, free, unless it exists; locks it either way. */
+  /**
+   * Timestamps are kept to the millisecond, so the database's now() can read up to a millisecond
+   * before the call really started; without this margin a lease could end a fraction of a
+   * millisecond before t0 + ttl, which the H2 fuzz test caught.
+   */
+  static final long TRUNCATION_MARGIN_MILLIS = 1;
+
   void ensureRow(DSLContext dsl, String electionName) {
     dsl.execute("merge into {0} ({1}) key ({1}) values ({2})", table, field(unquotedName("election")), val(electionName));
   }
@@ -154,11 +161,12 @@ final class LeaseTable {
    */
   int upsert(DSLContext dsl, Dialect dialect, String electionName, String candidate, long ttl) {
     Field<Long> ttlValue = val(ttl);
+    Field<Long> expiryOffset = val(ttl + TRUNCATION_MARGIN_MILLIS);
     Field<OffsetDateTime> now = dialect.now();
     Condition mayTake = expiresAt.le(now).or(holder.isNull()).or(holder.eq(candidate));
     return dsl.insertInto(table)
         .columns(election, holder, term, ttlMillis, acquiredAt, renewedAt, expiresAt)
-        .values(val(electionName), val(candidate), val(1L), ttlValue, now, now, dialect.nowPlusMillis(ttlValue))
+        .values(val(electionName), val(candidate), val(1L), ttlValue, now, now, dialect.nowPlusMillis(expiryOffset))
         .onConflict(election)
         .doUpdate()
         .set(term, term.plus(1))
@@ -166,7 +174,7 @@ final class LeaseTable {
         .set(ttlMillis, ttlValue)
         .set(acquiredAt, now)
         .set(renewedAt, now)
-        .set(expiresAt, dialect.nowPlusMillis(ttlValue))
+        .set(expiresAt, dialect.nowPlusMillis(expiryOffset))
         .where(mayTake)
         .execute();
   }
@@ -197,7 +205,7 @@ final class LeaseTable {
     return dsl.update(table)
         .set(ttlMillis, ttlValue)
         .set(renewedAt, dialect.now())
-        .set(expiresAt, dialect.nowPlusMillis(ttlValue))
+        .set(expiresAt, dialect.nowPlusMillis(val(ttl + TRUNCATION_MARGIN_MILLIS)))
         .where(election.eq(electionName), holder.eq(candidate), term.eq(token), expiresAt.gt(dialect.now()))
         .execute();
   }
