@@ -2,10 +2,13 @@ package dev.baton.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import dev.baton.election.Acquisition;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreException;
 import dev.baton.election.LeaseStoreProvider;
 import java.time.Duration;
 import java.util.Map;
@@ -40,7 +43,7 @@ class JdbcLeaseStoreProviderTest {
 
     try (LeaseStore store = ElectionProperties.of(p).openStore()) {
       assertThat(store.describe()).isEqualTo("jdbc");
-      assertThat(store.tryAcquire("provider", "node-a", Duration.ofSeconds(30)).isGranted()).isTrue();
+      assertThat(firstAcquire(store, "provider").isGranted()).isTrue();
       assertThat(store.read("provider").orElseThrow().holder()).isEqualTo("node-a");
       assertThat(store.describe()).isEqualTo("jdbc (H2)");
     }
@@ -51,7 +54,7 @@ class JdbcLeaseStoreProviderTest {
     ElectionProperties config = ElectionProperties.of(properties(), Map.of("ELECTION_JDBC_URL", h2Url()));
 
     try (LeaseStore store = new JdbcLeaseStoreProvider().open(config)) {
-      assertThat(store.tryAcquire("env", "node-a", Duration.ofSeconds(30)).isGranted()).isTrue();
+      assertThat(firstAcquire(store, "env").isGranted()).isTrue();
     }
   }
 
@@ -111,5 +114,16 @@ class JdbcLeaseStoreProviderTest {
     assertThat(JdbcLeaseStoreProvider.redacted("jdbc:postgresql://db:5432/app?user=x&password=y")).isEqualTo("jdbc:postgresql://db:5432/app...");
     assertThat(JdbcLeaseStoreProvider.redacted("jdbc:h2:mem:x;PASSWORD=y")).isEqualTo("jdbc:h2:mem:x...");
     assertThat(JdbcLeaseStoreProvider.redacted("jdbc:mariadb://u:p@db/app")).isEqualTo("jdbc:mariadb://db/app");
+  }
+
+  /**
+   * The first call of a fresh store opens the pool's first connection and may outlast the call
+   * timeout on a loaded machine; an elector would simply try again, and so does this test.
+   */
+  private static Acquisition firstAcquire(LeaseStore store, String election) {
+    return await()
+        .atMost(Duration.ofSeconds(60))
+        .ignoreException(LeaseStoreException.class)
+        .until(() -> store.tryAcquire(election, "node-a", Duration.ofSeconds(30)), a -> a != null);
   }
 }
