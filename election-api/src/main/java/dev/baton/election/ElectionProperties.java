@@ -147,6 +147,15 @@ public final class ElectionProperties {
                     key + " is required but not set (set it in the properties or as " + environmentName(key) + ")"));
   }
 
+  /**
+   * Reads a duration as configuration writes it ({@code 500ms}, {@code 15s}, {@code 2m}, {@code
+   * 1h}, or ISO-8601 {@code PT15S}), for tools that take durations elsewhere, such as command-line
+   * arguments; the error names {@code key} and the value.
+   */
+  public static Duration parseDuration(String key, String value) {
+    return Durations.parse(requireNonNull(key, "key"), requireNonNull(value, "value"));
+  }
+
   public Optional<Duration> duration(String key) {
     return get(key).map(v -> Durations.parse(key, v));
   }

@@ -1,14 +1,14 @@
 package dev.baton.cli;
 
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
+
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /** What {@code elect} was asked to do, parsed and checked once; nothing is started while parsing. */
 final class Arguments {
@@ -203,37 +203,13 @@ final class Arguments {
     }
   }
 
-  private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
-
   /** Durations as in the configuration: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or ISO-8601. */
   static Duration duration(String argument, String value) {
-    String text = value.trim().toLowerCase(Locale.ROOT);
-    Matcher m = SIMPLE.matcher(text);
     try {
-      if (m.matches()) {
-        long amount = Long.parseLong(m.group(1));
-        switch (m.group(2)) {
-          case "ms":
-            return Duration.ofMillis(amount);
-          case "s":
-            return Duration.ofSeconds(amount);
-          case "m":
-            return Duration.ofMinutes(amount);
-          default:
-            return Duration.ofHours(amount);
-        }
-      }
-      if (text.startsWith("p")) {
-        Duration iso = Duration.parse(text.toUpperCase(Locale.ROOT));
-        if (!iso.isNegative()) {
-          return iso;
-        }
-      }
-    } catch (NumberFormatException | DateTimeParseException | ArithmeticException e) {
-      // one message for every kind of bad value, below
+      return ElectionProperties.parseDuration(argument, value);
+    } catch (ConfigurationException e) {
+      throw new UsageException(e.getMessage());
     }
-    throw new UsageException(
-        argument + ": cannot read '" + value + "' as a duration; use a whole number with a unit (500ms, 10s, 2m) or ISO-8601 (PT10S)");
   }
 
   /**

@@ -44,7 +44,7 @@ class ArgumentsTest {
       delimiter = '|',
       value = {
         "run --nmae x -- true            | run: unknown option '--nmae'; accepted: --config, --name, --restart, --grace",
-        "run --grace soon -- true         | --grace: cannot read 'soon' as a duration; use a whole number with a unit (500ms, 10s, 2m) or ISO-8601 (PT10S)",
+        "run --grace soon -- true         | --grace: cannot read 'soon' as a duration; use a whole number with a unit (500ms, 15s, 2m, 1h) or ISO-8601 (PT15S)",
         "run --grace -5s -- true          | --grace: cannot read '-5s' as a duration",
         "run --grace                      | --grace needs a value",
         "run --name -- true               | --name needs a value",
