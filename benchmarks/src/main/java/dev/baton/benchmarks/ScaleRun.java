@@ -72,6 +72,7 @@ public final class ScaleRun {
     private final Duration window;
     private final String runId;
     private final PrintStream out;
+    private static final Duration BATCH_LIMIT = Duration.ofSeconds(15);
     private final Settings settings = Settings.full();
 
     Steps(String backend, int port, Duration window, String runId, PrintStream out) {
@@ -88,17 +89,35 @@ public final class ScaleRun {
       RecordingStore store = new RecordingStore(opened.store());
       LongSupplier requests = opened.requests().orElse(store::calls);
       MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
-      // A first call, so that the connection and the classes are there before the baseline.
-      store.read("scale-" + runId + "-warmup");
+      // A first call, so that the connection and the classes are there before the baseline. The
+      // first call of a fresh JVM can outlast the call timeout (class loading, TLS-free gRPC set-up).
+      warmUp(store);
       long baseline = usedHeapAfterGc(memory);
       try {
-        for (int n : sizes) {
-          step(n, store, requests, memory, baseline);
+        for (int i = 0; i < sizes.size(); i++) {
+          // After the last step the process exits: its elections need not be released one by one
+          // (on a saturated store that alone takes minutes); their leases expire.
+          step(sizes.get(i), store, requests, memory, baseline, i == sizes.size() - 1);
         }
       } finally {
         store.close();
         if (opened.resources() != null) {
           opened.resources().close();
+        }
+      }
+    }
+
+    private void warmUp(RecordingStore store) {
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (true) {
+        try {
+          store.read("scale-" + runId + "-warmup");
+          return;
+        } catch (RuntimeException e) {
+          if (System.nanoTime() - deadline > 0) {
+            throw e;
+          }
+          Pause.millis(200);
         }
       }
     }
@@ -125,7 +144,7 @@ public final class ScaleRun {
       }
     }
 
-    private void step(int n, RecordingStore store, LongSupplier requests, MemoryMXBean memory, long baseline) throws Exception {
+    private void step(int n, RecordingStore store, LongSupplier requests, MemoryMXBean memory, long baseline, boolean last) throws Exception {
       AtomicInteger leading = new AtomicInteger();
       AtomicLong revocations = new AtomicLong();
       ElectionListener listener =
@@ -163,9 +182,11 @@ public final class ScaleRun {
           e.start();
           if ((i + 1) % batch == 0 || i == n - 1) {
             int started = i + 1;
-            Duration left = Duration.ofNanos(Math.max(0, rampDeadline - System.nanoTime()));
+            // A batch that does not lead within a few leases will not: the store is saturated.
+            Duration left = Duration.ofNanos(Math.max(0, Math.min(rampDeadline - System.nanoTime(), BATCH_LIMIT.toNanos())));
             if (!Pause.until(() -> leading.get() >= started, left)) {
-              problem = "only " + leading.get() + " of " + started + " started elections led within the ramp limit of " + rampLimit.toSeconds() + " s";
+              problem = "ramp-up stopped: only " + leading.get() + " of " + started + " started elections led (a batch gets " + BATCH_LIMIT.toSeconds()
+                  + " s, the whole ramp-up " + rampLimit.toSeconds() + " s)";
               break;
             }
           }
@@ -195,7 +216,9 @@ public final class ScaleRun {
             n, elected, stepDowns, cpu / 1_000_000, (t1 - t0) / 1e9, heap, baseline, calls, reqs, rampSeconds, problem.replace(' ', '_')));
         out.flush();
       } finally {
-        closeAll(electors);
+        if (!last) {
+          closeAll(electors);
+        }
       }
     }
 
