@@ -237,7 +237,7 @@ abstract class JdbcLeaseStoreContract {
     assertThat(holder.holder()).isEqualTo("node-a");
     assertThat(holder.token()).isEqualTo(a.token());
     assertThat(holder.ttl()).isEqualTo(LONG);
-    assertThat(holder.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG);
+    assertThat(holder.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG.plusMillis(LeaseTable.TRUNCATION_MARGIN_MILLIS));
     assertThat(holder.renewedAt()).isPresent();
   }
 
