@@ -6,6 +6,7 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.Renewal;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
 import java.time.Duration;
@@ -20,8 +21,8 @@ import java.util.function.Supplier;
  * database): it simulates the faults a {@link FaultProxy} causes. Cut: every call fails at once
  * with {@link LeaseStoreException}. Blackholed: every call waits until its call timeout (or a
  * heal) and then fails, and the store never sees it. While not open, watch events are not
- * delivered; a heal delivers one to every watcher, as a re-established watch would, since events
- * may have been missed.
+ * delivered; a cut delivers one to every watcher, as a watch losing its connection would, and a
+ * heal another, as a re-established watch would, since events may have been missed.
  *
  * <p>Never closes the store it wraps: several nodes usually share it.
  */
@@ -53,9 +54,16 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
 
   @Override
   public void cut() {
+    boolean wasCut;
     synchronized (lock) {
+      wasCut = mode == Mode.CUT;
       mode = Mode.CUT;
       lock.notifyAll();
+    }
+    if (!wasCut) {
+      // A refused connection is noticed at once, and a watch that loses its connection says so:
+      // followers that count on the watch for expiry must learn to try (and fail) on their own.
+      watchers.forEach(Runnable::run);
     }
   }
 
@@ -94,6 +102,20 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
   @Override
   public Lease renew(Lease lease) {
     return call(lease.election(), () -> delegate.renew(lease));
+  }
+
+  /** A fault fails the whole batch, as a broken connection would. */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    if (leases.isEmpty()) {
+      return List.of();
+    }
+    return call(leases.get(0).election(), () -> delegate.renewAll(leases));
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return delegate.renewBatchLimit();
   }
 
   @Override

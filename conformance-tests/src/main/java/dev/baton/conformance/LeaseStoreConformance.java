@@ -7,6 +7,8 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -172,5 +174,58 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     log.info("s13: {} grants to {} threads, {} store errors", grants.get(), threads, storeErrors.get());
     assertThat(mostHolders.get()).as("most holders at once").isEqualTo(1);
     assertThat(broken).isEmpty();
+  }
+
+  @Test
+  @DisplayName("15 renewAll renews every live lease of a batch and refuses each lost one on its own, in order")
+  void renewAllRenewsEveryLiveLeaseAndRefusesEachLostOneOnItsOwn() {
+    List<Node> nodes = nodes(2);
+    LeaseStore store = nodes.get(0).store();
+    LeaseStore other = nodes.get(1).store();
+    Duration ttl = timings.leaseDuration();
+    assertThat(store.renewBatchLimit()).as("renewBatchLimit").isPositive();
+    assertThat(store.renewAll(List.of())).as("renewAll of no leases").isEmpty();
+
+    String expired = newElection("s15-expired");
+    Lease expiredLease = granted(store.tryAcquire(expired, "s15-a", ttl));
+    waiting("until the lease of " + expired + " ran out").until(() -> store.read(expired).isEmpty());
+
+    String live1 = newElection("s15-live1");
+    String released = newElection("s15-released");
+    String live2 = newElection("s15-live2");
+    String takenOver = newElection("s15-taken-over");
+    Lease live1Lease = granted(store.tryAcquire(live1, "s15-a", ttl));
+    Lease releasedLease = granted(store.tryAcquire(released, "s15-a", ttl));
+    Lease live2Lease = granted(store.tryAcquire(live2, "s15-a", ttl));
+    Lease takenOverLease = granted(store.tryAcquire(takenOver, "s15-a", ttl));
+    store.release(releasedLease);
+    store.release(takenOverLease);
+    Lease successor = granted(other.tryAcquire(takenOver, "s15-b", ttl));
+
+    List<Lease> batch = List.of(live1Lease, releasedLease, live2Lease, takenOverLease, expiredLease);
+    List<Renewal> outcomes = new ArrayList<>();
+    for (int from = 0; from < batch.size(); from += store.renewBatchLimit()) {
+      List<Lease> chunk = batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()));
+      List<Renewal> answered = store.renewAll(chunk);
+      assertThat(answered).as("outcomes of a renewAll of %d leases", chunk.size()).hasSameSizeAs(chunk);
+      outcomes.addAll(answered);
+    }
+
+    for (int i : new int[] {0, 2}) {
+      Lease asked = batch.get(i);
+      Lease renewed = outcomes.get(i).lease().orElseThrow(() -> new AssertionError(asked.election() + " was not renewed: " + outcomes.get(asked == live1Lease ? 0 : 2)));
+      assertThat(renewed.election()).isEqualTo(asked.election());
+      assertThat(renewed.token()).as("token of renewed %s", asked.election()).isEqualTo(asked.token());
+      assertThat(renewed.ttl()).as("ttl of renewed %s", asked.election()).isGreaterThanOrEqualTo(ttl);
+      assertThat(other.tryAcquire(asked.election(), "s15-b", ttl).isGranted()).as("another's acquire of renewed %s", asked.election()).isFalse();
+    }
+    for (int i : new int[] {1, 3, 4}) {
+      assertThat(outcomes.get(i).failure()).as("outcome for %s", batch.get(i).election()).containsInstanceOf(LeaseLostException.class);
+    }
+    assertThat(store.read(takenOver)).as("holder of %s after the batch", takenOver).map(r -> r.holder()).contains("s15-b");
+
+    store.release(outcomes.get(0).lease().orElseThrow());
+    store.release(outcomes.get(2).lease().orElseThrow());
+    other.release(successor);
   }
 }

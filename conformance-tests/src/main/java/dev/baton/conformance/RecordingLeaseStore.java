@@ -8,8 +8,10 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,21 +93,59 @@ final class RecordingLeaseStore implements LeaseStore {
     Lease renewed;
     try {
       renewed = delegate.renew(lease);
-    } catch (LeaseLostException e) {
-      history.recordCall(call(lease, Kind.RENEW, start, Outcome.REFUSED, null));
-      throw e;
     } catch (RuntimeException e) {
-      history.recordCall(call(lease, Kind.RENEW, start, Outcome.FAILED, null));
+      recordRenewal(lease, start, Renewal.failed(e));
       throw e;
     }
+    recordRenewal(lease, start, Renewal.renewed(renewed));
+    return renewed;
+  }
+
+  /** Each lease of a batch is recorded as a renewal of its own that started with the batch. */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    callsInFlight.incrementAndGet();
+    try {
+      long start = System.nanoTime();
+      List<Renewal> outcomes;
+      try {
+        outcomes = delegate.renewAll(leases);
+      } catch (RuntimeException e) {
+        leases.forEach(l -> recordRenewal(l, start, Renewal.failed(e)));
+        throw e;
+      }
+      if (outcomes.size() != leases.size()) {
+        leases.forEach(l -> history.recordBreach(l.election(), "renewAll of " + leases.size() + " leases answered " + outcomes.size() + " outcomes"));
+        return outcomes;
+      }
+      for (int i = 0; i < leases.size(); i++) {
+        recordRenewal(leases.get(i), start, outcomes.get(i));
+      }
+      return outcomes;
+    } finally {
+      callsInFlight.decrementAndGet();
+    }
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return delegate.renewBatchLimit();
+  }
+
+  private void recordRenewal(Lease lease, long start, Renewal outcome) {
+    if (outcome.failure().isPresent()) {
+      Outcome o = outcome.failure().get() instanceof LeaseLostException ? Outcome.REFUSED : Outcome.FAILED;
+      history.recordCall(call(lease, Kind.RENEW, start, o, null));
+      return;
+    }
+    Lease renewed = outcome.lease().orElseThrow();
     history.recordCall(call(lease, Kind.RENEW, start, Outcome.OK, renewed.ttl()));
-    if (!renewed.token().equals(lease.token()) || !renewed.candidate().equals(lease.candidate())) {
-      history.recordBreach(lease.election(), "renew of token " + lease.token() + " by " + lease.candidate() + " returned token " + renewed.token() + " of " + renewed.candidate());
+    if (!renewed.token().equals(lease.token()) || !renewed.candidate().equals(lease.candidate()) || !renewed.election().equals(lease.election())) {
+      history.recordBreach(lease.election(), "renew of token " + lease.token() + " by " + lease.candidate() + " returned token " + renewed.token() + " of " + renewed.candidate() + " in '" + renewed.election() + "'");
     }
     if (renewed.ttl().compareTo(lease.ttl()) < 0) {
       history.recordBreach(lease.election(), "renew shortened the ttl from " + lease.ttl() + " to " + renewed.ttl());
     }
-    return renewed;
   }
 
   @Override
