@@ -60,6 +60,7 @@ public final class Elector implements AutoCloseable {
   private final Executor worker;
   private final SerialExecutor engine;
   private final SerialExecutor callbacks;
+  private final RenewalBatcher batcher;
   private final List<ElectionListener> listeners;
   private final String logId;
 
@@ -71,7 +72,9 @@ public final class Elector implements AutoCloseable {
   private Lease lease;
   private Term term;
   private ScheduledFuture<?> nextAction;
-  private ScheduledFuture<?> deadline;
+  private RenewalBatcher.Ticket renewal;
+  private TermRenewals termRenewals;
+  private DeadlineTimer deadline;
   private Subscription watch;
   private boolean watching;
   private int failuresInARow;
@@ -102,6 +105,7 @@ public final class Elector implements AutoCloseable {
     this.worker = b.worker;
     this.engine = new SerialExecutor(worker);
     this.callbacks = new SerialExecutor(worker);
+    this.batcher = b.store.renewBatchLimit() > 1 ? RenewalBatcher.of(b.store, scheduler, worker, clock) : null;
     this.listeners = List.copyOf(b.listeners);
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
   }
@@ -130,10 +134,12 @@ public final class Elector implements AutoCloseable {
   @Override
   public void close() {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    engine.execute(() -> doStop(done));
     if (callbacks.inTask() || engine.inTask()) {
+      engine.execute(() -> doStop(done));
       return;
     }
+    // Inline when the engine is idle: the release, and so the next leader, comes a hand-off sooner.
+    engine.runOrExecute(() -> doStop(done));
     try {
       done.get(leaseDuration.toMillis() + renewDeadline.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -230,7 +236,9 @@ public final class Elector implements AutoCloseable {
         () -> {
           Optional<Subscription> sub;
           try {
-            sub = store.watch(election, () -> engine.execute(() -> onWatchEvent(e)));
+            // The store's thread only starts a call here (attempt() never blocks), so the event
+            // need not wait for a pool thread to be handed over.
+            sub = store.watch(election, () -> engine.runOrExecute(() -> onWatchEvent(e)));
           } catch (RuntimeException ex) {
             log.warn("{}: cannot watch the election on {}; polling instead", logId, store.describe(), ex);
             sub = Optional.empty();
@@ -378,30 +386,46 @@ public final class Elector implements AutoCloseable {
     Term t = term;
     emit(l -> l.onElected(t));
     learnLeader(Optional.of(candidate));
-    scheduleDeadline();
+    if (batcher != null) {
+      termRenewals = new TermRenewals(term);
+    } else {
+      deadline = new DeadlineTimer(term, true);
+    }
     scheduleRenew(validUntil - renewDeadline.toNanos() + retryPeriod.toNanos());
     afterCall();
   }
 
-  private void scheduleDeadline() {
-    cancel(deadline);
-    Term t = term;
-    long delay = t.validUntilNanos() - clock.nanoTime();
-    deadline = schedule(Duration.ofNanos(Math.max(0, delay)), () -> {
-      if (term == t) {
-        checkDeadline();
-      }
-    });
-  }
-
   private void scheduleRenew(long atNanos) {
     cancel(nextAction);
+    nextAction = null;
+    cancelRenewal();
     Term t = term;
+    if (batcher != null) {
+      // Counted as a call in flight from now on: an outcome may follow until the ticket is cancelled.
+      callInFlight = true;
+      storeOps.incrementAndGet();
+      renewal = batcher.renew(lease, atNanos, renewSlack(), t.validUntilNanos(), termRenewals);
+      return;
+    }
     nextAction = schedule(Duration.ofNanos(Math.max(0, atNanos - clock.nanoTime())), () -> {
       if (term == t) {
         renew();
       }
     });
+  }
+
+  /** How much earlier than due a batched renewal may go, so that renewals due close together share a call. */
+  private long renewSlack() {
+    return Math.min(retryPeriod.toNanos() / 8, TimeUnit.MILLISECONDS.toNanos(100));
+  }
+
+  private void cancelRenewal() {
+    RenewalBatcher.Ticket r = renewal;
+    renewal = null;
+    if (r != null && r.cancel()) {
+      callInFlight = false;
+      storeOpEnded();
+    }
   }
 
   /**
@@ -458,7 +482,6 @@ public final class Elector implements AutoCloseable {
       t.extendTo(validUntil);
     }
     log.debug("{}: renewed, token {}", logId, t.token());
-    scheduleDeadline();
     scheduleRenew(t0 + retryPeriod.toNanos());
   }
 
@@ -503,7 +526,7 @@ public final class Elector implements AutoCloseable {
     setState(State.FOLLOWING);
     learnLeader(Optional.empty());
     // Released only after our work has stopped; the pause gives others the first chance.
-    callbacks.execute(() -> releaseQuietly(held));
+    callbacks.execute(() -> release(held));
     backOff(retryPeriod.multipliedBy(2));
   }
 
@@ -519,9 +542,7 @@ public final class Elector implements AutoCloseable {
     }
     epoch++;
     cancel(nextAction);
-    cancel(deadline);
     nextAction = null;
-    deadline = null;
     attemptPending = false;
     if (watch != null) {
       Subscription w = watch;
@@ -551,7 +572,8 @@ public final class Elector implements AutoCloseable {
     callbacks.execute(
         () -> {
           if (held != null) {
-            releaseQuietly(held);
+            // Already on a pool thread, and nothing else of ours is due: release here.
+            release(held);
           }
           engine.execute(
               () -> {
@@ -590,8 +612,12 @@ public final class Elector implements AutoCloseable {
     Term t = term;
     term = null;
     publishedTerm = null;
-    cancel(deadline);
+    if (deadline != null) {
+      deadline.cancel();
+    }
+    termRenewals = null;
     cancel(nextAction);
+    cancelRenewal();
     deadline = null;
     nextAction = null;
     t.end();
@@ -642,16 +668,23 @@ public final class Elector implements AutoCloseable {
 
   private void releaseQuietly(Lease l) {
     storeOps.incrementAndGet();
-    worker.execute(
-        () -> {
-          try {
-            store.release(l);
-          } catch (RuntimeException e) {
-            log.warn("{}: could not release the lease with token {}; it will expire on its own: {}", logId, l.token(), e.toString(), e);
-          } finally {
-            storeOpEnded();
-          }
-        });
+    worker.execute(() -> releaseCounted(l));
+  }
+
+  /** Releases on the calling thread, which must be a pool thread that may block. */
+  private void release(Lease l) {
+    storeOps.incrementAndGet();
+    releaseCounted(l);
+  }
+
+  private void releaseCounted(Lease l) {
+    try {
+      store.release(l);
+    } catch (RuntimeException e) {
+      log.warn("{}: could not release the lease with token {}; it will expire on its own: {}", logId, l.token(), e.toString(), e);
+    } finally {
+      storeOpEnded();
+    }
   }
 
   private interface StoreCall<T> {
@@ -667,13 +700,14 @@ public final class Elector implements AutoCloseable {
           try {
             result = body.run();
           } catch (RuntimeException e) {
-            engine.execute(() -> handOver(() -> onError.accept(e)));
+            engine.runOrExecute(() -> handOver(() -> onError.accept(e)));
             return;
           } catch (Error e) {
             engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "store call failed", e))));
             throw e;
           }
-          engine.execute(() -> handOver(() -> onResult.accept(result)));
+          // This pool thread is free now: carry on with the outcome here rather than wake another.
+          engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
         });
   }
 
@@ -683,6 +717,109 @@ public final class Elector implements AutoCloseable {
       outcome.run();
     } finally {
       storeOpEnded();
+    }
+  }
+
+  /**
+   * A term's batched renewals. The batcher watches each call it makes against the earliest renew
+   * deadline in it, so a leader needs no deadline timer of its own while its renewals go through;
+   * only when a call is overdue does it start one, which ends itself once a renewal got through.
+   */
+  private final class TermRenewals implements RenewalBatcher.Outcome {
+    private final Term t;
+
+    TermRenewals(Term t) {
+      this.t = t;
+    }
+
+    @Override
+    public void arrived(RenewalBatcher.Ticket ticket, long startedNanos, Renewal outcome) {
+      engine.runOrExecute(() -> handOver(() -> {
+        if (renewal == ticket) {
+          renewal = null;
+        }
+        if (outcome.isRenewed()) {
+          onRenewed(t, startedNanos, outcome.leaseOrThrow());
+        } else {
+          onRenewFailed(t, outcome.failure().orElseThrow());
+        }
+      }));
+    }
+
+    @Override
+    public void overdue(RenewalBatcher.Ticket ticket) {
+      engine.execute(() -> {
+        if (term == t && !checkDeadline() && deadline == null) {
+          deadline = new DeadlineTimer(t, false);
+        }
+      });
+    }
+  }
+
+  /**
+   * Steps the term down when its renew deadline passes. A renewal only moves the deadline in the
+   * term; this timer, finding it moved, sets itself again on the timer thread (so renewals cause no
+   * timer churn and no hand-offs to the engine), or, for a batched leader, ends: the batcher watches
+   * the deadline again.
+   */
+  private final class DeadlineTimer implements Runnable {
+    private final Term t;
+    private final boolean rearm;
+    private volatile boolean cancelled;
+    private volatile ScheduledFuture<?> future;
+
+    DeadlineTimer(Term t, boolean rearm) {
+      this.t = t;
+      this.rearm = rearm;
+      arm();
+    }
+
+    private void arm() {
+      long now = clock.nanoTime();
+      long due = t.validUntilNanos();
+      long grid = renewSlack();
+      if (due - now > grid) {
+        // Far from due: wake a little early on a grid shared with the other leaders, so the timer
+        // thread serves many of them per wake-up; the last stretch is timed exactly.
+        due -= Math.floorMod(due, grid);
+      }
+      future = scheduler.schedule(this, Math.max(0, due - now), TimeUnit.NANOSECONDS);
+      // cancel() may have read the previous future.
+      if (cancelled) {
+        future.cancel(false);
+      }
+    }
+
+    @Override
+    public void run() {
+      if (cancelled) {
+        return;
+      }
+      if (t.validUntilNanos() - clock.nanoTime() > 0) {
+        if (rearm) {
+          arm();
+        } else {
+          engine.execute(() -> {
+            if (deadline == this) {
+              deadline = null;
+            }
+          });
+        }
+        return;
+      }
+      engine.execute(() -> {
+        if (term == t) {
+          checkDeadline();
+        }
+      });
+    }
+
+    void cancel() {
+      cancelled = true;
+      ScheduledFuture<?> f = future;
+      if (f != null) {
+        f.cancel(false);
+      }
     }
   }
 

@@ -44,22 +44,45 @@ final class SerialExecutor implements Executor {
     }
   }
 
+  /**
+   * Runs {@code task} on the calling thread when nothing of ours is running or waiting, else queues
+   * it behind the others. For callers that are already on a pool thread and would otherwise hand
+   * the task to another one: each such hand-off is a thread wake-up on the path it sits on.
+   */
+  void runOrExecute(Runnable task) {
+    synchronized (tasks) {
+      if (draining) {
+        tasks.add(task);
+        return;
+      }
+      draining = true;
+    }
+    drain(task);
+  }
+
   /** True when called from the task this executor is running now. */
   boolean inTask() {
     return runner == Thread.currentThread();
   }
 
   private void drain() {
+    drain(null);
+  }
+
+  /** Runs {@code first} (when given), then what is queued, until nothing is. */
+  private void drain(Runnable first) {
     Thread previous = runner;
     runner = Thread.currentThread();
     try {
+      Runnable task = first;
       while (true) {
-        Runnable task;
-        synchronized (tasks) {
-          task = tasks.poll();
-          if (task == null) {
-            draining = false;
-            return;
+        if (task == null) {
+          synchronized (tasks) {
+            task = tasks.poll();
+            if (task == null) {
+              draining = false;
+              return;
+            }
           }
         }
         try {
@@ -68,6 +91,7 @@ final class SerialExecutor implements Executor {
           // A task of ours that throws is a bug, but it must not stop the ones behind it.
           log.error("Unexpected failure in an elector task", e);
         }
+        task = null;
       }
     } finally {
       runner = previous;
