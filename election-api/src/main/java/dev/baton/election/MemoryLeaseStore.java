@@ -5,11 +5,15 @@ import static java.util.Objects.requireNonNull;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,18 +28,33 @@ public final class MemoryLeaseStore implements LeaseStore {
 
   private static final Logger log = LoggerFactory.getLogger(MemoryLeaseStore.class);
 
+  /** Renewals one {@link #renewAll} takes; the lock is held for all of them. */
+  private static final int BATCH_LIMIT = 1000;
+
+  /** Expiry timers that are far off wake on this grid, so that one wake-up serves many. */
+  private static final long EXPIRY_GRID_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
   private final MonotonicClock clock;
   private final Clock wallClock;
+  private final ScheduledExecutorService expiryTimers;
   private final Map<String, Entry> entries = new HashMap<>();
   private final Map<String, List<Runnable>> watchers = new HashMap<>();
 
+  /** On this process's clocks; its watch reports expiry as well as changes, so followers need not ask. */
   public MemoryLeaseStore() {
-    this(MonotonicClock.system(), Clock.systemUTC());
+    this.clock = MonotonicClock.system();
+    this.wallClock = Clock.systemUTC();
+    this.expiryTimers = SharedExecutors.scheduler();
   }
 
+  /**
+   * On the given clocks, which may be a test's own: its watch then reports changes only, since a
+   * timer cannot follow a clock that moves by hand.
+   */
   public MemoryLeaseStore(MonotonicClock clock, Clock wallClock) {
     this.clock = requireNonNull(clock, "clock");
     this.wallClock = requireNonNull(wallClock, "wallClock");
+    this.expiryTimers = null;
   }
 
   private static final class Entry {
@@ -44,6 +63,7 @@ public final class MemoryLeaseStore implements LeaseStore {
     long expiresAtNanos;
     Duration ttl;
     Instant renewedAt;
+    ScheduledFuture<?> expiryTimer;
 
     boolean liveAt(long now) {
       return holder != null && now - expiresAtNanos < 0;
@@ -72,6 +92,7 @@ public final class MemoryLeaseStore implements LeaseStore {
       e.expiresAtNanos = t0 + ttl.toNanos();
       e.renewedAt = wallClock.instant();
       result = Acquisition.granted(new Lease(election, candidate, FencingToken.of(e.lastToken), ttl, ""));
+      watchExpiry(election, e, t0);
     }
     notifyWatchers(election);
     return result;
@@ -81,16 +102,45 @@ public final class MemoryLeaseStore implements LeaseStore {
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
     long t0 = clock.nanoTime();
+    Instant now = wallClock.instant();
     synchronized (this) {
-      Entry e = entries.get(lease.election());
-      if (e == null || !e.liveAt(t0) || !e.holder.equals(lease.candidate()) || e.lastToken != lease.token().value()) {
-        throw new LeaseLostException(
-            lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone", e == null || !e.liveAt(t0) ? null : e.holder);
-      }
-      e.expiresAtNanos = t0 + lease.ttl().toNanos();
-      e.renewedAt = wallClock.instant();
-      return lease;
+      return renewLocked(lease, t0, now);
     }
+  }
+
+  /** One lock and one clock reading for the whole batch. */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    requireNonNull(leases, "leases");
+    long t0 = clock.nanoTime();
+    Instant now = wallClock.instant();
+    List<Renewal> outcomes = new ArrayList<>(leases.size());
+    synchronized (this) {
+      for (Lease lease : leases) {
+        try {
+          outcomes.add(Renewal.renewed(renewLocked(requireNonNull(lease, "lease"), t0, now)));
+        } catch (LeaseLostException e) {
+          outcomes.add(Renewal.failed(e));
+        }
+      }
+    }
+    return outcomes;
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return BATCH_LIMIT;
+  }
+
+  private Lease renewLocked(Lease lease, long t0, Instant now) {
+    Entry e = entries.get(lease.election());
+    if (e == null || !e.liveAt(t0) || !e.holder.equals(lease.candidate()) || e.lastToken != lease.token().value()) {
+      throw new LeaseLostException(
+          lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone", e == null || !e.liveAt(t0) ? null : e.holder);
+    }
+    e.expiresAtNanos = t0 + lease.ttl().toNanos();
+    e.renewedAt = now;
+    return lease;
   }
 
   @Override
@@ -102,6 +152,10 @@ public final class MemoryLeaseStore implements LeaseStore {
         return;
       }
       e.holder = null;
+      if (e.expiryTimer != null) {
+        e.expiryTimer.cancel(false);
+        e.expiryTimer = null;
+      }
     }
     notifyWatchers(lease.election());
   }
@@ -129,6 +183,10 @@ public final class MemoryLeaseStore implements LeaseStore {
     requireNonNull(changed, "changed");
     synchronized (this) {
       watchers.computeIfAbsent(election, k -> new CopyOnWriteArrayList<>()).add(changed);
+      Entry e = entries.get(election);
+      if (e != null) {
+        watchExpiry(election, e, clock.nanoTime());
+      }
     }
     // Once only: the same callback may be registered again, and a second close of this
     // subscription must not remove that other registration.
@@ -167,6 +225,39 @@ public final class MemoryLeaseStore implements LeaseStore {
   }
 
   @Override
+  public boolean watchReportsExpiry() {
+    return expiryTimers != null;
+  }
+
+  /**
+   * Keeps one timer per watched election with a live holder, at the holder's expiry. A renewal
+   * does not touch it: the timer, finding the lease renewed, sets itself again.
+   */
+  private void watchExpiry(String election, Entry e, long now) {
+    if (expiryTimers == null || e.expiryTimer != null || !e.liveAt(now) || watchers.getOrDefault(election, List.of()).isEmpty()) {
+      return;
+    }
+    long due = e.expiresAtNanos;
+    if (due - now > EXPIRY_GRID_NANOS) {
+      due -= Math.floorMod(due, EXPIRY_GRID_NANOS);
+    }
+    e.expiryTimer = expiryTimers.schedule(() -> expiryDue(election, e), Math.max(0, due - now), TimeUnit.NANOSECONDS);
+  }
+
+  private void expiryDue(String election, Entry e) {
+    long now = clock.nanoTime();
+    synchronized (this) {
+      e.expiryTimer = null;
+      if (e.holder == null || e.liveAt(now)) {
+        watchExpiry(election, e, now);
+        return;
+      }
+    }
+    // Off the timer thread: watchers may do more than note the change.
+    SharedExecutors.worker().execute(() -> notifyWatchers(election));
+  }
+
+  @Override
   public String describe() {
     return "memory";
   }
@@ -175,6 +266,12 @@ public final class MemoryLeaseStore implements LeaseStore {
   public void close() {
     synchronized (this) {
       watchers.clear();
+      for (Entry e : entries.values()) {
+        if (e.expiryTimer != null) {
+          e.expiryTimer.cancel(false);
+          e.expiryTimer = null;
+        }
+      }
     }
   }
 }

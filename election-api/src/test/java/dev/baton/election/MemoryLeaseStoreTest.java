@@ -326,4 +326,37 @@ class MemoryLeaseStoreTest {
 
     assertThat(changes).hasValue(0);
   }
+
+  // --- expiry reports -----------------------------------------------------------------------------
+
+  @Test
+  void onTheProcessClockTheWatchReportsALeaseThatRanOutButNotOneThatWasRenewed() {
+    try (MemoryLeaseStore live = new MemoryLeaseStore()) {
+      assertThat(live.watchReportsExpiry()).isTrue();
+      AtomicInteger reports = new AtomicInteger();
+      AtomicInteger whileLive = new AtomicInteger();
+      Lease lease = live.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)).lease().orElseThrow();
+      live.watch(ELECTION, () -> {
+        reports.incrementAndGet();
+        if (live.read(ELECTION).isPresent()) {
+          whileLive.incrementAndGet();
+        }
+      });
+      // Renewed well past its first expiry: the timer finds it renewed each time and says nothing.
+      long renewUntil = System.nanoTime() + Duration.ofMillis(1500).toNanos();
+      while (System.nanoTime() - renewUntil < 0) {
+        live.renew(lease);
+      }
+      assertThat(reports).hasValue(0);
+
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> reports.get() > 0);
+      assertThat(whileLive).hasValue(0);
+      assertThat(live.read(ELECTION)).isEmpty();
+    }
+  }
+
+  @Test
+  void onAClockMovedByHandTheWatchReportsChangesOnly() {
+    assertThat(store.watchReportsExpiry()).isFalse();
+  }
 }
