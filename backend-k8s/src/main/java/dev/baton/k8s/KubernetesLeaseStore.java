@@ -24,6 +24,10 @@ import java.time.Duration;
  * duration before it may take over, even if the holder is long gone; a released Lease (empty
  * {@code holderIdentity}) is taken at once. The fencing token is {@code leaseTransitions}.
  *
+ * <p>Followers watch their Lease and see every renewal through the watch, so they send no request
+ * while a holder renews; the store tells them when the holder changes and when the lease they saw
+ * last runs out, and a takeover is then one PUT from the Lease the watch delivered.
+ *
  * <p>The client stays the caller's: the store never closes it. Each call is bounded by the call
  * timeout (default 3 s) and is not retried by fabric8, whatever the client's own request timeout
  * and retry settings, so keep the call timeout well under the renew deadline.

@@ -13,6 +13,7 @@ import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -266,10 +267,15 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void watch_reports_a_release() {
+  void a_watcher_hears_a_release_and_takes_the_lease_with_one_put_keeping_its_labels() {
     String election = target.election("watch");
+    KubernetesClient client = target.newClient();
+    client.leases().inNamespace(target.namespace())
+        .resource(new LeaseBuilder().withNewMetadata().withName(election).addToLabels("app", "billing").endMetadata().withNewSpec().endSpec().build())
+        .create();
     LeaseStore a = node();
-    LeaseStore b = node();
+    List<String> requests = new CopyOnWriteArrayList<>();
+    LeaseStore b = node(target.newClientNoting(requests));
     Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
     AtomicInteger events = new AtomicInteger();
     Subscription subscription = b.watch(election, events::incrementAndGet).orElseThrow();
@@ -281,8 +287,59 @@ class KubernetesLeaseStoreIT {
 
     await().atMost(PATIENCE).until(() -> events.get() > before);
     assertThat(granted(b.tryAcquire(election, "b", SHORT)).candidate()).isEqualTo("b");
+    assertThat(requests).as("the watch delivered the released Lease: no GET before the PUT").containsExactly("PUT");
+    assertThat(target.lease(client, election).getMetadata().getLabels()).containsEntry("app", "billing");
     subscription.close();
-    assertThat(b.watchReportsExpiry()).isFalse();
+  }
+
+  @Test
+  void a_watching_follower_sends_nothing_while_the_holder_renews_and_hears_only_news() {
+    String election = target.election("renewals");
+    LeaseStore a = node();
+    List<String> requests = new CopyOnWriteArrayList<>();
+    LeaseStore b = node(target.newClientNoting(requests));
+    Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
+    AtomicInteger events = new AtomicInteger();
+    b.watch(election, events::incrementAndGet).orElseThrow();
+    await().atMost(PATIENCE).until(() -> events.get() >= 1);
+    int before = events.get();
+
+    for (int i = 0; i < 5; i++) {
+      lease = a.renew(lease);
+    }
+    assertThat(held(b.tryAcquire(election, "b", SHORT)).holder()).isEqualTo("a");
+    assertThat(requests).as("b answers from what its watch delivered").isEmpty();
+    assertThat(events).as("renewals are no news to a follower").hasValue(before);
+
+    granted(a.tryAcquire(election, "a", Duration.ofSeconds(30))); // a new term: news
+    await().atMost(PATIENCE).until(() -> events.get() > before);
+    assertThat(requests).isEmpty();
+  }
+
+  @Test
+  void a_watcher_is_told_when_the_lease_it_saw_last_runs_out_never_before() {
+    String election = target.election("expiry");
+    LeaseStore a = node();
+    List<String> requests = new CopyOnWriteArrayList<>();
+    LeaseStore b = node(target.newClientNoting(requests));
+    AtomicLong toldAt = new AtomicLong();
+    AtomicInteger events = new AtomicInteger();
+    b.watch(election, () -> {
+      toldAt.set(System.nanoTime());
+      events.incrementAndGet();
+    }).orElseThrow();
+    Lease lease = granted(a.tryAcquire(election, "a", SHORT));
+    await().atMost(PATIENCE).until(() -> events.get() >= 1);
+    int before = events.get();
+    long renewalWritten = System.nanoTime();
+    a.renew(lease); // the last renewal; a then stops, as if it crashed
+
+    await().atMost(PATIENCE).until(() -> events.get() > before);
+
+    assertThat(toldAt.get() - renewalWritten).as("told a lease after the renewal began, not before").isGreaterThanOrEqualTo(SHORT.toNanos());
+    Lease taken = granted(b.tryAcquire(election, "b", SHORT));
+    assertThat(taken.token().isNewerThan(lease.token())).isTrue();
+    assertThat(requests).as("taken from the Lease the watch delivered").containsExactly("PUT");
   }
 
   @Test

@@ -6,6 +6,9 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.Interceptor;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -116,6 +119,28 @@ final class KubernetesTarget implements AutoCloseable {
   synchronized KubernetesClient newClient() {
     KubernetesClient client =
         isMock() ? mock.createClient() : new KubernetesClientBuilder().withConfig(realCluster).build();
+    clients.add(client);
+    return client;
+  }
+
+  /**
+   * A new client of the test's own, like {@link #newClient()}, that adds the method of every
+   * request it sends, watches apart, to {@code requests}: what a store on it asks the server.
+   */
+  synchronized KubernetesClient newClientNoting(List<String> requests) {
+    Config config = new ConfigBuilder(isMock() ? mockConfig() : realCluster).withNamespace(namespace).build();
+    Interceptor noting =
+        new Interceptor() {
+          @Override
+          public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+            String query = request.uri().getRawQuery();
+            if (query == null || !query.contains("watch=true")) {
+              requests.add(request.method());
+            }
+          }
+        };
+    KubernetesClient client =
+        new KubernetesClientBuilder().withConfig(config).withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("baton-it-requests", noting)).build();
     clients.add(client);
     return client;
   }

@@ -5,9 +5,15 @@ import static java.util.Objects.requireNonNull;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,12 +32,22 @@ import org.slf4j.LoggerFactory;
  * record for the first time waits a full lease duration, even if the holder died long ago; a
  * release (holder {@code ""}) is taken at once.
  *
+ * <p><b>Watching.</b> Where the record store can watch, every version it delivers counts as seen
+ * when it arrives, so followers track renewals without asking. Watchers of an election hear only
+ * what they can act on: the holder or the transitions count changed (a release, a takeover, a new
+ * term), the record appeared or went, the watch broke, or the observed lease ran out, which a
+ * timer on the scheduler reports ({@link #watchReportsExpiry()}), re-armed by each renewal seen.
+ * Followers therefore send nothing while a holder renews.
+ *
  * <p><b>Writes.</b> Every grant, renewal and release is a {@link RecordStore#replace} guarded by
- * the version last read or written, so two candidates can never both succeed from one version.
- * {@code tryAcquire} reads once and writes once; when another write wins the race it reads again
- * to say who holds it, and makes one more attempt only if that read shows the election free (a
- * release or deletion raced with it). Each round trip is bounded by the record store's call
- * timeout. {@code renew} and {@code release} are one round trip each.
+ * the version last seen, so two candidates can never both succeed from one version. {@code
+ * tryAcquire} starts from the record as a watch that is in step with the store last delivered it,
+ * else from a read; it writes once, and when another write wins the race it reads to say who
+ * holds it, and makes one more attempt only if that read shows the election free (a release or
+ * deletion raced with it). A record seen late at worst costs that refused write: the version
+ * guard, not the freshness of what was seen, decides. Each round trip is bounded by the record
+ * store's call timeout. {@code renew} and {@code release} are one round trip each; {@code read}
+ * always reads.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and
  * the lease reports the TTL it really has.
@@ -60,12 +76,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   private final RecordStore records;
   private final MonotonicClock clock;
   private final Clock wallClock;
+  private final ScheduledExecutorService scheduler;
 
-  /** Per election: the version last seen and when this process first saw it. */
-  private final ConcurrentMap<String, Observation> observations = new ConcurrentHashMap<>();
-
-  /** Per election: the highest transitions count seen, so tokens survive a deleted record. */
-  private final ConcurrentMap<String, Long> highestTokens = new ConcurrentHashMap<>();
+  /** Per election: what this process last saw of the record, and who watches it. */
+  private final ConcurrentMap<String, Sight> sights = new ConcurrentHashMap<>();
 
   /** Per election and candidate: what a renewal must write back unchanged, and when it expires. */
   private final ConcurrentMap<GrantKey, Grant> grants = new ConcurrentHashMap<>();
@@ -79,12 +93,22 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
    * @param wallClock only for the acquire and renew times written for humans
    */
   public ObservedTimeLeaseStore(RecordStore records, MonotonicClock clock, Clock wallClock) {
+    this(records, clock, wallClock, SharedExecutors.scheduler());
+  }
+
+  /**
+   * @param scheduler runs the timers that tell watchers when an observed lease runs out; its
+   *     tasks are short and never block
+   */
+  public ObservedTimeLeaseStore(RecordStore records, MonotonicClock clock, Clock wallClock, ScheduledExecutorService scheduler) {
     this.records = requireNonNull(records, "records");
     this.clock = requireNonNull(clock, "clock");
     this.wallClock = requireNonNull(wallClock, "wallClock");
+    this.scheduler = requireNonNull(scheduler, "scheduler");
   }
 
-  private record Observation(String version, long observedAtNanos) {}
+  /** A version of an election's record and when this process first saw it. */
+  private record Seen(String election, VersionedRecord record, long observedAtNanos) {}
 
   private record GrantKey(String election, String candidate) {}
 
@@ -100,32 +124,34 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     }
     Duration effectiveTtl = wholeSecondsUp(ttl);
     long t0 = clock.nanoTime();
-    Optional<VersionedRecord> current = records.read(election);
+    Sight sight = sight(election);
+    // A watch in step with the store has shown every change so far: what it showed last will do.
+    Optional<Seen> current = sight.inStep() ? sight.seen() : read(sight);
     for (int attempt = 1; ; attempt++) {
-      Optional<LeaseRecord> holder = current.flatMap(r -> liveHolder(election, r));
+      Optional<LeaseRecord> holder = current.flatMap(this::liveHolder);
       if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
         return Acquisition.held(holder.get());
       }
       Instant now = wallClock.instant();
-      long token = highestToken(election).map(t -> t + 1).orElse(0L);
+      long token = sight.highestToken().map(t -> t + 1).orElse(0L);
       ElectionRecord grant = new ElectionRecord(candidate, effectiveTtl, now, now, token);
       Optional<VersionedRecord> written =
           current.isEmpty()
               ? records.create(election, grant)
-              : records.replace(election, current.get().version(), grant);
+              : records.replace(election, current.get().record().version(), grant);
       if (written.isPresent()) {
-        observe(election, written.get());
+        sight.note(written, null);
         grants.put(new GrantKey(election, candidate), new Grant(token, now, t0));
         log.debug("election '{}': granted to {} with token {}", election, candidate, token);
         return Acquisition.granted(
             new Lease(election, candidate, FencingToken.of(token), effectiveTtl, written.get().version()));
       }
-      // Another write came first. Say who holds it now; only if nobody does (it was released or
-      // deleted meanwhile) is another try worthwhile.
-      current = records.read(election);
+      // Another write came first (or what we started from was out of date). Say who holds it now;
+      // only if nobody does (it was released or deleted meanwhile) is another try worthwhile.
+      current = read(sight);
       if (attempt == WRITE_ATTEMPTS) {
-        Optional<VersionedRecord> last = current;
-        return Acquisition.held(last.flatMap(r -> liveHolder(election, r)).orElseGet(() -> vacant(election, last)));
+        Optional<Seen> last = current;
+        return Acquisition.held(last.flatMap(this::liveHolder).orElseGet(() -> vacant(sight, last)));
       }
     }
   }
@@ -158,7 +184,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           "lease of " + lease.candidate() + " (token " + lease.token() + ") was taken over, released or deleted",
           null);
     }
-    observe(lease.election(), written.get());
+    sight(lease.election()).note(written, null);
     grants.put(key, new Grant(lease.token().value(), acquireTime, t0));
     return lease.renewed(ttl, written.get().version());
   }
@@ -172,7 +198,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     ElectionRecord released = new ElectionRecord("", RELEASED_LEASE_DURATION, now, now, lease.token().value());
     // A conflict means the record changed since this lease was written: it is somebody else's
     // now (or ours under a newer token), and a release must never remove that.
-    records.replace(lease.election(), lease.handle(), released).ifPresent(w -> observe(lease.election(), w));
+    Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), released);
+    if (written.isPresent()) {
+      sight(lease.election()).note(written, null);
+    }
   }
 
   /**
@@ -182,20 +211,38 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   @Override
   public Optional<LeaseRecord> read(String election) {
     requireNonNull(election, "election");
-    return records.read(election).flatMap(r -> liveHolder(election, r));
+    return read(sight(election)).flatMap(this::liveHolder);
   }
 
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
     requireNonNull(election, "election");
     requireNonNull(changed, "changed");
-    return records.watch(election, changed);
+    Sight sight = sight(election);
+    ElectionWatch watch = new ElectionWatch(sight, changed);
+    sight.add(watch);
+    Optional<Subscription> fromRecords;
+    try {
+      fromRecords = records.watch(election, watch);
+    } catch (RuntimeException e) {
+      watch.close();
+      throw e;
+    }
+    if (fromRecords.isEmpty()) {
+      watch.close();
+      return Optional.empty();
+    }
+    watch.attach(fromRecords.get());
+    return Optional.of(watch);
   }
 
-  /** Expiry is each follower's observation, not an event anybody could send. */
+  /**
+   * True: besides releases and takeovers, a watcher hears when the lease it last saw runs out as
+   * this process observes it, so followers need not poll.
+   */
   @Override
   public boolean watchReportsExpiry() {
-    return false;
+    return true;
   }
 
   @Override
@@ -208,35 +255,33 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     return records.describe();
   }
 
+  /** Closes the watches still open, and with them their timers, then the record store. */
   @Override
   public void close() {
+    sights.values().forEach(Sight::closeWatches);
     records.close();
   }
 
-  /** Notes the record as seen now unless this version was seen before, and returns the note. */
-  private Observation observe(String election, VersionedRecord seen) {
-    highestTokens.merge(election, seen.record().transitions(), Math::max);
-    long now = clock.nanoTime();
-    return observations.compute(
-        election,
-        (k, previous) ->
-            previous != null && previous.version().equals(seen.version()) ? previous : new Observation(seen.version(), now));
+  private Sight sight(String election) {
+    return sights.computeIfAbsent(election, Sight::new);
   }
 
-  private Optional<LeaseRecord> liveHolder(String election, VersionedRecord seen) {
-    Observation observation = observe(election, seen);
-    ElectionRecord record = seen.record();
+  private Optional<Seen> read(Sight sight) {
+    return sight.note(records.read(sight.election), null);
+  }
+
+  private Optional<LeaseRecord> liveHolder(Seen seen) {
+    ElectionRecord record = seen.record().record();
     if (record.isReleased()) {
       return Optional.empty();
     }
-    long now = clock.nanoTime();
-    long remaining = observation.observedAtNanos() + record.leaseDuration().toNanos() - now;
+    long remaining = remainingNanos(seen);
     if (remaining <= 0) {
       return Optional.empty();
     }
     return Optional.of(
         new LeaseRecord(
-            election,
+            seen.election(),
             record.holder(),
             FencingToken.of(record.transitions()),
             record.leaseDuration(),
@@ -244,22 +289,251 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
             Optional.of(Duration.ofNanos(remaining))));
   }
 
+  private long remainingNanos(Seen seen) {
+    return seen.observedAtNanos() + seen.record().record().leaseDuration().toNanos() - clock.nanoTime();
+  }
+
   /**
    * What to show when writes kept losing races yet nobody holds it: an empty holder, free at once.
    * Rare (a release or deletion raced with both attempts); the caller simply tries again.
    */
-  private LeaseRecord vacant(String election, Optional<VersionedRecord> seen) {
+  private LeaseRecord vacant(Sight sight, Optional<Seen> seen) {
     return new LeaseRecord(
-        election,
+        sight.election,
         "",
-        FencingToken.of(highestToken(election).orElse(0L)),
-        seen.map(r -> r.record().leaseDuration()).orElse(Duration.ZERO),
-        seen.map(r -> r.record().renewTime()),
+        FencingToken.of(sight.highestToken().orElse(0L)),
+        seen.map(s -> s.record().record().leaseDuration()).orElse(Duration.ZERO),
+        seen.map(s -> s.record().record().renewTime()),
         Optional.of(Duration.ZERO));
   }
 
-  private Optional<Long> highestToken(String election) {
-    return Optional.ofNullable(highestTokens.get(election));
+  /** Whether a follower could act on the change: the record came or went, or its holder or term changed. */
+  private static boolean changedHands(Seen before, Seen after) {
+    if (before == null || after == null) {
+      return before != after;
+    }
+    ElectionRecord was = before.record().record();
+    ElectionRecord is = after.record().record();
+    return !was.holder().equals(is.holder()) || was.transitions() != is.transitions();
+  }
+
+  /**
+   * What this process knows of one election's record: the version it saw last and when it first
+   * saw it, the highest token it has seen, and the watches to tell when something changes that a
+   * follower can act on. Its monitor guards its fields; watchers are told outside it.
+   */
+  private final class Sight {
+    private final String election;
+    private final List<ElectionWatch> watches = new ArrayList<>();
+    /** Null when no record was seen, or the last thing seen was its deletion. */
+    private Seen seen;
+    private long highestToken = -1;
+    private int watchesInStep;
+    private ScheduledFuture<?> expiry;
+    /** The sighting {@link #expiry} was set for; a timer for any other is stale. */
+    private Seen expiryFor;
+
+    Sight(String election) {
+      this.election = election;
+    }
+
+    synchronized Optional<Seen> seen() {
+      return Optional.ofNullable(seen);
+    }
+
+    synchronized Optional<Long> highestToken() {
+      return highestToken < 0 ? Optional.empty() : Optional.of(highestToken);
+    }
+
+    /** Whether some watch has delivered the record since it opened or last broke. */
+    synchronized boolean inStep() {
+      return watchesInStep > 0;
+    }
+
+    /**
+     * Notes {@code record} as the record now, seen now unless this version was seen before, and
+     * tells the watches if it changed hands. {@code from} is the watch that delivered it, or null
+     * for a read or a write's answer.
+     */
+    Optional<Seen> note(Optional<VersionedRecord> record, ElectionWatch from) {
+      List<ElectionWatch> tell;
+      Optional<Seen> now;
+      synchronized (this) {
+        Seen before = seen;
+        if (record.isPresent()) {
+          VersionedRecord r = record.get();
+          highestToken = Math.max(highestToken, r.record().transitions());
+          if (before == null || !before.record().version().equals(r.version())) {
+            seen = new Seen(election, r, clock.nanoTime());
+          }
+        } else {
+          seen = null;
+        }
+        if (from != null && !from.closed && !from.inStep) {
+          from.inStep = true;
+          watchesInStep++;
+        }
+        if (seen != before) {
+          armExpiry();
+        }
+        tell = changedHands(before, seen) ? List.copyOf(watches) : List.of();
+        now = Optional.ofNullable(seen);
+      }
+      tell.forEach(ElectionWatch::tell);
+      return now;
+    }
+
+    void closeWatches() {
+      List<ElectionWatch> open;
+      synchronized (this) {
+        open = List.copyOf(watches);
+      }
+      open.forEach(ElectionWatch::close);
+    }
+
+    synchronized void add(ElectionWatch watch) {
+      watches.add(watch);
+      if (expiry == null) {
+        armExpiry();
+      }
+    }
+
+    synchronized void remove(ElectionWatch watch) {
+      watches.remove(watch);
+      outOfStep(watch);
+      if (watches.isEmpty()) {
+        cancelExpiry();
+      }
+    }
+
+    synchronized void outOfStep(ElectionWatch watch) {
+      if (watch.inStep) {
+        watch.inStep = false;
+        watchesInStep--;
+      }
+    }
+
+    /** Times the end of the lease last seen, for the watches; a newer sighting re-arms it. */
+    private void armExpiry() {
+      if (watches.isEmpty() || seen == null || seen.record().record().isReleased()) {
+        cancelExpiry();
+        return;
+      }
+      long remaining = remainingNanos(seen);
+      // A renewal only moves the end later: a timer due no later finds the newer sighting when it
+      // fires and sets itself again, so renewals seen cost no timer churn.
+      if (expiry != null && expiry.getDelay(TimeUnit.NANOSECONDS) <= remaining) {
+        return;
+      }
+      cancelExpiry();
+      schedule(seen, remaining);
+    }
+
+    private void cancelExpiry() {
+      if (expiry != null) {
+        expiry.cancel(false);
+        expiry = null;
+        expiryFor = null;
+      }
+    }
+
+    private void schedule(Seen due, long delayNanos) {
+      try {
+        expiryFor = due;
+        expiry = scheduler.schedule(() -> expired(due), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        log.warn("election '{}': cannot time when the lease of {} runs out, the scheduler refused; watchers will not hear of it", election, due.record().record().holder(), e);
+      }
+    }
+
+    private void expired(Seen due) {
+      List<ElectionWatch> tell;
+      synchronized (this) {
+        if (due != expiryFor) {
+          return; // cancelled, and another timer set since
+        }
+        if (seen != due) {
+          expiry = null;
+          expiryFor = null;
+          armExpiry(); // seen again since: time the newer sighting
+          return;
+        }
+        long remaining = remainingNanos(due);
+        if (remaining > 0) {
+          schedule(due, remaining); // the scheduler's clock ran ahead of ours
+          return;
+        }
+        expiry = null;
+        expiryFor = null;
+        tell = List.copyOf(watches);
+      }
+      tell.forEach(ElectionWatch::tell);
+    }
+  }
+
+  /** One caller's watch of an election, fed by a watch of the record store. */
+  private final class ElectionWatch implements RecordStore.RecordWatcher, Subscription {
+    private final Sight sight;
+    private final Runnable changed;
+    /** Guarded by the sight's monitor: delivered the record since it opened or last broke. */
+    private boolean inStep;
+    private volatile boolean closed;
+    private Subscription fromRecords;
+
+    ElectionWatch(Sight sight, Runnable changed) {
+      this.sight = sight;
+      this.changed = changed;
+    }
+
+    @Override
+    public void seen(Optional<VersionedRecord> record) {
+      if (!closed) {
+        sight.note(record, this);
+      }
+    }
+
+    @Override
+    public void lost() {
+      if (!closed) {
+        sight.outOfStep(this);
+        tell(); // what it missed may matter: let the caller look
+      }
+    }
+
+    void attach(Subscription subscription) {
+      synchronized (this) {
+        if (!closed) {
+          fromRecords = subscription;
+          return;
+        }
+      }
+      subscription.close();
+    }
+
+    void tell() {
+      if (closed) {
+        return;
+      }
+      try {
+        changed.run();
+      } catch (RuntimeException e) {
+        log.warn("election '{}': a watcher failed", sight.election, e);
+      }
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+      sight.remove(this);
+      Subscription s;
+      synchronized (this) {
+        s = fromRecords;
+        fromRecords = null;
+      }
+      if (s != null) {
+        s.close();
+      }
+    }
   }
 
   /** Kubernetes stores whole seconds; rounding up keeps the TTL at least what was asked for. */

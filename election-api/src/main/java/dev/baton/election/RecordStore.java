@@ -26,9 +26,26 @@ public interface RecordStore extends AutoCloseable {
    */
   Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record);
 
-  /** Like {@link LeaseStore#watch}: tells when the record changes; empty when it cannot watch. */
-  default Optional<Subscription> watch(String election, Runnable changed) {
+  /**
+   * Hands {@code watcher} every version of the record the store reports, in the store's order, so
+   * that followers can track renewals without reading; empty when this store cannot watch. A new
+   * watch first reports the record as it is, if there is one (Kubernetes sends it as ADDED).
+   */
+  default Optional<Subscription> watch(String election, RecordWatcher watcher) {
     return Optional.empty();
+  }
+
+  /** What a {@link RecordStore#watch} reports, on a thread of the store's; neither call may block. */
+  interface RecordWatcher {
+
+    /** The record as it is now: created or changed (present), or deleted (empty). */
+    void seen(Optional<VersionedRecord> record);
+
+    /**
+     * The watch broke (or could not be opened). Changes may go unreported until the next {@link
+     * #seen}, which follows once the store has watched again; until then, read to be sure.
+     */
+    void lost();
   }
 
   /** As {@link LeaseStore#checkElectionName}: refuses a name this store cannot keep. */

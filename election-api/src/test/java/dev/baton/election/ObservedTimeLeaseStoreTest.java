@@ -13,31 +13,33 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
  * The observed-time rules on a fake clock. Each "node" is its own {@link ObservedTimeLeaseStore}
  * with its own monotonic clock (offset from the others, as on different machines), all sharing one
- * compare-and-set record map, as processes share a Kubernetes API server.
+ * compare-and-set record map, as processes share a Kubernetes API server, and one manual scheduler
+ * for the expiry timers.
  */
 class ObservedTimeLeaseStoreTest {
 
   private static final String ELECTION = "billing";
   private static final Clock WALL = Clock.fixed(Instant.parse("2026-11-22T10:00:00Z"), ZoneOffset.UTC);
 
-  private final AtomicLong elapsedNanos = new AtomicLong();
+  private final FakeClock time = new FakeClock();
+  private final ManualScheduler scheduler = new ManualScheduler(time);
   private final CasRecords records = new CasRecords();
   private final ObservedTimeLeaseStore nodeA = node(0);
   private final ObservedTimeLeaseStore nodeB = node(987_654_321_000L);
   private final ObservedTimeLeaseStore nodeC = node(-42_000_000_000L);
 
   private ObservedTimeLeaseStore node(long clockOffsetNanos) {
-    return new ObservedTimeLeaseStore(records, () -> elapsedNanos.get() + clockOffsetNanos, WALL);
+    return new ObservedTimeLeaseStore(records, () -> time.nanoTime() + clockOffsetNanos, WALL, scheduler);
   }
 
+  /** Moves every node's clock forward, firing the expiry timers that fall due on the way. */
   private void advance(Duration d) {
-    elapsedNanos.addAndGet(d.toNanos());
+    scheduler.advance(d);
   }
 
   private static Lease granted(Acquisition acquisition) {
@@ -288,18 +290,192 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
-  void watch_describe_and_close_go_to_the_record_store() {
-    AtomicInteger calls = new AtomicInteger();
-    Subscription subscription = nodeA.watch(ELECTION, calls::incrementAndGet).orElseThrow();
-    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
-    subscription.close();
-    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
+  void a_watcher_hears_takeovers_and_releases_but_not_renewals() {
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
 
-    assertThat(calls).hasValue(1);
-    assertThat(nodeA.watchReportsExpiry()).isFalse();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(10)));
+    assertThat(told).as("the record appeared").hasValue(1);
+    for (int i = 0; i < 3; i++) {
+      advance(Duration.ofSeconds(1));
+      lease = nodeA.renew(lease);
+    }
+    assertThat(told).as("renewals change nothing a follower can act on").hasValue(1);
+
+    nodeA.release(lease);
+    assertThat(told).as("released").hasValue(2);
+    granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(10)));
+    assertThat(told).as("taken").hasValue(3);
+    granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(10)));
+    assertThat(told).as("a new term of the same holder").hasValue(4);
+  }
+
+  @Test
+  void a_watching_follower_tracks_renewals_without_reading() {
+    nodeB.watch(ELECTION, () -> {}).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    int reads = records.reads;
+
+    for (int i = 0; i < 3; i++) {
+      advance(Duration.ofMillis(1500));
+      lease = nodeA.renew(lease);
+      assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn()).contains(Duration.ofSeconds(2));
+    }
+
+    assertThat(records.reads).isEqualTo(reads);
+  }
+
+  @Test
+  void a_watcher_is_told_when_the_lease_it_saw_last_runs_out_and_takes_it_with_one_write() {
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    advance(Duration.ofMillis(1500));
+    nodeA.renew(lease);
+    told.set(0);
+
+    advance(Duration.ofMillis(1999));
+    assertThat(told).as("1999 ms after the renewal was seen").hasValue(0);
+    advance(Duration.ofMillis(1));
+    assertThat(told).as("2 s after the renewal was seen").hasValue(1);
+
+    int reads = records.reads;
+    int writes = records.writes;
+    Lease taken = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+    assertThat(taken.token()).isEqualTo(FencingToken.of(1));
+    assertThat(records.reads).isEqualTo(reads);
+    assertThat(records.writes).isEqualTo(writes + 1);
+  }
+
+  @Test
+  void expiry_counts_from_when_the_watch_delivered_the_renewal_not_from_when_it_was_written() {
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    advance(Duration.ofMillis(1500));
+    records.holdEvents();
+    nodeA.renew(lease);
+    advance(Duration.ofMillis(400));
+    records.deliverHeldEvents(); // the renewal reaches b 400 ms after it was written
+    told.set(0);
+
+    advance(Duration.ofMillis(1999));
+    assertThat(told).hasValue(0);
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+    advance(Duration.ofMillis(1));
+    assertThat(told).hasValue(1);
+    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+  }
+
+  @Test
+  void a_follower_whose_watch_lags_is_refused_by_the_version_and_reads_who_holds_it() {
+    nodeB.watch(ELECTION, () -> {}).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    records.holdEvents();
+    advance(Duration.ofMillis(1500));
+    nodeA.renew(lease); // b does not see it yet
+    advance(Duration.ofMillis(500));
+    int reads = records.reads;
+
+    LeaseRecord holder = held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(holder.expiresIn()).as("counted from the read that showed the renewal").contains(Duration.ofSeconds(2));
+    assertThat(records.reads).isEqualTo(reads + 1);
+    assertThat(records.current(ELECTION).record().holder()).isEqualTo("a");
+  }
+
+  @Test
+  void after_the_watch_breaks_a_follower_is_told_and_reads_until_the_watch_delivers_again() {
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    told.set(0);
+    int reads = records.reads;
+
+    records.breakWatches();
+    assertThat(told).hasValue(1);
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5)));
+    assertThat(records.reads).isEqualTo(reads + 1);
+
+    nodeA.renew(lease); // the watch is back and delivers
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5)));
+    assertThat(records.reads).isEqualTo(reads + 1);
+  }
+
+  @Test
+  void a_deletion_the_watch_reports_is_news_and_the_next_grant_creates_without_reading() {
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    told.set(0);
+    int reads = records.reads;
+
+    records.delete(ELECTION);
+
+    assertThat(told).hasValue(1);
+    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token()).isEqualTo(FencingToken.of(2));
+    assertThat(records.reads).isEqualTo(reads);
+  }
+
+  @Test
+  void a_new_watch_times_the_expiry_of_what_was_read_before_it() {
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+    advance(Duration.ofSeconds(1));
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+
+    advance(Duration.ofMillis(999));
+    assertThat(told).hasValue(0);
+    advance(Duration.ofMillis(1));
+    assertThat(told).hasValue(1);
+  }
+
+  @Test
+  void a_closed_watch_hears_nothing_more_and_leaves_no_timer_or_record_watch() {
+    AtomicInteger told = new AtomicInteger();
+    Subscription subscription = nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
+    assertThat(scheduler.pending()).isEqualTo(1);
+
+    subscription.close();
+    subscription.close();
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1))); // a new term: news, had b still watched
+    advance(Duration.ofSeconds(5));
+
+    assertThat(told).hasValue(1);
+    assertThat(scheduler.pending()).isZero();
+    assertThat(records.watchCount()).isZero();
+  }
+
+  @Test
+  void without_a_record_watch_there_is_no_watch_and_no_timer() {
+    records.canWatch = false;
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
+
+    assertThat(nodeB.watch(ELECTION, () -> {})).isEmpty();
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
+    assertThat(scheduler.pending()).isZero();
+  }
+
+  @Test
+  void reports_expiry_describes_and_closes_the_record_store_and_the_watches_left_open() {
+    AtomicInteger told = new AtomicInteger();
+    nodeA.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
+    told.set(0);
+
+    assertThat(nodeA.watchReportsExpiry()).isTrue();
     assertThat(nodeA.describe()).isEqualTo("cas-map");
     nodeA.close();
+
     assertThat(records.closed).isTrue();
+    assertThat(records.watchCount()).isZero();
+    assertThat(scheduler.pending()).isZero();
+    advance(Duration.ofSeconds(5));
+    assertThat(told).hasValue(0);
   }
 
   @Test
@@ -312,17 +488,53 @@ class ObservedTimeLeaseStoreTest {
         .hasMessageContaining("candidate");
   }
 
-  /** A compare-and-set map with a version counter: the smallest honest {@link RecordStore}. */
+  /**
+   * A compare-and-set map with a version counter: the smallest honest {@link RecordStore}. Its
+   * watches deliver each change as it is written, or, while held, when the test says.
+   */
   private static final class CasRecords implements RecordStore {
     private final Map<String, VersionedRecord> byElection = new HashMap<>();
-    private final Map<String, List<Runnable>> watchers = new HashMap<>();
+    private final Map<String, List<RecordWatcher>> watchers = new HashMap<>();
+    private final List<Runnable> heldEvents = new ArrayList<>();
     private long lastVersion;
     private Runnable beforeNextWrite;
+    private boolean holding;
+    boolean canWatch = true;
+    int reads;
+    int writes;
     boolean closed;
 
     /** Runs {@code competitor} just before the next write lands, as a concurrent writer would. */
     void beforeNextWrite(Runnable competitor) {
       beforeNextWrite = competitor;
+    }
+
+    /** Keeps watch events back until {@link #deliverHeldEvents}, as a lagging watch would. */
+    synchronized void holdEvents() {
+      holding = true;
+    }
+
+    void deliverHeldEvents() {
+      List<Runnable> events;
+      synchronized (this) {
+        holding = false;
+        events = new ArrayList<>(heldEvents);
+        heldEvents.clear();
+      }
+      events.forEach(Runnable::run);
+    }
+
+    /** Every watch breaks, as when the connection to the server drops. */
+    void breakWatches() {
+      List<RecordWatcher> all;
+      synchronized (this) {
+        all = watchers.values().stream().flatMap(List::stream).toList();
+      }
+      all.forEach(RecordWatcher::lost);
+    }
+
+    synchronized int watchCount() {
+      return watchers.values().stream().mapToInt(List::size).sum();
     }
 
     synchronized VersionedRecord current(String election) {
@@ -333,12 +545,16 @@ class ObservedTimeLeaseStoreTest {
       byElection.put(election, new VersionedRecord(record, Long.toString(++lastVersion)));
     }
 
-    synchronized void delete(String election) {
-      byElection.remove(election);
+    void delete(String election) {
+      synchronized (this) {
+        byElection.remove(election);
+      }
+      publish(election, Optional.empty());
     }
 
     @Override
     public synchronized Optional<VersionedRecord> read(String election) {
+      reads++;
       return Optional.ofNullable(byElection.get(election));
     }
 
@@ -346,6 +562,7 @@ class ObservedTimeLeaseStoreTest {
     public Optional<VersionedRecord> create(String election, ElectionRecord record) {
       competeFirst();
       synchronized (this) {
+        writes++;
         if (byElection.containsKey(election)) {
           return Optional.empty();
         }
@@ -358,6 +575,7 @@ class ObservedTimeLeaseStoreTest {
     public Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record) {
       competeFirst();
       synchronized (this) {
+        writes++;
         VersionedRecord existing = byElection.get(election);
         if (existing == null || !existing.version().equals(expectedVersion)) {
           return Optional.empty();
@@ -376,23 +594,38 @@ class ObservedTimeLeaseStoreTest {
     }
 
     private Optional<VersionedRecord> written(String election) {
-      List<Runnable> toCall;
-      VersionedRecord now;
-      synchronized (this) {
-        now = byElection.get(election);
-        toCall = new ArrayList<>(watchers.getOrDefault(election, List.of()));
-      }
-      toCall.forEach(Runnable::run);
+      VersionedRecord now = current(election);
+      publish(election, Optional.of(now));
       return Optional.of(now);
     }
 
+    private void publish(String election, Optional<VersionedRecord> record) {
+      List<RecordWatcher> toCall;
+      synchronized (this) {
+        toCall = new ArrayList<>(watchers.getOrDefault(election, List.of()));
+        if (holding) {
+          toCall.forEach(w -> heldEvents.add(() -> w.seen(record)));
+          return;
+        }
+      }
+      toCall.forEach(w -> w.seen(record));
+    }
+
     @Override
-    public synchronized Optional<Subscription> watch(String election, Runnable changed) {
-      watchers.computeIfAbsent(election, k -> new ArrayList<>()).add(changed);
+    public Optional<Subscription> watch(String election, RecordWatcher watcher) {
+      if (!canWatch) {
+        return Optional.empty();
+      }
+      Optional<VersionedRecord> now;
+      synchronized (this) {
+        watchers.computeIfAbsent(election, k -> new ArrayList<>()).add(watcher);
+        now = Optional.ofNullable(byElection.get(election));
+      }
+      now.ifPresent(r -> watcher.seen(Optional.of(r))); // a new watch reports the record as it is, as ADDED
       return Optional.of(
           () -> {
             synchronized (this) {
-              watchers.get(election).remove(changed);
+              watchers.get(election).remove(watcher);
             }
           });
     }
