@@ -1,135 +1,91 @@
 package dev.baton.jdbc;
 
-import static org.jooq.impl.DSL.field;
-
 import dev.baton.election.ConfigurationException;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
-import java.time.OffsetDateTime;
 import java.util.Locale;
-import org.jooq.Field;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jooq.SQLDialect;
 
 /**
- * What differs between the databases the store supports: the jOOQ dialect, the database clock
- * in SQL, and the DDL file. Every time comparison happens in SQL against the database's clock, so
- * candidates never compare their own clocks.
+ * What differs between the databases the store supports: how SQL reads the database clock, the
+ * jOOQ dialect handed to guarded work, and the DDL file. Every time comparison happens in SQL
+ * against the database's clock, so candidates never compare their own clocks. The statements
+ * themselves are put together once per store from these pieces ({@link LeaseSql}).
  */
 enum Dialect {
-  POSTGRESQL("PostgreSQL", SQLDialect.POSTGRES, "schema-postgresql.sql") {
-    // clock_timestamp(), not now(): now() is the start of the transaction, and a guard that waited
-    // for a row lock must judge expiry at the moment it got the lock.
-    @Override
-    Field<OffsetDateTime> now() {
-      return field("clock_timestamp()", OffsetDateTime.class);
-    }
-
-    @Override
-    Field<OffsetDateTime> nowPlusMillis(Field<Long> millis) {
-      return field("(clock_timestamp() + {0} * interval '1 millisecond')", OffsetDateTime.class, millis);
-    }
-
-    @Override
-    Field<Long> millisUntil(Field<OffsetDateTime> time) {
-      return field("cast(floor(extract(epoch from ({0} - clock_timestamp())) * 1000) as bigint)", Long.class, time);
-    }
-
-    @Override
-    Field<Long> epochMillis(Field<OffsetDateTime> time) {
-      return field("cast(floor(extract(epoch from {0}) * 1000) as bigint)", Long.class, time);
-    }
-  },
+  // clock_timestamp(), not now(): now() is the start of the transaction, and a guard that waited
+  // for a row lock must judge expiry at the moment it got the lock.
+  POSTGRESQL(
+      "PostgreSQL",
+      SQLDialect.POSTGRES,
+      "schema-postgresql.sql",
+      "clock_timestamp()",
+      "(clock_timestamp() + ? * interval '1 millisecond')",
+      "cast(floor(extract(epoch from (%s - clock_timestamp())) * 1000) as bigint)",
+      "cast(floor(extract(epoch from %s) * 1000) as bigint)"),
 
   // MariaDB and MySQL keep datetime(3) columns in UTC through utc_timestamp(3): current_timestamp
   // follows each session's time_zone, and sessions with different zones would disagree about
   // expiry. The (3) matters: without it the clock has whole seconds.
-  MARIADB("MariaDB", SQLDialect.MARIADB, "schema-mariadb.sql") {
-    @Override
-    Field<OffsetDateTime> now() {
-      return field("utc_timestamp(3)", OffsetDateTime.class);
-    }
+  MARIADB(
+      "MariaDB",
+      SQLDialect.MARIADB,
+      "schema-mariadb.sql",
+      "utc_timestamp(3)",
+      "timestampadd(microsecond, ? * 1000, utc_timestamp(3))",
+      "(timestampdiff(microsecond, utc_timestamp(3), %s) div 1000)",
+      "(timestampdiff(microsecond, '1970-01-01 00:00:00', %s) div 1000)"),
 
-    @Override
-    Field<OffsetDateTime> nowPlusMillis(Field<Long> millis) {
-      return field("timestampadd(microsecond, {0} * 1000, utc_timestamp(3))", OffsetDateTime.class, millis);
-    }
+  MYSQL("MySQL", SQLDialect.MYSQL, "schema-mysql.sql", MARIADB.now, MARIADB.nowPlusMillis, MARIADB.millisUntil, MARIADB.epochMillis),
 
-    @Override
-    Field<Long> millisUntil(Field<OffsetDateTime> time) {
-      return field("(timestampdiff(microsecond, utc_timestamp(3), {0}) div 1000)", Long.class, time);
-    }
-
-    @Override
-    Field<Long> epochMillis(Field<OffsetDateTime> time) {
-      return field("(timestampdiff(microsecond, '1970-01-01 00:00:00', {0}) div 1000)", Long.class, time);
-    }
-  },
-
-  MYSQL("MySQL", SQLDialect.MYSQL, "schema-mysql.sql") {
-    @Override
-    Field<OffsetDateTime> now() {
-      return MARIADB.now();
-    }
-
-    @Override
-    Field<OffsetDateTime> nowPlusMillis(Field<Long> millis) {
-      return MARIADB.nowPlusMillis(millis);
-    }
-
-    @Override
-    Field<Long> millisUntil(Field<OffsetDateTime> time) {
-      return MARIADB.millisUntil(time);
-    }
-
-    @Override
-    Field<Long> epochMillis(Field<OffsetDateTime> time) {
-      return MARIADB.epochMillis(time);
-    }
-  },
-
-  H2("H2", SQLDialect.H2, "schema-h2.sql") {
-    @Override
-    Field<OffsetDateTime> now() {
-      return field("current_timestamp(3)", OffsetDateTime.class);
-    }
-
-    @Override
-    Field<OffsetDateTime> nowPlusMillis(Field<Long> millis) {
-      return field("dateadd(millisecond, {0}, current_timestamp(3))", OffsetDateTime.class, millis);
-    }
-
-    @Override
-    Field<Long> millisUntil(Field<OffsetDateTime> time) {
-      return field("datediff(millisecond, current_timestamp(3), {0})", Long.class, time);
-    }
-
-    @Override
-    Field<Long> epochMillis(Field<OffsetDateTime> time) {
-      return field("datediff(millisecond, timestamp with time zone '1970-01-01 00:00:00+00', {0})", Long.class, time);
-    }
-  };
+  H2(
+      "H2",
+      SQLDialect.H2,
+      "schema-h2.sql",
+      "current_timestamp(3)",
+      "dateadd(millisecond, cast(? as bigint), current_timestamp(3))",
+      "datediff(millisecond, current_timestamp(3), %s)",
+      "datediff(millisecond, timestamp with time zone '1970-01-01 00:00:00+00', %s)");
 
   private final String displayName;
   private final SQLDialect jooq;
   private final String ddlFile;
+  private final String now;
+  private final String nowPlusMillis;
+  private final String millisUntil;
+  private final String epochMillis;
 
-  Dialect(String displayName, SQLDialect jooq, String ddlFile) {
+  Dialect(String displayName, SQLDialect jooq, String ddlFile, String now, String nowPlusMillis, String millisUntil, String epochMillis) {
     this.displayName = displayName;
     this.jooq = jooq;
     this.ddlFile = ddlFile;
+    this.now = now;
+    this.nowPlusMillis = nowPlusMillis;
+    this.millisUntil = millisUntil;
+    this.epochMillis = epochMillis;
   }
 
-  /** The database's current time. */
-  abstract Field<OffsetDateTime> now();
+  /** The database's current time, in SQL. */
+  String now() {
+    return now;
+  }
 
-  /** The database's current time plus {@code millis}. */
-  abstract Field<OffsetDateTime> nowPlusMillis(Field<Long> millis);
+  /** The database's current time plus the milliseconds of one bind parameter. */
+  String nowPlusMillis() {
+    return nowPlusMillis;
+  }
 
-  /** Milliseconds from the database's current time until {@code time}; negative once passed. */
-  abstract Field<Long> millisUntil(Field<OffsetDateTime> time);
+  /** Milliseconds from the database's current time until {@code column}; negative once passed. */
+  String millisUntil(String column) {
+    return String.format(millisUntil, column);
+  }
 
-  /** {@code time} as milliseconds since the epoch, for display only. */
-  abstract Field<Long> epochMillis(Field<OffsetDateTime> time);
+  /** {@code column} as milliseconds since the epoch, for display only. */
+  String epochMillis(String column) {
+    return String.format(epochMillis, column);
+  }
 
   String displayName() {
     return displayName;
@@ -144,18 +100,9 @@ enum Dialect {
     return ddlFile;
   }
 
-  /** Only PostgreSQL can push a release to followers (LISTEN/NOTIFY). */
+  /** Only PostgreSQL can push changes to followers (LISTEN/NOTIFY). */
   boolean canNotify() {
     return this == POSTGRESQL;
-  }
-
-  /**
-   * H2's MERGE ... USING lets two concurrent first inserts of one key collide with a duplicate-key
-   * error, so on H2 the row is created first by a MERGE ... KEY, which H2 retries internally on
-   * such a collision; the conditional upsert then always meets an existing, locked row.
-   */
-  boolean needsRowBeforeUpsert() {
-    return this == H2;
   }
 
   /** The database behind a connection; MariaDB also when reached through a MySQL driver. */
@@ -168,6 +115,14 @@ enum Dialect {
       return POSTGRESQL;
     }
     if (p.contains("mariadb") || v.contains("mariadb")) {
+      int[] majorMinor = mariaDbVersion(v, metaData);
+      int major = majorMinor[0];
+      int minor = majorMinor[1];
+      if (major < 10 || (major == 10 && minor < 5)) {
+        // The acquire reads the row it left back through INSERT ... RETURNING (MariaDB 10.5).
+        throw new ConfigurationException(
+            "the jdbc backend needs MariaDB 10.5 or later, but the database is " + product + " " + version);
+      }
       return MARIADB;
     }
     if (p.contains("mysql")) {
@@ -177,6 +132,17 @@ enum Dialect {
       return H2;
     }
     throw new ConfigurationException(
-        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB, MySQL and H2");
+        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.5+, MySQL and H2");
   }
+
+  /** MariaDB's major and minor version, also behind the "5.5.5-" a MySQL driver reports before it. */
+  private static int[] mariaDbVersion(String version, DatabaseMetaData metaData) throws SQLException {
+    Matcher m = MARIADB_VERSION.matcher(version);
+    if (m.find()) {
+      return new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))};
+    }
+    return new int[] {metaData.getDatabaseMajorVersion(), metaData.getDatabaseMinorVersion()};
+  }
+
+  private static final Pattern MARIADB_VERSION = Pattern.compile("^(?:5\\.5\\.5-)?(\\d+)\\.(\\d+)");
 }

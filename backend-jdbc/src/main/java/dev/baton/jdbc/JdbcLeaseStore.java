@@ -10,28 +10,27 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
-import dev.baton.jdbc.LeaseTable.LeaseRow;
+import dev.baton.jdbc.LeaseStatements.LeaseRow;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jooq.Configuration;
 import org.jooq.ConnectionProvider;
 import org.jooq.DSLContext;
 import org.jooq.SQLDialect;
-import org.jooq.conf.RenderNameCase;
-import org.jooq.conf.RenderQuotedNames;
-import org.jooq.conf.Settings;
 import org.jooq.exception.DataAccessException;
 import org.jooq.impl.DSL;
 import org.jooq.impl.DataSourceConnectionProvider;
-import org.jooq.impl.DefaultConfiguration;
 import org.jooq.impl.DefaultConnectionProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,13 +45,16 @@ import org.slf4j.LoggerFactory;
  *   <li>An acquire is one upsert whose condition (free, expired, or already the candidate's) the
  *       database evaluates against its own clock, never a read followed by a write. Two first
  *       acquires racing for a new election are resolved by the database, not by a duplicate-key
- *       error.
+ *       error. Each call is one round trip where the database allows (PostgreSQL always; MariaDB
+ *       but for a batch renewal), its SQL put together once per store and run as plain JDBC.
  *   <li>The {@code term} column is the fencing token; every grant adds one, renewals keep it.
  *       Rows are never deleted, so tokens keep increasing across releases.
  *   <li>A renewal and a release are updates guarded by holder and term; a renewal also requires
  *       the lease to be unexpired by the database's clock.
- *   <li>On PostgreSQL, {@link #watch} hears releases and takeovers at commit through LISTEN/NOTIFY
- *       on one connection of the store's. It does not report expiry; followers still poll for it.
+ *   <li>On PostgreSQL, {@link #watch} hears grants and releases at commit through LISTEN/NOTIFY on
+ *       one connection of the store's, and reports expiry too: grants and renewals say when
+ *       their lease runs out, and the LISTEN thread wakes the followers then. Followers send
+ *       nothing while a leader renews.
  *   <li>{@link #inTerm} runs the caller's own SQL in a transaction that commits only while the
  *       lease row still shows the caller's term.
  * </ul>
@@ -64,9 +66,9 @@ import org.slf4j.LoggerFactory;
  * up past the next whole second, as a backstop for a database that is alive but slow. Waiting for a connection is the
  * pool's part: keep its connection timeout, plus its validation timeout, under the call timeout
  * (the provider's pool does). H2 over TCP has no per-call read timeout; give its URL a {@code
- * NETWORK_TIMEOUT} (the provider adds one). The table is created on
- * first use unless that is turned off; the DDL ships in the jar as {@code
- * dev/baton/jdbc/schema-<database>.sql}. A store built from a caller's {@code DataSource} or
+ * NETWORK_TIMEOUT} (the provider adds one). The table is not looked for in advance: the first
+ * call that finds it missing creates it, unless that is turned off; the DDL ships in the jar as
+ * {@code dev/baton/jdbc/schema-<database>.sql}. A store built from a caller's {@code DataSource} or
  * {@code DSLContext} never closes it.
  */
 public final class JdbcLeaseStore implements LeaseStore {
@@ -78,19 +80,14 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   private final ConnectionProvider connections;
   private final Transactions transactions;
+  private final StoreCalls calls;
   private final Configuration callerConfiguration;
   private final LeaseTable table;
-  private final boolean createTable;
   private final Duration callTimeout;
-  private final Settings settings;
   private final AutoCloseable ownedPool;
 
   private final Object setupLock = new Object();
-  /** Held while finding the database and preparing the table; waited for only until a call's deadline. */
-  private final ReentrantLock preparing = new ReentrantLock();
-  private volatile Dialect dialect; // written under preparing
-  private volatile boolean tableReady; // written under preparing
-  private PgListener listener; // guarded by setupLock
+  private volatile PgListener listener; // written under setupLock
   private volatile boolean closed; // set under setupLock
 
   private JdbcLeaseStore(Builder b) {
@@ -98,15 +95,9 @@ public final class JdbcLeaseStore implements LeaseStore {
     this.transactions = new Transactions(b.connections);
     this.callerConfiguration = b.callerConfiguration;
     this.table = new LeaseTable(Optional.ofNullable(b.schema), b.table);
-    this.createTable = b.createTable;
     this.callTimeout = b.callTimeout;
     this.ownedPool = b.ownedPool;
-    this.settings =
-        new Settings()
-            .withRenderQuotedNames(RenderQuotedNames.EXPLICIT_DEFAULT_UNQUOTED)
-            .withRenderNameCase(RenderNameCase.AS_IS)
-            .withExecuteLogging(false)
-            .withQueryTimeout(queryTimeoutSeconds(b.callTimeout));
+    this.calls = new StoreCalls(transactions, table, b.createTable, b.callTimeout, this::checkOpen);
   }
 
   /** A store on the caller's {@code DataSource} (a pool), which the store never closes. */
@@ -197,30 +188,30 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   // ---- the lease contract ----
 
+  /** The most leases one {@link #renewAll} takes: one statement (PostgreSQL) or JDBC batch of them. */
+  private static final int RENEW_BATCH_LIMIT = 1000;
+
   @Override
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
     checkName("election", election);
     checkName("candidate", candidate);
     long ttlMillis = effectiveTtlMillis(ttl);
-    return call(
+    return calls.call(
         election,
         "acquire",
-        (dsl, d) -> {
-          if (d.needsRowBeforeUpsert()) {
-            table.ensureRow(dsl, election);
-          }
-          int count = table.upsert(dsl, d, election, candidate, ttlMillis);
-          // The upsert locked the row whether it granted or refused, so the row read back is the
-          // one it left. MariaDB and MySQL may count a refusal as one row, like an insert; the
-          // holder tells them apart, since a refusal leaves somebody else's name in the row.
-          LeaseRow row = table.readForUpdate(dsl, d, election).orElseThrow(RowChangedMeanwhile::new);
-          if (count > 0 && candidate.equals(row.holder())) {
-            notifyChange(dsl, d, election);
+        (s, deadline) -> {
+          LeaseRow row =
+              calls.inConnection(s.acquireNeedsTransaction(), deadline, c -> s.acquire(c, election, candidate, ttlMillis, deadline))
+                  .orElseThrow(StoreCalls.RowChangedMeanwhile::new);
+          // Only a grant leaves the candidate's name in the row: a refusal means somebody else
+          // holds a live lease, and the row was read back under the decision's lock.
+          if (candidate.equals(row.holder())) {
             return Acquisition.granted(new Lease(election, candidate, FencingToken.of(row.term()), Duration.ofMillis(ttlMillis), ""));
           }
-          if (row.holder() == null) {
-            throw new RowChangedMeanwhile();
+          if (!row.isLive()) {
+            throw new StoreCalls.RowChangedMeanwhile(); // it ran out between the decision and the read-back
           }
+          heard(election, row);
           return Acquisition.held(record(election, row));
         });
   }
@@ -230,53 +221,137 @@ public final class JdbcLeaseStore implements LeaseStore {
     requireNonNull(lease, "lease");
     long ttlMillis = effectiveTtlMillis(lease.ttl());
     String election = lease.election();
-    String candidate = lease.candidate();
     long token = lease.token().value();
-    return call(
+    return calls.call(
         election,
         "renew",
-        (dsl, d) -> {
-          if (table.renew(dsl, d, election, candidate, token, ttlMillis) > 0) {
-            return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
-          }
-          // A renewal within the grant's millisecond changes nothing, which MariaDB counts as no
-          // row with useAffectedRows=true; only the row can say whether the lease is still ours.
-          Optional<LeaseRow> row = table.read(dsl, d, election);
-          if (row.isPresent() && row.get().isLive() && candidate.equals(row.get().holder()) && row.get().term() == token) {
-            return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
-          }
-          String otherHolder = row.filter(LeaseRow::isLive).map(LeaseRow::holder).orElse(null);
-          throw new LeaseLostException(
-              election,
-              "the lease of " + candidate + " with token " + token + " is gone: "
-                  + (otherHolder == null ? "it expired or was released" : "now held by " + otherHolder + " with token " + row.get().term()),
-              otherHolder);
-        });
+        (s, deadline) ->
+            transactions.autoCommitted(
+                deadline,
+                c -> {
+                  if (s.renew(c, election, lease.candidate(), token, ttlMillis, deadline)) {
+                    return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+                  }
+                  return renewedOrLost(lease, ttlMillis, s.read(c, election, deadline));
+                }));
+  }
+
+  /**
+   * Renews up to {@link #RENEW_BATCH_LIMIT} leases in one round trip on one connection: on
+   * PostgreSQL one statement, which also tells followers the new expiries in a few notifications;
+   * elsewhere one JDBC batch in one transaction. A lease whose row shows another holder, another
+   * term, or an expired lease fails with the {@link LeaseLostException} {@link #renew} would throw;
+   * when the database cannot answer, every lease fails with the same {@link LeaseStoreException}.
+   */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    requireNonNull(leases, "leases");
+    int n = leases.size();
+    if (n == 0) {
+      return List.of();
+    }
+    if (n > RENEW_BATCH_LIMIT) {
+      throw new IllegalArgumentException("renewAll takes at most " + RENEW_BATCH_LIMIT + " leases (renewBatchLimit), but got " + n);
+    }
+    List<String> elections = new ArrayList<>(n);
+    List<String> candidates = new ArrayList<>(n);
+    long[] tokens = new long[n];
+    long[] ttls = new long[n];
+    for (int i = 0; i < n; i++) {
+      Lease lease = requireNonNull(leases.get(i), "leases[" + i + "]");
+      elections.add(lease.election());
+      candidates.add(lease.candidate());
+      tokens[i] = lease.token().value();
+      ttls[i] = effectiveTtlMillis(lease.ttl());
+    }
+    String what = n == 1 ? elections.get(0) : elections.get(0) + " and " + (n - 1) + " more";
+    try {
+      return calls.call(
+          what,
+          "renew " + n + " leases",
+          (s, deadline) -> {
+            boolean[] surely = calls.inConnection(s.renewAllNeedsTransaction(), deadline, c -> s.renewAll(c, elections, candidates, tokens, ttls, deadline));
+            List<String> unsure = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+              if (!surely[i]) {
+                unsure.add(elections.get(i));
+              }
+            }
+            Map<String, LeaseRow> rows = unsure.isEmpty() ? Map.of() : transactions.autoCommitted(deadline, c -> s.readAll(c, unsure, deadline));
+            List<Renewal> outcomes = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+              Lease lease = leases.get(i);
+              if (surely[i]) {
+                outcomes.add(Renewal.renewed(lease.renewed(Duration.ofMillis(ttls[i]), lease.handle())));
+              } else {
+                try {
+                  outcomes.add(Renewal.renewed(renewedOrLost(lease, ttls[i], Optional.ofNullable(rows.get(lease.election())))));
+                } catch (LeaseLostException e) {
+                  outcomes.add(Renewal.failed(e));
+                }
+              }
+            }
+            return outcomes;
+          });
+    } catch (LeaseStoreException e) {
+      return Collections.nCopies(n, Renewal.failed(e));
+    }
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return RENEW_BATCH_LIMIT;
+  }
+
+  /**
+   * The renewed lease when the row still shows it live (a MariaDB renewal within the grant's
+   * millisecond changes nothing and may count no row); otherwise the lease is gone.
+   */
+  private static Lease renewedOrLost(Lease lease, long ttlMillis, Optional<LeaseRow> row) {
+    long token = lease.token().value();
+    String candidate = lease.candidate();
+    if (row.isPresent() && row.get().isLive() && candidate.equals(row.get().holder()) && row.get().term() == token) {
+      return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+    }
+    String otherHolder = row.filter(LeaseRow::isLive).map(LeaseRow::holder).orElse(null);
+    throw new LeaseLostException(
+        lease.election(),
+        "the lease of " + candidate + " with token " + token + " is gone: "
+            + (otherHolder == null ? "it expired or was released" : "now held by " + otherHolder + " with token " + row.get().term()),
+        otherHolder);
   }
 
   @Override
   public void release(Lease lease) {
     requireNonNull(lease, "lease");
-    call(
+    calls.call(
         lease.election(),
         "release",
-        (dsl, d) -> {
-          if (table.release(dsl, d, lease.election(), lease.candidate(), lease.token().value()) > 0) {
-            notifyChange(dsl, d, lease.election());
-          }
-          return null;
-        });
+        (s, deadline) -> transactions.autoCommitted(deadline, c -> s.release(c, lease.election(), lease.candidate(), lease.token().value(), deadline)));
   }
 
   @Override
   public Optional<LeaseRecord> read(String election) {
     checkName("election", election);
-    return call(election, "read", (dsl, d) -> table.read(dsl, d, election).filter(LeaseRow::isLive).map(r -> record(election, r)));
+    return calls.call(
+        election,
+        "read",
+        (s, deadline) -> {
+          Optional<LeaseRow> row = transactions.autoCommitted(deadline, c -> s.read(c, election, deadline)).filter(LeaseRow::isLive);
+          row.ifPresent(r -> heard(election, r));
+          return row.map(r -> record(election, r));
+        });
   }
 
   /**
-   * On PostgreSQL, runs {@code changed} when the election is released or granted (on the store's
-   * LISTEN thread; it must not block). Empty on the other databases: followers poll there.
+   * On PostgreSQL, runs {@code changed} when the election is released or granted, and when its
+   * lease runs out without a renewal (on the store's LISTEN thread; it must not block). Empty on
+   * the other databases: followers poll there.
+   *
+   * <p>The first watch asks the pool for a connection (to find out which database it is, and for
+   * the LISTEN) only once a call already under way has come back (at most a call timeout): a
+   * fresh pool has one connection at first, and the store's first acquire should not wait for
+   * it.
    *
    * @throws LeaseStoreException when the database cannot be reached to find out which it is
    */
@@ -284,18 +359,35 @@ public final class JdbcLeaseStore implements LeaseStore {
   public Optional<Subscription> watch(String election, Runnable changed) {
     checkName("election", election);
     requireNonNull(changed, "changed");
-    if (!setUp(election, deadline()).canNotify()) {
+    long deadline = calls.deadline();
+    if (calls.dialectIfKnown() == null) {
+      // The call under way finds out which database it is; asking the pool meanwhile would put
+      // this watch ahead of that call for the pool's first connection.
+      calls.awaitFirstAnswer(deadline);
+    }
+    LeaseStatements s = calls.statements(election, deadline);
+    if (!s.dialect().canNotify()) {
       return Optional.empty();
     }
-    PgListener l;
-    synchronized (setupLock) {
-      checkOpen();
-      if (listener == null) {
-        listener = new PgListener(connections, table.channel(), callTimeout);
+    PgListener l = listener;
+    if (l == null) {
+      calls.awaitFirstAnswer(deadline);
+      synchronized (setupLock) {
+        checkOpen();
+        if (listener == null) {
+          listener = new PgListener(connections, s, table.channel(), callTimeout);
+        }
+        l = listener;
       }
-      l = listener;
     }
     return Optional.of(l.add(election, changed));
+  }
+
+  /** True on PostgreSQL, whose watch also reports a lease that ran out: followers need not poll. */
+  @Override
+  public boolean watchReportsExpiry() {
+    Dialect d = calls.dialectIfKnown();
+    return d != null && d.canNotify();
   }
 
   /** Election names are kept in a {@code varchar(255)} primary key: 1 to 255 characters. */
@@ -307,8 +399,7 @@ public final class JdbcLeaseStore implements LeaseStore {
   /** {@code jdbc (PostgreSQL)} once the store has talked to its database, {@code jdbc} before. */
   @Override
   public String describe() {
-    Dialect d = dialect;
-    return d == null ? "jdbc" : "jdbc (" + d.displayName() + ")";
+    return calls.describe();
   }
 
   /** Stops the LISTEN thread and closes the pool the provider built; never a caller's. */
@@ -384,9 +475,10 @@ public final class JdbcLeaseStore implements LeaseStore {
     checkName("election", election);
     checkName("candidate", candidate);
     requireNonNull(token, "token");
-    long deadline = deadline();
-    Dialect d = setUp(election, deadline);
-    Connection c = acquireConnection(election, "check the lease for a guarded write", deadline);
+    long deadline = calls.deadline();
+    LeaseStatements s = calls.statements(election, deadline);
+    Dialect d = s.dialect();
+    Connection c = calls.acquireConnection(election, "check the lease for a guarded write", deadline);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     try {
@@ -397,7 +489,7 @@ public final class JdbcLeaseStore implements LeaseStore {
         int previousNetworkTimeout = Transactions.limitNetwork(c, deadline);
         Throwable checkFailure = null;
         try {
-          current = table.lockIfCurrent(dsl(c, d, deadline), d, election, candidate, token.value());
+          current = s.lockIfCurrent(c, election, candidate, token.value(), deadline);
         } catch (RuntimeException ex) {
           checkFailure = ex;
           throw ex;
@@ -406,7 +498,7 @@ public final class JdbcLeaseStore implements LeaseStore {
           Transactions.restoreNetwork(c, previousNetworkTimeout, checkFailure);
         }
       } catch (SQLException | DataAccessException e) {
-        throw failure(election, "check the lease for a guarded write", e);
+        throw calls.failure(election, "check the lease for a guarded write", e);
       }
       if (!current) {
         throw new LeaseLostException(
@@ -444,146 +536,12 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   // ---- plumbing ----
 
-  @FunctionalInterface
-  private interface Work<T> {
-    T run(DSLContext dsl, Dialect dialect) throws SQLException;
-  }
-
-  /** A refusal that shows no holder: the row changed between two statements; try again. */
-  private static final class RowChangedMeanwhile extends RuntimeException {
-    RowChangedMeanwhile() {
-      super("the lease row changed between the upsert and its read-back", null, false, false);
+  /** Tells the LISTEN thread, if any, when a lease it may watch runs out. */
+  private void heard(String election, LeaseRow row) {
+    PgListener l = listener;
+    if (l != null) {
+      l.observed(election, row.expiresInMillis());
     }
-  }
-
-  /**
-   * Runs {@code work} in a transaction of its own, again when the database chose it as a deadlock
-   * or serialization victim and the call timeout allows, and turns database errors into {@link
-   * LeaseStoreException}.
-   */
-  private <T> T call(String election, String action, Work<T> work) {
-    long deadline = deadline();
-    Dialect d = setUp(election, deadline);
-    while (true) {
-      try {
-        return transactions.inTransaction(deadline, c -> work.run(dsl(c, d, deadline), d));
-      } catch (SQLException | DataAccessException | RowChangedMeanwhile e) {
-        boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && System.nanoTime() - deadline < 0;
-        if (!again) {
-          throw failure(election, action, e);
-        }
-      }
-    }
-  }
-
-  private Connection acquireConnection(String election, String action, long deadline) {
-    checkOpen();
-    try {
-      return transactions.acquire(deadline);
-    } catch (DataAccessException e) {
-      throw failure(election, "get a connection to " + action, e);
-    }
-  }
-
-  /** A call's deadline on {@link System#nanoTime()}'s clock. */
-  private long deadline() {
-    return System.nanoTime() + callTimeout.toNanos();
-  }
-
-  /** jOOQ on {@code c}, each statement bound by {@code deadline}. */
-  private DSLContext dsl(Connection c, Dialect d, long deadline) {
-    return DSL.using(new DefaultConfiguration().set(c).set(d.jooq()).set(settings).set(Transactions.bounding(c, deadline)));
-  }
-
-  private void notifyChange(DSLContext dsl, Dialect d, String election) {
-    if (d.canNotify()) {
-      dsl.fetch("select pg_notify(?, ?)", table.channel(), election);
-    }
-  }
-
-  /**
-   * Finds the database and makes sure the table exists; once, but again after a failure. A call
-   * that finds another one doing it waits only until its own deadline.
-   */
-  private Dialect setUp(String election, long deadline) {
-    checkOpen();
-    Dialect d = dialect;
-    if (d != null && tableReady) {
-      return d;
-    }
-    try {
-      if (!preparing.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-        throw new LeaseStoreException(
-            election, "could not reach the database of " + describe() + " within the call timeout of " + callTimeout.toMillis() + " ms: another call has been setting up table " + table.qualifiedName() + " since");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LeaseStoreException(election, "interrupted while waiting to set up table " + table.qualifiedName() + " of " + describe(), e);
-    }
-    try {
-      checkOpen();
-      if (dialect == null) {
-        dialect = transactions.inTransaction(deadline, c -> Dialect.of(c.getMetaData()));
-      }
-      if (!tableReady) {
-        prepareTable(election, dialect, deadline);
-        tableReady = true;
-      }
-      return dialect;
-    } catch (SQLException | DataAccessException e) {
-      throw failure(election, "reach the database", e);
-    } finally {
-      preparing.unlock();
-    }
-  }
-
-  private void prepareTable(String election, Dialect d, long deadline) throws SQLException {
-    try {
-      transactions.inTransaction(deadline, c -> probe(c, d, deadline));
-      return;
-    } catch (SQLException | DataAccessException e) {
-      if (!Failures.isMissingTable(e)) {
-        throw e;
-      }
-      if (!createTable) {
-        throw new LeaseStoreException(
-            election,
-            "table " + table.qualifiedName() + " does not exist on " + d.displayName() + " and creating it is turned off"
-                + " (election.jdbc.create-table=false); create it with the DDL in " + LeaseTable.ddlResourcePath(d)
-                + " (in the backend-jdbc jar), or allow the store to create it",
-            e);
-      }
-    }
-    String ddl = table.createStatement(d);
-    try {
-      transactions.inTransaction(deadline, c -> dsl(c, d, deadline).execute(ddl));
-      log.info("Created the lease table {} on {}", table.qualifiedName(), d.displayName());
-    } catch (SQLException | DataAccessException e) {
-      try {
-        // Another store may have created it at the same moment; only a table still missing is an error.
-        transactions.inTransaction(deadline, c -> probe(c, d, deadline));
-      } catch (SQLException | DataAccessException again) {
-        throw new LeaseStoreException(
-            election,
-            "table " + table.qualifiedName() + " does not exist on " + d.displayName() + " and cannot be created ("
-                + Failures.describe(e) + "); create it with the DDL in " + LeaseTable.ddlResourcePath(d)
-                + " (in the backend-jdbc jar), or grant CREATE",
-            e);
-      }
-    }
-  }
-
-  private Void probe(Connection c, Dialect d, long deadline) {
-    table.probe(dsl(c, d, deadline));
-    return null;
-  }
-
-  private LeaseStoreException failure(String election, String action, Exception e) {
-    if (e instanceof LeaseStoreException) {
-      return (LeaseStoreException) e;
-    }
-    return new LeaseStoreException(
-        election, "could not " + action + " on table " + table.qualifiedName() + " of " + describe() + ": " + Failures.describe(e), e);
   }
 
   private void checkOpen() {
@@ -617,15 +575,5 @@ public final class JdbcLeaseStore implements LeaseStore {
       throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
     }
     return ttl.toMillis() + (ttl.getNano() % 1_000_000 == 0 ? 0 : 1);
-  }
-
-  /**
-   * Whole seconds strictly past the call timeout: on a network that drops every packet the socket
-   * read timeout must come first, since pgjdbc sends a query-timeout cancel on a new connection,
-   * which the partition blocks too, and holds the call until the cancel gives up.
-   */
-  private static int queryTimeoutSeconds(Duration callTimeout) {
-    long seconds = callTimeout.toMillis() / 1000 + 1;
-    return (int) Math.min(Integer.MAX_VALUE / 1000 - 1, Math.max(1, seconds));
   }
 }

@@ -100,7 +100,9 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     properties.get(USERNAME).ifPresent(config::setUsername);
     properties.get(PASSWORD).ifPresent(config::setPassword);
     config.setMaximumPoolSize(poolSize);
-    config.setMinimumIdle(1);
+    // Two: on PostgreSQL the LISTEN holds one for good, and the calls should find the other open
+    // rather than wait for the pool, which opens one connection at a time, 30 ms apart.
+    config.setMinimumIdle(2);
     // Waiting for a connection (at most the connection timeout, plus one validation of an idle
     // connection) ends within the call timeout, so that neither can hold a renewal past the renew
     // deadline: the store bounds what follows by the same deadline.

@@ -1,13 +1,24 @@
 package dev.baton.jdbc;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
 import dev.baton.election.Subscription;
+import dev.baton.jdbc.LeaseStatements.LeaseRow;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jooq.ConnectionProvider;
 import org.postgresql.PGConnection;
@@ -17,41 +28,70 @@ import org.slf4j.LoggerFactory;
 
 /**
  * PostgreSQL LISTEN on the lease table's channel, for every election of one store: one dedicated
- * connection and one daemon thread, started by the first watch. Releases and grants run {@code
- * pg_notify(channel, election)} in their own transaction, so a follower hears of them at commit.
+ * connection and one daemon thread, started by the first watch. Grants, renewals and releases
+ * notify in their own statement, so a follower hears of them at commit ({@link LeaseNotice}).
  *
- * <p>When the connection breaks, the thread reconnects and then runs every watcher once, because
- * notifications sent in between are lost.
+ * <p>It also reports expiry, so that followers need not poll: for each watched election it keeps
+ * the moment the lease runs out at the earliest, as last heard (a grant or renewal says when,
+ * counted from the notification's arrival, which is never early), as read when the watch began
+ * or the connection came back, or as the store's own calls saw it, and runs the election's
+ * watchers when that moment passes without a newer word. The thread itself is the timer: it
+ * waits for notifications no longer than until the next such moment. A store call's sighting
+ * reaches the thread within {@value #POLL_MILLIS} ms.
+ *
+ * <p>When the connection breaks, the thread reconnects, runs every watcher once (notifications
+ * sent in between are lost) and reads the current expiries again. Meanwhile its timers still run,
+ * armed by what the store's own calls see.
  */
 final class PgListener implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(PgListener.class);
 
-  /** How long one wait for notifications blocks; also how quickly close() is noticed. */
-  private static final int POLL_MILLIS = 250;
+  /** How long one wait for notifications blocks at most; also how quickly close() is noticed. */
+  private static final int POLL_MILLIS = 100;
 
-  /** How often an idle connection is checked, so that a silently dead one is replaced. */
+  /** How long a connection may stay silent before it is checked, so that a dead one is replaced. */
   private static final long CHECK_EVERY_NANOS = Duration.ofSeconds(5).toNanos();
 
-  private static final long RECONNECT_DELAY_MILLIS = 1000;
+  private static final long RECONNECT_DELAY_NANOS = Duration.ofSeconds(1).toNanos();
+
+  /** A sighting that asks for the election's row to be read: a new watch. */
+  private static final long LOOK_UP = Long.MIN_VALUE;
 
   private final ConnectionProvider connections;
+  private final LeaseStatements statements;
   private final String channel;
   private final Duration callTimeout;
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
+  /** Expiries the store's calls saw, and new watches, for the thread to take in. */
+  private final Queue<Sighting> sightings = new ConcurrentLinkedQueue<>();
   private final Object lifecycle = new Object();
   private Thread thread; // guarded by lifecycle
   private boolean closed; // guarded by lifecycle
   private volatile boolean running;
 
-  /** Owned by the listener thread once it has started. */
+  // Owned by the listener thread once it has started.
   private Connection connection;
-
   private boolean previousAutoCommit;
   private int previousNetworkTimeout;
+  /** When each watched election's lease runs out at the earliest ({@link System#nanoTime()}). */
+  private final Map<String, Long> expiries = new HashMap<>();
+  /** Moments to look at {@link #expiries}; some stale, none missing. */
+  private final PriorityQueue<Due> due = new PriorityQueue<>();
+  private final Set<String> toLookUp = new LinkedHashSet<>();
 
-  PgListener(ConnectionProvider connections, String channel, Duration callTimeout) {
+  private record Sighting(String election, long expiresAtNanos) {}
+
+  private record Due(long atNanos, String election) implements Comparable<Due> {
+    @Override
+    public int compareTo(Due other) {
+      return Long.compare(atNanos - other.atNanos, 0);
+    }
+  }
+
+  PgListener(ConnectionProvider connections, LeaseStatements statements, String channel, Duration callTimeout) {
     this.connections = connections;
+    this.statements = statements;
     this.channel = channel;
     this.callTimeout = callTimeout;
   }
@@ -69,8 +109,16 @@ final class PgListener implements AutoCloseable {
           l.add(changed);
           return l;
         });
+    sightings.add(new Sighting(election, LOOK_UP));
     start();
     return () -> watchers.computeIfPresent(election, (k, list) -> list.remove(changed) && list.isEmpty() ? null : list);
+  }
+
+  /** The store's own call saw {@code election}'s lease live for another {@code expiresInMillis}. */
+  void observed(String election, long expiresInMillis) {
+    if (watchers.containsKey(election)) {
+      sightings.add(new Sighting(election, System.nanoTime() + MILLISECONDS.toNanos(expiresInMillis)));
+    }
   }
 
   private void start() {
@@ -82,7 +130,7 @@ final class PgListener implements AutoCloseable {
       try {
         connect();
       } catch (SQLException | RuntimeException e) {
-        log.warn("Cannot LISTEN on PostgreSQL channel {}; followers poll until it works: {}", channel, e.toString());
+        log.warn("Cannot LISTEN on PostgreSQL channel {}; followers act on what their own calls see until it works: {}", channel, e.toString());
       }
       thread = new Thread(this::run, "baton-jdbc-listen-" + channel);
       thread.setDaemon(true);
@@ -92,53 +140,176 @@ final class PgListener implements AutoCloseable {
 
   private void run() {
     boolean broken = connection == null;
-    long lastCheck = System.nanoTime();
+    long lastTraffic = System.nanoTime();
+    long nextConnect = lastTraffic;
     while (running) {
       try {
-        if (connection == null) {
+        if (connection == null && System.nanoTime() - nextConnect >= 0) {
           connect();
           if (broken) {
             log.info("LISTEN on PostgreSQL channel {} works again", channel);
-            broken = false;
           }
-          lastCheck = System.nanoTime();
-          notifyAllWatchers();
+          broken = false;
+          lastTraffic = System.nanoTime();
+          toLookUp.addAll(watchers.keySet());
+          runAllWatchers();
         }
-        PGNotification[] notifications = connection.unwrap(PGConnection.class).getNotifications(POLL_MILLIS);
-        if (notifications != null) {
+        takeSightings();
+        if (connection != null && !toLookUp.isEmpty()) {
+          lookUp();
+          lastTraffic = System.nanoTime();
+        }
+        runWatchersOfExpired();
+        int wait = millisUntilNextDue();
+        if (connection == null) {
+          pause(Math.min(wait, Math.max(1, NANOSECONDS.toMillis(nextConnect - System.nanoTime()))));
+          continue;
+        }
+        PGNotification[] notifications = connection.unwrap(PGConnection.class).getNotifications(wait);
+        if (notifications != null && notifications.length > 0) {
+          lastTraffic = System.nanoTime();
           for (PGNotification n : notifications) {
-            notifyWatchers(n.getParameter());
+            heard(n.getParameter());
           }
         }
-        if (System.nanoTime() - lastCheck > CHECK_EVERY_NANOS) {
+        if (System.nanoTime() - lastTraffic > CHECK_EVERY_NANOS) {
           if (!connection.isValid(timeoutSeconds())) {
             throw new SQLException("the LISTEN connection stopped answering");
           }
-          lastCheck = System.nanoTime();
+          lastTraffic = System.nanoTime();
         }
       } catch (SQLException | RuntimeException e) {
         if (!running) {
           break;
         }
         if (!broken) {
-          log.warn("LISTEN on PostgreSQL channel {} failed; reconnecting, followers poll meanwhile", channel, e);
+          log.warn("LISTEN on PostgreSQL channel {} failed; reconnecting, followers act on what their own calls see meanwhile", channel, e);
           broken = true;
         }
         disconnect();
-        pause();
+        nextConnect = System.nanoTime() + RECONNECT_DELAY_NANOS;
       }
     }
     disconnect();
   }
+
+  // ---- expiry, on the listener thread ----
+
+  private void takeSightings() {
+    for (Sighting s; (s = sightings.poll()) != null; ) {
+      if (s.expiresAtNanos() == LOOK_UP) {
+        toLookUp.add(s.election());
+      } else {
+        expiresAt(s.election(), s.expiresAtNanos());
+      }
+    }
+  }
+
+  /** Reads when the leases of the elections to look up run out, on the LISTEN connection. */
+  private void lookUp() throws SQLException {
+    List<String> elections = new ArrayList<>(toLookUp);
+    toLookUp.clear();
+    elections.removeIf(e -> !watchers.containsKey(e));
+    if (elections.isEmpty()) {
+      return;
+    }
+    Map<String, LeaseRow> rows;
+    try {
+      rows = statements.readAll(connection, elections, System.nanoTime() + callTimeout.toNanos());
+    } catch (SQLException e) {
+      if (Failures.isMissingTable(e)) {
+        return; // nobody has held a lease yet; the first grant will notify
+      }
+      throw e;
+    } finally {
+      connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+    }
+    long now = System.nanoTime();
+    for (String election : elections) {
+      LeaseRow row = rows.get(election);
+      if (row != null && row.isLive()) {
+        expiresAt(election, now + MILLISECONDS.toNanos(row.expiresInMillis()));
+      } else {
+        expiries.remove(election);
+      }
+    }
+  }
+
+  private void expiresAt(String election, long atNanos) {
+    if (!watchers.containsKey(election)) {
+      return;
+    }
+    Long previous = expiries.put(election, atNanos);
+    if (previous == null || atNanos - previous < 0) {
+      due.add(new Due(atNanos, election));
+    }
+    // A later moment needs no entry of its own: the earlier one finds it and queues it.
+  }
+
+  private void runWatchersOfExpired() {
+    long now = System.nanoTime();
+    for (Due d; (d = due.peek()) != null && d.atNanos() - now <= 0; ) {
+      due.poll();
+      Long at = expiries.get(d.election());
+      if (at == null) {
+        continue;
+      }
+      if (at - now > 0) {
+        if (at != d.atNanos()) {
+          due.add(new Due(at, d.election()));
+        }
+        continue;
+      }
+      expiries.remove(d.election());
+      runWatchers(d.election());
+    }
+  }
+
+  private int millisUntilNextDue() {
+    Due next = due.peek();
+    if (next == null) {
+      return POLL_MILLIS;
+    }
+    long millis = NANOSECONDS.toMillis(next.atNanos() - System.nanoTime()) + 1;
+    return (int) Math.max(1, Math.min(POLL_MILLIS, millis));
+  }
+
+  /** Acts on a notification: a grant or release wakes the watchers, every word says when the lease runs out. */
+  private void heard(String payload) {
+    long now = System.nanoTime();
+    boolean readable =
+        LeaseNotice.read(
+            payload,
+            (kind, election, expiresInMillis) -> {
+              if (!watchers.containsKey(election)) {
+                return;
+              }
+              if (kind == LeaseNotice.Kind.RELEASED) {
+                expiries.remove(election);
+              } else {
+                expiresAt(election, now + MILLISECONDS.toNanos(expiresInMillis));
+              }
+              if (kind != LeaseNotice.Kind.RENEWED) {
+                runWatchers(election);
+              }
+            });
+    if (!readable) {
+      log.debug("Unreadable notification on channel {}; running every watcher: {}", channel, payload);
+      toLookUp.addAll(watchers.keySet());
+      runAllWatchers();
+    }
+  }
+
+  // ---- connection ----
 
   private void connect() throws SQLException {
     Connection c = connections.acquire();
     try {
       previousAutoCommit = c.getAutoCommit();
       previousNetworkTimeout = c.getNetworkTimeout();
-      // LISTEN and the liveness check must not hang on a network that drops every packet;
-      // getNotifications sets its own, shorter read timeout while it waits.
-      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, callTimeout.toMillis()));
+      // LISTEN, the reads and the liveness check must not hang on a network that drops every
+      // packet; getNotifications sets its own, shorter read timeout while it waits.
+      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
       c.setAutoCommit(true);
       c.unwrap(PGConnection.class); // fails early on a pool that hides the PostgreSQL connection
       try (Statement s = c.createStatement()) {
@@ -188,11 +359,11 @@ final class PgListener implements AutoCloseable {
     }
   }
 
-  private void pause() {
+  private void pause(long millis) {
     synchronized (lifecycle) {
       try {
         if (running) {
-          lifecycle.wait(RECONNECT_DELAY_MILLIS);
+          lifecycle.wait(Math.max(1, millis));
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -201,18 +372,24 @@ final class PgListener implements AutoCloseable {
     }
   }
 
+  private int networkTimeoutMillis() {
+    return (int) Math.min(Integer.MAX_VALUE, callTimeout.toMillis());
+  }
+
   private int timeoutSeconds() {
     return (int) Math.max(1, (callTimeout.toMillis() + 999) / 1000);
   }
 
-  private void notifyWatchers(String election) {
+  // ---- watchers ----
+
+  private void runWatchers(String election) {
     List<Runnable> list = watchers.get(election);
     if (list != null) {
       list.forEach(this::runContained);
     }
   }
 
-  private void notifyAllWatchers() {
+  private void runAllWatchers() {
     watchers.values().forEach(list -> list.forEach(this::runContained));
   }
 

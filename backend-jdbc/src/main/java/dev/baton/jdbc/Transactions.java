@@ -7,8 +7,6 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTimeoutException;
 import org.jooq.ConnectionProvider;
-import org.jooq.ExecuteContext;
-import org.jooq.ExecuteListener;
 import org.jooq.exception.DataAccessException;
 
 /**
@@ -70,6 +68,49 @@ final class Transactions {
   }
 
   /**
+   * Runs {@code task} on a connection in auto-commit mode, so that each statement commits on its
+   * own, in the same round trip, and fails with an {@link SQLTimeoutException} once {@code
+   * deadlineNanos} has passed. For calls that are one statement, or whose statements need not
+   * see each other under one lock.
+   */
+  <T> T autoCommitted(long deadlineNanos, Task<T> task) throws SQLException {
+    Connection c = acquire(deadlineNanos);
+    Throwable failure = null;
+    boolean previousAutoCommit = true;
+    int previousNetworkTimeout = -1;
+    try {
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
+      previousAutoCommit = c.getAutoCommit();
+      if (!previousAutoCommit) {
+        c.setAutoCommit(true);
+      }
+      return task.run(c);
+    } catch (Throwable t) {
+      failure = t;
+      throw t;
+    } finally {
+      if (!previousAutoCommit) {
+        restoreManualCommit(c, failure);
+      }
+      restoreNetwork(c, previousNetworkTimeout, failure);
+      release(c, failure);
+    }
+  }
+
+  private static void restoreManualCommit(Connection c, Throwable failure) {
+    try {
+      if (!c.isClosed()) {
+        c.setAutoCommit(false);
+      }
+    } catch (SQLException e) {
+      if (failure == null) {
+        throw new DataAccessException("cannot restore manual commit on a lease store connection", e);
+      }
+      failure.addSuppressed(e);
+    }
+  }
+
+  /**
    * A connection from the provider, which the pool's own connection timeout bounds. One that came
    * too late for the deadline goes back at once: the call fails rather than overrun.
    *
@@ -96,20 +137,6 @@ final class Transactions {
       }
       failure.addSuppressed(e);
     }
-  }
-
-  /** A jOOQ listener that limits each statement's round trips to what is left until {@code deadlineNanos}. */
-  static ExecuteListener bounding(Connection c, long deadlineNanos) {
-    return new ExecuteListener() {
-      @Override
-      public void executeStart(ExecuteContext ctx) {
-        try {
-          limitNetwork(c, deadlineNanos);
-        } catch (SQLException e) {
-          throw new DataAccessException(e.getMessage(), e);
-        }
-      }
-    };
   }
 
   /** Rolls back within a short read timeout once {@code deadlineNanos} has passed. */

@@ -11,8 +11,10 @@
  * <p>What it does not: a lease cannot stop a paused leader from acting late. Pass the token to
  * the resources the leader writes, or, when they live in the same database, write through {@link
  * dev.baton.jdbc.JdbcLeaseStore#inTerm}, which commits only while the row shows the caller's term.
- * Expiry is not pushed: on PostgreSQL followers hear releases and takeovers at once, but learn of
- * a holder that stopped renewing only by polling. MySQL is supported by the same SQL as MariaDB
- * but was not tested against a MySQL server.
+ * On PostgreSQL followers hear grants and releases at once and learn of a holder that stopped
+ * renewing when its lease runs out, without asking: grants and renewals notify when their lease
+ * runs out, and the store's LISTEN thread counts from the notification's arrival (never early).
+ * On MariaDB, MySQL and H2 followers poll. MariaDB must be 10.5 or later (INSERT ... RETURNING).
+ * MySQL is supported by similar SQL but was not tested against a MySQL server.
  */
 package dev.baton.jdbc;

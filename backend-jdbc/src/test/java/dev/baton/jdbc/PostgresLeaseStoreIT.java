@@ -5,19 +5,28 @@ import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.RequiredServer;
 import dev.baton.election.Lease;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.net.InetSocketAddress;
 import java.util.Properties;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * The contract on PostgreSQL at 127.0.0.1:5432 (user postgres, trust, database test), and the
@@ -126,6 +135,112 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
       int beforeRelease = heard.get();
       storeA.release(grant(storeA, e, "node-a", LONG));
       await().atMost(Duration.ofSeconds(10)).until(() -> heard.get() > beforeRelease);
+    }
+  }
+
+  @Test
+  void aWatcherHearsWhenALeaseRunsOutAndNotBefore() {
+    String e = election("watch-expiry");
+    List<Long> heardAt = new CopyOnWriteArrayList<>();
+    try (Subscription subscription = storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
+      long t0 = System.nanoTime();
+      Lease a = grant(storeA, e, "node-a", SHORT);
+      await().atMost(Duration.ofSeconds(10)).until(() -> heardAt.size() >= 2); // the grant, then the expiry
+
+      assertThat(storeB.watchReportsExpiry()).isTrue();
+      assertThat(heardAt.get(1) - t0).as("nanos from the grant's start to the second word").isGreaterThanOrEqualTo(a.ttl().toNanos());
+      assertThat(storeB.tryAcquire(e, "node-b", LONG).isGranted()).isTrue();
+    }
+  }
+
+  /** A watch that begins while a lease is held learns when it runs out from the row. */
+  @Test
+  void aWatchBegunWhileALeaseIsHeldHearsWhenItRunsOut() {
+    String e = election("watch-late");
+    long t0 = System.nanoTime();
+    Lease a = grant(storeA, e, "node-a", SHORT);
+    List<Long> heardAt = new CopyOnWriteArrayList<>();
+    try (Subscription subscription = storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> heardAt.stream().anyMatch(t -> t - t0 >= a.ttl().toNanos()));
+      assertThat(storeB.read(e)).isEmpty();
+    }
+  }
+
+  @Test
+  void renewalsOneByOneOrInABatchKeepAWatcherQuietUntilTheLeaseRunsOut() {
+    String one = election("watch-renewed");
+    String batched = election("watch-batch-renewed");
+    AtomicInteger heardOne = new AtomicInteger();
+    AtomicInteger heardBatched = new AtomicInteger();
+    try (Subscription s1 = storeB.watch(one, heardOne::incrementAndGet).orElseThrow();
+        Subscription s2 = storeB.watch(batched, heardBatched::incrementAndGet).orElseThrow()) {
+      Lease a = grant(storeA, one, "node-a", SHORT);
+      Lease b = grant(storeA, batched, "node-a", SHORT);
+      await().atMost(Duration.ofSeconds(10)).until(() -> heardOne.get() == 1 && heardBatched.get() == 1); // the grants
+      heardOne.set(0);
+      heardBatched.set(0);
+      // Renew for three lease durations, every third of one: a watcher that missed a renewal
+      // would hear an expiry that never happened.
+      long until = System.nanoTime() + SHORT.multipliedBy(3).toNanos();
+      while (System.nanoTime() - until < 0) {
+        a = storeA.renew(a);
+        b = storeA.renewAll(List.of(b)).get(0).leaseOrThrow();
+        LockSupport.parkNanos(SHORT.dividedBy(3).toNanos());
+      }
+      assertThat(heardOne.get()).as("words for %s while renewed", one).isZero();
+      assertThat(heardBatched.get()).as("words for %s while renewed in batches", batched).isZero();
+
+      await().atMost(Duration.ofSeconds(10)).until(() -> heardOne.get() > 0 && heardBatched.get() > 0);
+      assertThat(storeB.read(one)).isEmpty();
+      assertThat(storeB.read(batched)).isEmpty();
+    }
+  }
+
+  /**
+   * A batch renewal tells followers about every election it renewed, and only those, in payloads
+   * PostgreSQL accepts (at most 8000 bytes each), however long the names.
+   */
+  @Test
+  void aBatchRenewalNotifiesEveryRenewedElectionInPayloadsPostgresqlAccepts() throws SQLException {
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      String name = election("batch-notice-" + i + "-\u00e9\u20ac-") + "x".repeat(150);
+      leases.add(grant(storeA, name, "node-a", LONG));
+    }
+    Lease lost = leases.get(7);
+    storeA.release(lost);
+    Set<String> heard = new HashSet<>();
+    try (Connection c = poolB.getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("LISTEN \"" + new LeaseTable(Optional.empty(), tableName).channel() + "\"");
+
+      List<Renewal> outcomes = storeA.renewAll(leases);
+
+      assertThat(outcomes.get(7).isRenewed()).isFalse();
+      PGConnection pg = c.unwrap(PGConnection.class);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () -> {
+                PGNotification[] ns = pg.getNotifications(100);
+                for (PGNotification n : ns == null ? new PGNotification[0] : ns) {
+                  assertThat(n.getParameter().getBytes(StandardCharsets.UTF_8).length).isLessThanOrEqualTo(8000);
+                  assertThat(LeaseNotice.read(n.getParameter(), (kind, e, millis) -> {
+                    assertThat(kind).isEqualTo(LeaseNotice.Kind.RENEWED);
+                    assertThat(millis).isEqualTo(LONG.toMillis() + LeaseTable.TRUNCATION_MARGIN_MILLIS);
+                    heard.add(e);
+                  })).as("readable: %s", n.getParameter()).isTrue();
+                }
+                return heard.size() >= leases.size() - 1;
+              });
+      s.execute("UNLISTEN *");
+    }
+    Set<String> renewed = new HashSet<>();
+    leases.forEach(l -> renewed.add(l.election()));
+    renewed.remove(lost.election());
+    assertThat(heard).isEqualTo(renewed);
+    for (Lease l : leases) {
+      storeA.release(l);
     }
   }
 

@@ -1,0 +1,407 @@
+package dev.baton.jdbc;
+
+import static dev.baton.jdbc.LeaseTable.TRUNCATION_MARGIN_MILLIS;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The statements on one lease table for one database, put together once when the store first
+ * meets its database and then run as plain JDBC prepared statements: a service calls its store
+ * a few times a second at most, so its code runs mostly interpreted, and building and rendering
+ * queries per call cost more than the database's own work. Each call is as few round trips as the
+ * database allows: on PostgreSQL every call is one, the notification to followers included.
+ *
+ * <p>How an acquire tells a grant from a refusal on every database: the statement that decides
+ * leaves the candidate's name in the row only when it granted, since a refusal means another
+ * candidate holds a live lease. So the row read back under the decision's row lock says both.
+ */
+final class LeaseStatements {
+
+  /** A row as the store reads it; times are the database's, computed in SQL. */
+  record LeaseRow(String holder, long term, long ttlMillis, long renewedAtEpochMillis, long expiresInMillis) {
+
+    boolean isLive() {
+      return holder != null && expiresInMillis > 0;
+    }
+  }
+
+  /**
+   * Elections per notification of a batch renewal: a running sum of their sizes in bytes (name,
+   * length prefix) divided by this gives the notification an election goes into, so that one
+   * payload stays under PostgreSQL's 8000 bytes with room for the longest name (255 characters
+   * of up to 4 bytes) and the header.
+   */
+  private static final int NOTICE_CHUNK_BYTES = 6000;
+
+  private final Dialect dialect;
+  private final String channel;
+  private final int queryTimeoutSeconds;
+  private final String ensureRow; // H2 only
+  private final String acquire;
+  private final String readBackForUpdate; // where the acquire cannot return the row itself
+  private final String renew;
+  private final String renewAll; // PostgreSQL only
+  private final String release;
+  private final String read;
+  private final String readAll; // PostgreSQL only
+  private final String lockIfCurrent;
+
+  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds) {
+    this.dialect = dialect;
+    this.channel = table.channel();
+    this.queryTimeoutSeconds = queryTimeoutSeconds;
+    String t = table.qualifiedName();
+    String now = dialect.now();
+    String plus = dialect.nowPlusMillis();
+    String row = "holder, term, ttl_millis, " + dialect.epochMillis("renewed_at") + ", " + dialect.millisUntil("expires_at");
+    String renewUpdate =
+        "update " + t + " set ttl_millis = ?, renewed_at = " + now + ", expires_at = " + plus
+            + " where election = ? and holder = ? and term = ? and expires_at > " + now;
+    String releaseUpdate = "update " + t + " set holder = null, expires_at = " + now + " where election = ? and holder = ? and term = ?";
+    this.read = "select " + row + " from " + t + " where election = ?";
+    String lockCheck = "select term from " + t + " where election = ? and holder = ? and term = ? and expires_at > " + now;
+    String insertValues =
+        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, 1, ?, " + now + ", " + now + ", " + plus + ")";
+    String insert = "insert into " + t + insertValues;
+    switch (dialect) {
+      case POSTGRESQL -> {
+        this.ensureRow = null;
+        // The upsert locks the row even when its condition refuses, so the second statement,
+        // sent in the same round trip and the same implicit transaction, reads the row it left.
+        this.acquire =
+            "with granted as (insert into " + t + " as l" + insertValues
+                + " on conflict (election) do update set term = l.term + 1, holder = excluded.holder, ttl_millis = excluded.ttl_millis,"
+                + " acquired_at = " + now + ", renewed_at = " + now + ", expires_at = " + plus
+                + " where l.expires_at <= " + now + " or l.holder is null or l.holder = excluded.holder returning 1)"
+                + " select pg_notify(?, ?) from granted;\n"
+                + read;
+        this.readBackForUpdate = null;
+        this.renew = "with renewed as (" + renewUpdate + " returning 1) select pg_notify(?, ?) from renewed";
+        this.release = "with released as (" + releaseUpdate + " returning 1) select pg_notify(?, ?) from released";
+        this.renewAll =
+            "with asked (election, holder, term, ttl, i) as ("
+                + "select * from unnest(cast(? as varchar[]), cast(? as varchar[]), cast(? as bigint[]), cast(? as bigint[])) with ordinality),"
+                + " renewed as (update " + t + " as l set ttl_millis = asked.ttl, renewed_at = " + now
+                + ", expires_at = " + now + " + (asked.ttl + " + TRUNCATION_MARGIN_MILLIS + ") * interval '1 millisecond'"
+                + " from asked where l.election = asked.election and l.holder = asked.holder and l.term = asked.term and l.expires_at > " + now
+                + " returning asked.i, asked.election, asked.ttl),"
+                + " chunked as (select election, ttl, sum(octet_length(election) + 5) over (partition by ttl order by i) / " + NOTICE_CHUNK_BYTES
+                + " as chunk from renewed),"
+                + " notified as (select pg_notify(?, 'R' || (ttl + " + TRUNCATION_MARGIN_MILLIS + ") || ' '"
+                + " || string_agg(char_length(election) || ':' || election, '')) from chunked group by ttl, chunk)"
+                + " select i from renewed union all select 0 from notified";
+        this.readAll = "select election, " + row + " from " + t + " where election = any(cast(? as varchar[]))";
+        this.lockIfCurrent = lockCheck + " for share";
+      }
+      case MARIADB, MYSQL -> {
+        this.ensureRow = null;
+        // ON DUPLICATE KEY UPDATE assigns left to right and later conditions see the values
+        // already assigned: term and holder first, expires_at last, or a refused takeover would
+        // still extend the current holder's lease.
+        String mayTake = "(expires_at <= " + now + " or holder is null or holder = values(holder))";
+        String upsert =
+            insert + " on duplicate key update"
+                + " term = case when " + mayTake + " then term + 1 else term end,"
+                + " holder = case when " + mayTake + " then values(holder) else holder end,"
+                + " ttl_millis = case when " + mayTake + " then values(ttl_millis) else ttl_millis end,"
+                + " acquired_at = case when " + mayTake + " then " + now + " else acquired_at end,"
+                + " renewed_at = case when " + mayTake + " then " + now + " else renewed_at end,"
+                + " expires_at = case when " + mayTake + " then " + plus + " else expires_at end";
+        // MariaDB returns the row the upsert left, inserted, taken over or refused (10.5+);
+        // MySQL has no RETURNING and reads it back under the upsert's row lock.
+        this.acquire = dialect == Dialect.MARIADB ? upsert + " returning " + row : upsert;
+        this.readBackForUpdate = dialect == Dialect.MARIADB ? null : read + " for update";
+        this.renew = renewUpdate;
+        this.release = releaseUpdate;
+        this.renewAll = null;
+        this.readAll = null;
+        this.lockIfCurrent = lockCheck + (dialect == Dialect.MARIADB ? " lock in share mode" : " for share");
+      }
+      case H2 -> {
+        // H2's MERGE ... USING lets two concurrent first inserts of one key collide with a
+        // duplicate-key error; MERGE ... KEY creates the free row (the DDL's defaults) or locks
+        // the existing one, retried by H2 on such a collision, and the grant is then an update.
+        this.ensureRow = "merge into " + t + " (election) key (election) values (?)";
+        this.acquire =
+            "update " + t + " set term = term + 1, holder = ?, ttl_millis = ?, acquired_at = " + now + ", renewed_at = " + now
+                + ", expires_at = " + plus + " where election = ? and (expires_at <= " + now + " or holder is null or holder = ?)";
+        this.readBackForUpdate = read + " for update";
+        this.renew = renewUpdate;
+        this.release = releaseUpdate;
+        this.renewAll = null;
+        this.readAll = null;
+        this.lockIfCurrent = lockCheck + " for update";
+      }
+      default -> throw new IllegalArgumentException("no statements for " + dialect);
+    }
+  }
+
+  Dialect dialect() {
+    return dialect;
+  }
+
+  /** Whether {@link #acquire} must run in a transaction (several statements under one row lock). */
+  boolean acquireNeedsTransaction() {
+    return readBackForUpdate != null;
+  }
+
+  /** Whether {@link #renewAll} must run in a transaction (a JDBC batch of single renewals). */
+  boolean renewAllNeedsTransaction() {
+    return renewAll == null;
+  }
+
+  /**
+   * Grants the election to the candidate if it is free, expired or the candidate's (a new term),
+   * and returns the row as the decision left it: the candidate's row when granted, another
+   * holder's when refused. Empty only if the row vanished meanwhile.
+   */
+  Optional<LeaseRow> acquire(Connection c, String election, String candidate, long ttl, long deadline) throws SQLException {
+    long expiry = ttl + TRUNCATION_MARGIN_MILLIS;
+    switch (dialect) {
+      case POSTGRESQL -> {
+        try (PreparedStatement s = prepare(c, acquire, deadline)) {
+          s.setString(1, election);
+          s.setString(2, candidate);
+          s.setLong(3, ttl);
+          s.setLong(4, expiry);
+          s.setLong(5, expiry);
+          s.setString(6, channel);
+          s.setString(7, LeaseNotice.granted(election, expiry));
+          s.setString(8, election);
+          s.execute();
+          if (!s.getMoreResults()) {
+            throw new SQLException("the acquire's read-back returned no result set");
+          }
+          try (ResultSet rs = s.getResultSet()) {
+            return rs.next() ? Optional.of(row(rs, 1)) : Optional.empty();
+          }
+        }
+      }
+      case MARIADB -> {
+        try (PreparedStatement s = prepare(c, acquire, deadline)) {
+          bindInsert(s, election, candidate, ttl, expiry);
+          s.setLong(5, expiry);
+          try (ResultSet rs = s.executeQuery()) {
+            return rs.next() ? Optional.of(row(rs, 1)) : Optional.empty();
+          }
+        }
+      }
+      case MYSQL -> {
+        try (PreparedStatement s = prepare(c, acquire, deadline)) {
+          bindInsert(s, election, candidate, ttl, expiry);
+          s.setLong(5, expiry);
+          s.executeUpdate();
+        }
+        return readRow(c, readBackForUpdate, election, deadline);
+      }
+      case H2 -> {
+        try (PreparedStatement s = prepare(c, ensureRow, deadline)) {
+          s.setString(1, election);
+          s.executeUpdate();
+        }
+        try (PreparedStatement s = prepare(c, acquire, deadline)) {
+          s.setString(1, candidate);
+          s.setLong(2, ttl);
+          s.setLong(3, expiry);
+          s.setString(4, election);
+          s.setString(5, candidate);
+          s.executeUpdate();
+        }
+        return readRow(c, readBackForUpdate, election, deadline);
+      }
+      default -> throw new IllegalStateException("no acquire for " + dialect);
+    }
+  }
+
+  private static void bindInsert(PreparedStatement s, String election, String candidate, long ttl, long expiry) throws SQLException {
+    s.setString(1, election);
+    s.setString(2, candidate);
+    s.setLong(3, ttl);
+    s.setLong(4, expiry);
+  }
+
+  /**
+   * Extends an unexpired lease of this holder and term (on PostgreSQL and notifies followers of
+   * its new expiry).
+   *
+   * @return true when the row was changed; false when it was not, which on MariaDB with {@code
+   *     useAffectedRows=true} also happens to a renewal within the grant's millisecond
+   */
+  boolean renew(Connection c, String election, String candidate, long token, long ttl, long deadline) throws SQLException {
+    long expiry = ttl + TRUNCATION_MARGIN_MILLIS;
+    try (PreparedStatement s = prepare(c, renew, deadline)) {
+      s.setLong(1, ttl);
+      s.setLong(2, expiry);
+      s.setString(3, election);
+      s.setString(4, candidate);
+      s.setLong(5, token);
+      if (dialect == Dialect.POSTGRESQL) {
+        s.setString(6, channel);
+        s.setString(7, LeaseNotice.renewed(election, expiry));
+        return hasRow(s);
+      }
+      return s.executeUpdate() > 0;
+    }
+  }
+
+  /**
+   * Renews a batch of leases in one statement (PostgreSQL, which also notifies followers in a few
+   * payloads) or one JDBC batch (the others, which the caller runs in a transaction).
+   *
+   * @return per lease, true when its row was surely renewed; false when the row must be read to
+   *     tell (lost, or a MariaDB renewal that changed nothing)
+   */
+  boolean[] renewAll(Connection c, List<String> elections, List<String> candidates, long[] tokens, long[] ttls, long deadline) throws SQLException {
+    int n = elections.size();
+    boolean[] renewed = new boolean[n];
+    if (renewAll != null) {
+      Long[] boxedTokens = new Long[n];
+      Long[] boxedTtls = new Long[n];
+      for (int i = 0; i < n; i++) {
+        boxedTokens[i] = tokens[i];
+        boxedTtls[i] = ttls[i];
+      }
+      try (PreparedStatement s = prepare(c, renewAll, deadline)) {
+        Array electionArray = c.createArrayOf("varchar", elections.toArray(new String[0]));
+        Array candidateArray = c.createArrayOf("varchar", candidates.toArray(new String[0]));
+        Array tokenArray = c.createArrayOf("int8", boxedTokens);
+        Array ttlArray = c.createArrayOf("int8", boxedTtls);
+        s.setArray(1, electionArray);
+        s.setArray(2, candidateArray);
+        s.setArray(3, tokenArray);
+        s.setArray(4, ttlArray);
+        s.setString(5, channel);
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            int i = rs.getInt(1);
+            if (i > 0) {
+              renewed[i - 1] = true;
+            }
+          }
+        }
+      }
+      return renewed;
+    }
+    try (PreparedStatement s = prepare(c, renew, deadline)) {
+      for (int i = 0; i < n; i++) {
+        s.setLong(1, ttls[i]);
+        s.setLong(2, ttls[i] + TRUNCATION_MARGIN_MILLIS);
+        s.setString(3, elections.get(i));
+        s.setString(4, candidates.get(i));
+        s.setLong(5, tokens[i]);
+        s.addBatch();
+      }
+      int[] counts = s.executeBatch();
+      for (int i = 0; i < n && i < counts.length; i++) {
+        // SUCCESS_NO_INFO (a driver that sends the batch in bulk) leaves it to the read.
+        renewed[i] = counts[i] > 0;
+      }
+    }
+    return renewed;
+  }
+
+  /** Frees the lease of this holder and term at once, keeping the row and its term; notifies on PostgreSQL. */
+  boolean release(Connection c, String election, String candidate, long token, long deadline) throws SQLException {
+    try (PreparedStatement s = prepare(c, release, deadline)) {
+      s.setString(1, election);
+      s.setString(2, candidate);
+      s.setLong(3, token);
+      if (dialect == Dialect.POSTGRESQL) {
+        s.setString(4, channel);
+        s.setString(5, LeaseNotice.released(election));
+        return hasRow(s);
+      }
+      return s.executeUpdate() > 0;
+    }
+  }
+
+  Optional<LeaseRow> read(Connection c, String election, long deadline) throws SQLException {
+    return readRow(c, read, election, deadline);
+  }
+
+  /** The rows of these elections, by election; one statement on PostgreSQL, one per election elsewhere. */
+  Map<String, LeaseRow> readAll(Connection c, List<String> elections, long deadline) throws SQLException {
+    Map<String, LeaseRow> rows = new HashMap<>();
+    if (readAll == null) {
+      for (String election : elections) {
+        readRow(c, read, election, deadline).ifPresent(r -> rows.put(election, r));
+      }
+      return rows;
+    }
+    try (PreparedStatement s = prepare(c, readAll, deadline)) {
+      s.setArray(1, c.createArrayOf("varchar", elections.toArray(new String[0])));
+      try (ResultSet rs = s.executeQuery()) {
+        while (rs.next()) {
+          rows.put(rs.getString(1), row(rs, 2));
+        }
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * True when the row shows this holder and term unexpired; the row stays locked until the
+   * transaction ends, so no takeover can commit in between. A shared lock where the database has
+   * one, so that one leader's guarded transactions do not wait for each other.
+   */
+  boolean lockIfCurrent(Connection c, String election, String candidate, long token, long deadline) throws SQLException {
+    try (PreparedStatement s = prepare(c, lockIfCurrent, deadline)) {
+      s.setString(1, election);
+      s.setString(2, candidate);
+      s.setLong(3, token);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Runs a DDL statement. */
+  void execute(Connection c, String sql, long deadline) throws SQLException {
+    Transactions.limitNetwork(c, deadline);
+    try (Statement s = c.createStatement()) {
+      s.setQueryTimeout(queryTimeoutSeconds);
+      s.execute(sql);
+    }
+  }
+
+  private Optional<LeaseRow> readRow(Connection c, String sql, String election, long deadline) throws SQLException {
+    try (PreparedStatement s = prepare(c, sql, deadline)) {
+      s.setString(1, election);
+      try (ResultSet rs = s.executeQuery()) {
+        return rs.next() ? Optional.of(row(rs, 1)) : Optional.empty();
+      }
+    }
+  }
+
+  private static boolean hasRow(PreparedStatement s) throws SQLException {
+    try (ResultSet rs = s.executeQuery()) {
+      return rs.next();
+    }
+  }
+
+  private static LeaseRow row(ResultSet rs, int first) throws SQLException {
+    return new LeaseRow(rs.getString(first), rs.getLong(first + 1), rs.getLong(first + 2), rs.getLong(first + 3), rs.getLong(first + 4));
+  }
+
+  /** A statement whose round trips end by {@code deadline}, with the JDBC query timeout as a backstop. */
+  private PreparedStatement prepare(Connection c, String sql, long deadline) throws SQLException {
+    Transactions.limitNetwork(c, deadline);
+    PreparedStatement s = c.prepareStatement(sql);
+    try {
+      s.setQueryTimeout(queryTimeoutSeconds);
+    } catch (SQLException | RuntimeException e) {
+      s.close();
+      throw e;
+    }
+    return s;
+  }
+}
