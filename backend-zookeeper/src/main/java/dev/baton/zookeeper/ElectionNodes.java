@@ -15,15 +15,15 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
 
   static final String LEASE_NODE = "lease";
 
+  /** Built for every call of the store, renewals included: each path is made and checked once. */
   static ElectionNodes of(String basePath, String namespace, String election) {
-    String electionPath = ZKPaths.makePath(basePath, checkedName(basePath, election));
-    String leasePath = ZKPaths.makePath(electionPath, LEASE_NODE);
-    return new ElectionNodes(
-        election,
-        electionPath,
-        leasePath,
-        ZKPaths.fixForNamespace(namespace, electionPath),
-        ZKPaths.fixForNamespace(namespace, leasePath));
+    String electionPath = checkedPath(basePath, election);
+    String leasePath = electionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE;
+    if (namespace == null || namespace.isEmpty()) {
+      return new ElectionNodes(election, electionPath, leasePath, electionPath, leasePath);
+    }
+    String rawElectionPath = ZKPaths.fixForNamespace(namespace, electionPath);
+    return new ElectionNodes(election, electionPath, leasePath, rawElectionPath, rawElectionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE);
   }
 
   /** Throws IllegalArgumentException naming the path when it cannot be a base path. */
@@ -37,8 +37,10 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
     }
   }
 
-  private static String checkedName(String basePath, String election) {
+  /** The election node's path; throws ConfigurationException when the name cannot be a node's. */
+  private static String checkedPath(String basePath, String election) {
     String problem = null;
+    String path = null;
     if (election.isEmpty()) {
       problem = "it is empty";
     } else if (election.indexOf('/') >= 0) {
@@ -46,8 +48,9 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
     } else if (election.equals(".") || election.equals("..")) {
       problem = "'.' and '..' are reserved";
     } else {
+      path = ZKPaths.makePath(basePath, election);
       try {
-        PathUtils.validatePath(ZKPaths.makePath(basePath, election));
+        PathUtils.validatePath(path);
       } catch (IllegalArgumentException e) {
         problem = e.getMessage();
       }
@@ -57,6 +60,6 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
           "election name '" + election + "' cannot be a ZooKeeper node name: " + problem
               + "; use a non-empty name without '/' and without control or private-use characters");
     }
-    return election;
+    return path;
   }
 }

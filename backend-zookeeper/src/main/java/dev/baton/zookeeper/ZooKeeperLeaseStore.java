@@ -11,6 +11,7 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +21,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -73,6 +73,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public static final String DEFAULT_BASE_PATH = "/baton/elections";
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
 
+  private static final int RENEW_BATCH_LIMIT = 1000;
+
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLeaseStore.class);
   private static final byte[] NO_DATA = new byte[0];
 
@@ -120,38 +122,58 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
               + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
     }
     byte[] me = candidate.getBytes(UTF_8);
+    // Our watch saw the holder's node go (a release, an expiry): try the grant straight away, one
+    // round trip instead of a read and then the grant. Exclusion does not depend on it: the grant
+    // creates the ephemeral node, which fails when somebody has one, and then we read as usual.
+    boolean grantFirst = watches.takeSeenFree(election);
     try {
       // A lost race (the election changed between our read and our write) means another
       // candidate moved; the next read shows who holds it now, which is the answer. Only an
       // election that is free at every read and taken at every write keeps us here, until the
       // call timeout.
       while (System.nanoTime() - deadline < 0) {
-        List<OpResult> read = readElection(zk, nodes, deadline);
-        NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
-        NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
         List<Op> grant;
-        if (lease == null) {
-          if (electionNode == null) {
-            createElectionNode(nodes, deadline);
-          }
+        boolean newElection = false;
+        if (grantFirst) {
+          grantFirst = false;
           grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-        } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
-          return Acquisition.held(record(election, lease, sessionTtl));
-        } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
-          continue; // our lease node, but read across another grant: look again
         } else {
-          // Ours already: a new term. The version check makes sure it is still the node we read.
-          grant =
-              List.of(
-                  Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat().getVersion()),
-                  Op.delete(nodes.rawLeasePath(), -1),
-                  createLease(nodes, me));
+          List<OpResult> read = SyncedReads.election(zk, nodes, deadline, callTimeout);
+          NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
+          NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
+          if (lease == null && electionNode == null) {
+            // The election's first grant creates its node too: one write instead of two.
+            newElection = true;
+            grant =
+                List.of(
+                    Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
+                    createLease(nodes, me),
+                    Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+          } else if (lease == null) {
+            grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+          } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
+            return Acquisition.held(record(election, lease, sessionTtl));
+          } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
+            continue; // our lease node, but read across another grant: look again
+          } else {
+            // Ours already: a new term. The version check makes sure it is still the node we read.
+            grant =
+                List.of(
+                    Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat().getVersion()),
+                    Op.delete(nodes.rawLeasePath(), -1),
+                    createLease(nodes, me));
+          }
         }
         Optional<Lease> granted = grant(zk, nodes, candidate, grant, deadline);
         if (granted.isPresent()) {
           Lease mine = granted.get();
           unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
           return Acquisition.granted(mine);
+        }
+        if (newElection) {
+          // Another candidate created the election node first, or the base path is new and its
+          // nodes are missing too: make sure they all exist, then look again.
+          createElectionNode(nodes, deadline);
         }
       }
     } catch (KeeperException e) {
@@ -166,48 +188,27 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   @Override
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
-    long started = System.nanoTime();
-    LeaseHandle handle = LeaseHandle.of(lease);
-    ElectionNodes nodes = nodes(lease.election());
-    long deadline = deadline();
-    ZooKeeper zk = session(lease.election(), deadline);
-    requireSameSession(lease, handle, zk);
-    if (!unrenewed.renewalStarts(nodes, handle)) {
-      throw lost(lease, "it went unrenewed for its TTL, so the store gave it back", null);
-    }
-    try {
-      Lease renewed = confirm(lease, handle, nodes, zk, deadline);
-      unrenewed.confirmed(nodes, handle, lease.candidate(), started, renewed.ttl());
-      return renewed;
-    } catch (LeaseLostException e) {
-      unrenewed.ended(nodes, handle);
-      throw e;
-    } finally {
-      unrenewed.renewalEnded(nodes, handle);
-    }
+    return renewAll(List.of(lease)).get(0).leaseOrThrow();
   }
 
-  /** One round trip that confirms the lease is still ours, in its own session. */
-  private Lease confirm(Lease lease, LeaseHandle handle, ElectionNodes nodes, ZooKeeper zk, long deadline) {
-    NodeRead node;
-    try {
-      node = readLeaseAfterSync(zk, nodes, deadline, "renew");
-    } catch (KeeperException e) {
-      if (e.code() == Code.SESSIONEXPIRED) {
-        throw lost(lease, "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired", null);
-      }
-      throw failure(lease.election(), "renew of '" + lease.candidate() + "'", e);
+  /**
+   * Confirms every lease with one {@code sync} and reads of the lease nodes that all go out
+   * together: one round trip for the batch, on the session's one connection. Each lease gets the
+   * outcome {@link #renew} alone would have given it, as if it started when this call started.
+   */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    requireNonNull(leases, "leases");
+    for (Lease lease : leases) {
+      requireNonNull(lease, "leases must not contain null");
     }
-    if (node == null) {
-      throw lost(lease, "its lease node is gone (released, or its session expired)", null);
-    }
-    String holder = new String(node.data(), UTF_8);
-    if (node.stat().getCzxid() != lease.token().value()
-        || node.stat().getEphemeralOwner() != handle.sessionId()
-        || !holder.equals(lease.candidate())) {
-      throw lost(lease, "the election was granted again (token " + node.stat().getCzxid() + ", held by '" + holder + "')", holder);
-    }
-    return lease.renewed(sessionTtl(zk), lease.handle());
+    return new RenewalBatch(this, unrenewed, callTimeout, leases).renew();
+  }
+
+  /** 1000: the reads of a full batch go out as four {@code multi}s, each answer well under ZooKeeper's packet limit. */
+  @Override
+  public int renewBatchLimit() {
+    return RENEW_BATCH_LIMIT;
   }
 
   @Override
@@ -238,7 +239,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     long deadline = deadline();
     ZooKeeper zk = session(election, deadline);
     try {
-      NodeRead node = readLeaseAfterSync(zk, nodes, deadline, "read");
+      NodeRead node = SyncedReads.leaseNode(zk, nodes, deadline, callTimeout, "read");
       return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -339,7 +340,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   // ---- one election, one session ----
 
-  private ElectionNodes nodes(String election) {
+  ElectionNodes nodes(String election) {
     return ElectionNodes.of(basePath, client.getNamespace(), election);
   }
 
@@ -357,8 +358,12 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
   }
 
-  /** The client's current ZooKeeper handle, once it has had a session. */
-  private ZooKeeper session(String election, long deadline) {
+  /**
+   * The client's current ZooKeeper handle, once it has had a session.
+   *
+   * @param election the election a failure concerns; null when it concerns several
+   */
+  ZooKeeper session(String election, long deadline) {
     ensureOpen(election);
     ZooKeeper zk = handle(election);
     if (zk.getSessionTimeout() > 0) {
@@ -405,41 +410,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   private static void requireSameSession(Lease lease, LeaseHandle handle, ZooKeeper zk) {
     if (zk.getSessionId() != handle.sessionId()) {
-      throw lost(
-          lease,
-          "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " ended; the client is now in session "
-              + LeaseHandle.sessionText(zk.getSessionId()),
-          null);
+      throw sessionEnded(lease, handle, zk);
     }
   }
 
-  // ---- requests ----
-
-  /**
-   * One read of the lease node and the election node, in this order, after a sync. ZooKeeper
-   * reads are only sequentially consistent per client: without the sync, the member we talk to
-   * could still show a lease that another client's release or an expiry removed. The sync and
-   * the read go out together: one round trip.
-   */
-  private List<OpResult> readElection(ZooKeeper zk, ElectionNodes nodes, long deadline) throws KeeperException {
-    AtomicInteger syncCode = new AtomicInteger();
-    zk.sync(nodes.rawElectionPath(), (rc, path, ctx) -> syncCode.set(rc), null);
-    List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
-    Reply<MultiAnswer> reply = new Reply<>();
-    zk.multi(
-        reads,
-        (rc, path, ctx, results) -> {
-          if (syncCode.get() != Code.OK.intValue()) {
-            reply.fail(syncCode.get(), nodes.electionPath());
-          } else if (results == null) {
-            reply.fail(rc, nodes.electionPath());
-          } else {
-            reply.answer(MultiAnswer.of(rc, results));
-          }
-        },
+  static LeaseLostException sessionEnded(Lease lease, LeaseHandle handle, ZooKeeper zk) {
+    return lost(
+        lease,
+        "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " ended; the client is now in session "
+            + LeaseHandle.sessionText(zk.getSessionId()),
         null);
-    return reply.await(deadline, callTimeout, nodes.election(), "read").results();
   }
+
+  // ---- requests ----
 
   private Op createLease(ElectionNodes nodes, byte[] candidate) {
     return Op.create(nodes.rawLeasePath(), candidate, acl, CreateMode.EPHEMERAL);
@@ -522,31 +505,6 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     reply.await(deadline, callTimeout, nodes.election(), "create " + nodes.electionPath());
   }
 
-  private NodeRead readLeaseAfterSync(ZooKeeper zk, ElectionNodes nodes, long deadline, String what) throws KeeperException {
-    // The sync makes the server we talk to catch up with the quorum leader before it answers the
-    // read, so a server cut off from the quorum cannot confirm a lease the quorum has expired.
-    // Both go out at once and are answered in order: one round trip.
-    AtomicInteger syncCode = new AtomicInteger();
-    zk.sync(nodes.rawLeasePath(), (rc, path, ctx) -> syncCode.set(rc), null);
-    Reply<NodeRead> reply = new Reply<>();
-    zk.getData(
-        nodes.rawLeasePath(),
-        false,
-        (rc, path, ctx, data, stat) -> {
-          if (syncCode.get() != Code.OK.intValue()) {
-            reply.fail(syncCode.get(), nodes.leasePath());
-          } else if (rc == Code.OK.intValue()) {
-            reply.answer(new NodeRead(data, stat));
-          } else if (rc == Code.NONODE.intValue()) {
-            reply.answer(null);
-          } else {
-            reply.fail(rc, nodes.leasePath());
-          }
-        },
-        null);
-    return reply.await(deadline, callTimeout, nodes.election(), what);
-  }
-
   private MultiAnswer multi(ZooKeeper zk, List<Op> ops, long deadline, String what, String election) throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
@@ -572,12 +530,12 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         election, new String(lease.data(), UTF_8), FencingToken.of(lease.stat().getCzxid()), ttl, Optional.empty(), Optional.empty());
   }
 
-  private static LeaseLostException lost(Lease lease, String why, String holder) {
+  static LeaseLostException lost(Lease lease, String why, String holder) {
     return new LeaseLostException(
         lease.election(), "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why, holder);
   }
 
-  private static LeaseStoreException failure(String election, String what, KeeperException e) {
+  static LeaseStoreException failure(String election, String what, KeeperException e) {
     String hint = "";
     if (e.code() == Code.NOAUTH || e.code() == Code.AUTHFAILED) {
       hint = " (check election.zookeeper.digest and the ACLs on the election nodes)";

@@ -25,7 +25,8 @@
  *
  * <p>Leadership safety comes instead from the Elector's renew deadline, measured from the start
  * of the last renewal that ZooKeeper answered. Every renewal is one round trip in the lease's own
- * session (a {@code sync} and a read of the lease node, sent together): a successful answer means
+ * session (a {@code sync} and a read of the lease node, sent together; a batch of renewals shares
+ * the {@code sync} and reads all its lease nodes in the same round trip): a successful answer means
  * a server in contact with the quorum saw the session and the node alive after the renewal
  * started, so the session cannot expire, and no successor be granted, until the session timeout
  * after that start. The Elector steps down at its renew deadline, which is shorter. The store

@@ -9,6 +9,7 @@ import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.greaterThanOrEqualTo;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.FencingToken;
@@ -16,13 +17,17 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
@@ -159,6 +164,76 @@ class ZooKeeperLeaseStoreIT {
 
     assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
     assertThat(storeA.renew(second).token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void renewAllAnswersEveryLeaseInOrderAcrossTheMultisOfABatch() {
+    int perMulti = SyncedReads.READS_PER_MULTI;
+    int size = 2 * perMulti + 50;
+    // Live leases on both sides of every boundary between two multis; the rest are gone.
+    Set<Integer> live = Set.of(0, perMulti - 1, perMulti, 2 * perMulti - 1, 2 * perMulti, size - 1);
+    int takenOver = perMulti + 1;
+    int foreign = perMulti + 2;
+    List<Lease> batch = new ArrayList<>(size);
+    Lease granted = null;
+    for (int i = 0; i < size; i++) {
+      if (live.contains(i) || i == takenOver) {
+        granted = granted(storeA.tryAcquire(uniqueElection("batch-" + i), "a", TTL));
+        batch.add(granted);
+      } else {
+        batch.add(null);
+      }
+    }
+    storeA.release(batch.get(takenOver));
+    granted(storeB.tryAcquire(batch.get(takenOver).election(), "b", TTL));
+    for (int i = 0; i < size; i++) {
+      if (batch.get(i) == null) {
+        // Of this store and session, but its node never existed: as good as a released lease.
+        String handle = i == foreign ? "row-7" : granted.handle();
+        batch.set(i, new Lease(uniqueElection("batch-gone-" + i), "a", granted.token(), granted.ttl(), handle));
+      }
+    }
+
+    List<Renewal> outcomes = storeA.renewAll(batch);
+
+    assertThat(storeA.renewBatchLimit()).isGreaterThanOrEqualTo(size);
+    assertThat(outcomes).hasSameSizeAs(batch);
+    for (int i = 0; i < size; i++) {
+      Renewal outcome = outcomes.get(i);
+      Lease asked = batch.get(i);
+      if (live.contains(i)) {
+        assertThat(outcome.lease()).as("outcome %d", i).hasValueSatisfying(l -> assertThat(l.token()).isEqualTo(asked.token()));
+        assertThat(outcome.lease().orElseThrow().election()).isEqualTo(asked.election());
+      } else if (i == takenOver) {
+        assertThat(outcome.failure())
+            .as("outcome %d", i)
+            .hasValueSatisfying(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).contains("b")));
+      } else if (i == foreign) {
+        assertThat(outcome.failure()).as("outcome %d", i).containsInstanceOf(IllegalArgumentException.class);
+      } else {
+        assertThat(outcome.failure())
+            .as("outcome %d", i)
+            .hasValueSatisfying(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).isEmpty()));
+      }
+    }
+    assertThat(storeA.read(batch.get(0).election())).map(LeaseRecord::holder).contains("a");
+  }
+
+  @Test
+  void leasesKeptRenewedByRenewAllOutliveTheirTtlAndAreNotGivenBack() {
+    Lease one = granted(storeA.tryAcquire(uniqueElection("batch-kept-1"), "a", TTL));
+    Lease two = granted(storeA.tryAcquire(uniqueElection("batch-kept-2"), "a", TTL));
+    List<Lease> leases = List.of(one, two);
+
+    // The store gives back a lease that went unrenewed for its TTL: renewals by batch count as renewals.
+    await()
+        .during(one.ttl().plusSeconds(1))
+        .atMost(one.ttl().plus(PATIENCE))
+        .pollInterval(Duration.ofMillis(250))
+        .until(() -> storeA.renewAll(leases).stream().allMatch(Renewal::isRenewed));
+
+    held(storeB.tryAcquire(one.election(), "b", TTL));
+    held(storeB.tryAcquire(two.election(), "b", TTL));
   }
 
   @Test
@@ -335,6 +410,33 @@ class ZooKeeperLeaseStoreIT {
     int afterGrant = changes.get();
     holderStore.release(lease);
     await().atMost(PATIENCE).untilAtomic(changes, greaterThan(afterGrant));
+  }
+
+  @Test
+  void aFollowerWhoseWatchSawTheReleaseButMissedTheNextGrantIsToldWhoHolds() throws Exception {
+    FaultProxy link = FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    perTest.closeLater(link);
+    CuratorFramework followerClient = perTest.client("127.0.0.1:" + link.port(), SESSION);
+    ZooKeeperLeaseStore follower = store(followerClient);
+    String election = uniqueElection("missed-grant");
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    AtomicInteger changes = new AtomicInteger();
+    follower.watch(election, changes::incrementAndGet).orElseThrow();
+    int beforeRelease = changes.get();
+    storeA.release(first);
+    await().atMost(PATIENCE).untilAtomic(changes, greaterThan(beforeRelease));
+
+    // Cut off, the follower does not hear of the next grant: it still believes the election free.
+    link.cut();
+    await().atMost(PATIENCE).until(() -> !followerClient.getZookeeperClient().isConnected());
+    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
+    link.heal();
+
+    Acquisition answer =
+        await().atMost(PATIENCE).ignoreException(LeaseStoreException.class).until(() -> follower.tryAcquire(election, "b", TTL), a -> true);
+    LeaseRecord holder = held(answer);
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(holder.token()).isEqualTo(second.token());
   }
 
   @Test
@@ -525,7 +627,9 @@ class ZooKeeperLeaseStoreIT {
     CuratorFramework client = perTest.client(doomed.getConnectString(), SESSION);
     ZooKeeperLeaseStore store = store(client);
     String election = uniqueElection("server-gone");
+    String otherElection = uniqueElection("server-gone-other");
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
+    Lease other = granted(store.tryAcquire(otherElection, "a", TTL));
 
     doomed.stop();
 
@@ -533,6 +637,11 @@ class ZooKeeperLeaseStoreIT {
         PATIENCE,
         () -> {
           assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
+          List<Renewal> batch = store.renewAll(List.of(lease, other));
+          assertThat(batch.get(0).failure())
+              .hasValueSatisfying(e -> assertThat(e).isExactlyInstanceOf(LeaseStoreException.class).hasMessageContaining("'" + election + "'"));
+          assertThat(batch.get(1).failure())
+              .hasValueSatisfying(e -> assertThat(e).isExactlyInstanceOf(LeaseStoreException.class).hasMessageContaining("'" + otherElection + "'"));
           assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL)).isInstanceOf(LeaseStoreException.class);
           assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
         });

@@ -1,0 +1,169 @@
+package dev.baton.zookeeper;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.OpResult;
+import org.apache.zookeeper.ZooKeeper;
+
+/**
+ * One {@link ZooKeeperLeaseStore#renewAll} call: every lease is confirmed by a read of its node
+ * after one {@code sync}, all sent together, so a batch costs one round trip however many leases it
+ * holds. A lease is renewed when its node is still the one granted to it (same {@code czxid},
+ * owned by the lease's session, holding its candidate id); each lease is told what {@link
+ * ZooKeeperLeaseStore#renew} alone would have told it, and goes through {@link UnrenewedLeases}
+ * exactly as a single renewal does.
+ */
+final class RenewalBatch {
+
+  private final ZooKeeperLeaseStore store;
+  private final UnrenewedLeases unrenewed;
+  private final List<Lease> leases;
+  private final Duration callTimeout;
+  private final long startedNanos;
+  private final long deadlineNanos;
+  private final Renewal[] outcomes;
+
+  /** One lease of the batch, at {@code index} in it. */
+  private record Renewing(int index, Lease lease, LeaseHandle handle, ElectionNodes nodes) {}
+
+  RenewalBatch(ZooKeeperLeaseStore store, UnrenewedLeases unrenewed, Duration callTimeout, List<Lease> leases) {
+    this.store = store;
+    this.unrenewed = unrenewed;
+    this.leases = leases;
+    this.callTimeout = callTimeout;
+    this.startedNanos = System.nanoTime();
+    this.deadlineNanos = startedNanos + callTimeout.toNanos();
+    this.outcomes = new Renewal[leases.size()];
+  }
+
+  /** The outcome of each lease, in the order given. */
+  List<Renewal> renew() {
+    List<Renewing> asked = new ArrayList<>(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      Lease lease = leases.get(i);
+      try {
+        asked.add(new Renewing(i, lease, LeaseHandle.of(lease), store.nodes(lease.election())));
+      } catch (RuntimeException e) {
+        outcomes[i] = Renewal.failed(e); // not a lease of this store
+      }
+    }
+    if (!asked.isEmpty()) {
+      confirm(asked);
+    }
+    return List.of(outcomes);
+  }
+
+  private void confirm(List<Renewing> asked) {
+    // A failure of the whole call concerns the one election when there is one, else the batch.
+    String concerns = asked.size() == 1 ? asked.get(0).lease().election() : null;
+    ZooKeeper zk;
+    try {
+      zk = store.session(concerns, deadlineNanos);
+    } catch (LeaseStoreException e) {
+      failAll(asked, e);
+      return;
+    }
+    List<Renewing> reading = new ArrayList<>(asked.size());
+    for (Renewing r : asked) {
+      if (zk.getSessionId() != r.handle().sessionId()) {
+        outcomes[r.index()] = Renewal.failed(ZooKeeperLeaseStore.sessionEnded(r.lease(), r.handle(), zk));
+      } else if (!unrenewed.renewalStarts(r.nodes(), r.handle())) {
+        outcomes[r.index()] =
+            Renewal.failed(ZooKeeperLeaseStore.lost(r.lease(), "it went unrenewed for its TTL, so the store gave it back", null));
+      } else {
+        reading.add(r);
+      }
+    }
+    if (reading.isEmpty()) {
+      return;
+    }
+    try {
+      read(zk, reading, concerns);
+    } finally {
+      for (Renewing r : reading) {
+        Renewal outcome = outcomes[r.index()];
+        if (outcome != null && outcome.isRenewed()) {
+          unrenewed.confirmed(r.nodes(), r.handle(), r.lease().candidate(), startedNanos, outcome.lease().orElseThrow().ttl());
+        } else if (outcome != null && outcome.failure().orElseThrow() instanceof LeaseLostException) {
+          unrenewed.ended(r.nodes(), r.handle());
+        }
+        unrenewed.renewalEnded(r.nodes(), r.handle());
+      }
+    }
+  }
+
+  private void read(ZooKeeper zk, List<Renewing> reading, String concerns) {
+    List<ElectionNodes> nodes = new ArrayList<>(reading.size());
+    for (Renewing r : reading) {
+      nodes.add(r.nodes());
+    }
+    String what = reading.size() == 1 ? "renew" : "renew of " + reading.size() + " leases";
+    List<OpResult> read;
+    try {
+      read = SyncedReads.leaseNodes(zk, nodes, deadlineNanos, callTimeout, concerns, what);
+    } catch (KeeperException e) {
+      for (Renewing r : reading) {
+        outcomes[r.index()] = Renewal.failed(readFailure(r, e));
+      }
+      return;
+    } catch (LeaseStoreException e) {
+      failAll(reading, e);
+      return;
+    }
+    Duration ttl = Duration.ofMillis(zk.getSessionTimeout());
+    for (int k = 0; k < reading.size(); k++) {
+      Renewing r = reading.get(k);
+      outcomes[r.index()] = outcome(r, read.get(k), ttl);
+    }
+  }
+
+  /** What the read of a lease node says of its lease: still ours in its own session, or lost. */
+  private static Renewal outcome(Renewing r, OpResult result, Duration ttl) {
+    Lease lease = r.lease();
+    NodeRead node;
+    try {
+      node = NodeRead.of(result, r.nodes().leasePath());
+    } catch (KeeperException e) {
+      return Renewal.failed(readFailure(r, e));
+    }
+    if (node == null) {
+      return Renewal.failed(ZooKeeperLeaseStore.lost(lease, "its lease node is gone (released, or its session expired)", null));
+    }
+    String holder = new String(node.data(), UTF_8);
+    if (node.stat().getCzxid() != lease.token().value()
+        || node.stat().getEphemeralOwner() != r.handle().sessionId()
+        || !holder.equals(lease.candidate())) {
+      return Renewal.failed(
+          ZooKeeperLeaseStore.lost(
+              lease, "the election was granted again (token " + node.stat().getCzxid() + ", held by '" + holder + "')", holder));
+    }
+    return Renewal.renewed(lease.renewed(ttl, lease.handle()));
+  }
+
+  private static RuntimeException readFailure(Renewing r, KeeperException e) {
+    if (e.code() == Code.SESSIONEXPIRED) {
+      return ZooKeeperLeaseStore.lost(r.lease(), "its ZooKeeper session " + LeaseHandle.sessionText(r.handle().sessionId()) + " expired", null);
+    }
+    return ZooKeeperLeaseStore.failure(r.lease().election(), "renew of '" + r.lease().candidate() + "'", e);
+  }
+
+  /** The store could not answer for the batch: each lease is told, under its own election. */
+  private void failAll(List<Renewing> leases, LeaseStoreException e) {
+    for (Renewing r : leases) {
+      LeaseStoreException told = e;
+      if (e.election().isEmpty()) {
+        told = new LeaseStoreException(r.lease().election(), "renew of '" + r.lease().candidate() + "' failed with its batch: " + e.getMessage(), e);
+      }
+      outcomes[r.index()] = Renewal.failed(told);
+    }
+  }
+}
