@@ -72,7 +72,7 @@ final class Backends {
   private static BatonContender jdbc(String name, String server, InetSocketAddress address, Settings s, IntFunction<String> urlOnPort, String user) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("pool", "HikariCP, 4 connections, 1 idle, connection timeout = call timeout (as the jdbc provider builds it)");
+    settings.put("pool", "HikariCP, 4 connections, 2 idle (on PostgreSQL one holds the LISTEN), connection timeout = call timeout (as the jdbc provider builds it)");
     settings.put("table", JDBC_TABLE);
     return new BatonContender(
         name,
@@ -100,7 +100,7 @@ final class Backends {
     config.setPoolName("baton-bench-" + POOLS.incrementAndGet());
     config.setDataSource(dataSource);
     config.setMaximumPoolSize(size);
-    config.setMinimumIdle(1);
+    config.setMinimumIdle(2);
     long timeoutMillis = Math.max(250, callTimeout.toMillis());
     config.setConnectionTimeout(timeoutMillis);
     config.setValidationTimeout(Math.max(250, timeoutMillis / 2));
@@ -159,8 +159,8 @@ final class Backends {
   static BatonContender etcd(Settings s, EtcdServer etcd, String version) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("keep-alive sharing", EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING.toMillis() + " ms (default): the etcd lease is granted "
-        + (s.leaseDuration().toSeconds() + EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING.toSeconds()) + " s for a " + s.leaseDuration().toSeconds() + " s lease");
+    settings.put("etcd leases", "one per election (default), granted " + (s.leaseDuration().toMillis() + 999) / 1000 + " s for a "
+        + s.leaseDuration().toMillis() + " ms lease; a release hands its lease to the next holder");
     settings.put("jetcd client", "defaults (as the etcd provider builds it)");
     return new BatonContender(
         "etcd",
@@ -175,10 +175,21 @@ final class Backends {
   }
 
   static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
+    return openEtcd(through, s, false);
+  }
+
+  /**
+   * @param sharedLeases all elections on one etcd lease of exactly the TTL (the README's setting for
+   *     a process that leads hundreds of elections or more), instead of one etcd lease each
+   */
+  static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s, boolean sharedLeases) {
     GrpcRequestCounter counter = new GrpcRequestCounter();
     Client client = Client.builder().endpoints("http://127.0.0.1:" + through.getPort()).interceptor(counter).build();
-    LeaseStore store = EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout()).build();
-    return new BatonContender.OpenedStore(store, client, Optional.of(counter::messages), Optional.empty());
+    EtcdLeaseStore.Builder builder = EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout());
+    if (sharedLeases) {
+      builder.sharedLeases(Duration.ZERO);
+    }
+    return new BatonContender.OpenedStore(builder.build(), client, Optional.of(counter::messages), Optional.empty());
   }
 
   static BatonContender kubernetes(Settings s, KubernetesMock mock) {

@@ -18,6 +18,8 @@ import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -30,8 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * watch listener waits, on the connection's event loop, for its sender, which waits for a write on
  * that same event loop; the loop stalls for 30 s (the sender's write timeout) and every connection
  * on it with it. The harness hands the mock's close handling to a thread of its own, so a closing
- * watch never holds the loop; and an event that a closing watch refuses is offered again, so that it
- * does not fail the request that caused it.
+ * watch never holds the loop; and an event that a closing watch refuses is offered again, from a
+ * thread of the harness's, so that it does not fail the request that caused it, and so that the
+ * watches after the closing one get it.
  */
 final class KubernetesMock implements AutoCloseable {
 
@@ -43,6 +46,15 @@ final class KubernetesMock implements AutoCloseable {
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong eventRetries = new AtomicLong();
   private final AtomicLong eventFailures = new AtomicLong();
+  /** Held while the mock handles a request, and while an event is offered again. */
+  private final Object stored = new Object();
+  private final ExecutorService offerAgain =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "kubernetes-mock-offer-again");
+            t.setDaemon(true);
+            return t;
+          });
 
   private KubernetesMock() {
     MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
@@ -55,31 +67,54 @@ final class KubernetesMock implements AutoCloseable {
             if (agent != null) {
               requestsByAgent.computeIfAbsent(agent, a -> new AtomicLong()).incrementAndGet();
             }
-            return super.dispatch(request);
+            synchronized (stored) {
+              return super.dispatch(request);
+            }
           }
 
           /**
            * A watch that is closing refuses new events (its sender is shut down) until the mock
-           * forgets it; the event would then fail the request that caused it (a PUT answered with
-           * an error). Trying again shortly delivers it to the remaining watches; a watch that
-           * already had it sees it twice, which watches must tolerate anyway.
+           * forgets it. The refusal ends the mock's loop over the watches, so those after the
+           * closing one miss the event (the departing leader's watch closes just as its release
+           * goes out, so the followers would never hear of the release), and it fails the request
+           * that caused it. The new state is stored by then, and the mock sends nothing for a
+           * state it already has; so the harness offers it again as if it were new (ADDED) to
+           * every watch it matches, once the closing watch is gone, unless a newer state came
+           * first. That waiting happens on a thread of the harness's, never on the event loop,
+           * whose writes the closing watch may be waiting for. A watch that already had the event
+           * sees it twice, which watches must tolerate anyway. A deletion is not offered again.
            */
           @Override
           public void processEvent(String path, AttributeSet pathAttributes, AttributeSet oldAttributes, GenericKubernetesResource resource, String newState) {
-            long deadline = System.nanoTime() + 500_000_000L;
-            while (true) {
-              try {
-                super.processEvent(path, pathAttributes, oldAttributes, resource, newState);
+            try {
+              super.processEvent(path, pathAttributes, oldAttributes, resource, newState);
+            } catch (RejectedExecutionException e) {
+              eventRetries.incrementAndGet();
+              if (newState == null) {
+                eventFailures.incrementAndGet();
                 return;
-              } catch (RejectedExecutionException e) {
-                eventRetries.incrementAndGet();
-                if (System.nanoTime() - deadline > 0) {
-                  eventFailures.incrementAndGet();
-                  throw e;
+              }
+              offerAgain.execute(() -> offerAgain(path, pathAttributes, resource, newState));
+            }
+          }
+
+          private void offerAgain(String path, AttributeSet pathAttributes, GenericKubernetesResource resource, String newState) {
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (System.nanoTime() - deadline < 0) {
+              Pause.millis(1);
+              synchronized (stored) {
+                if (!map.containsValue(newState)) {
+                  return; // superseded: the newer state reaches the watches instead
                 }
-                Pause.millis(1);
+                try {
+                  super.processEvent(path, pathAttributes, null, resource, newState); // no old state: every watch it matches hears it
+                  return;
+                } catch (RejectedExecutionException e) {
+                  eventRetries.incrementAndGet();
+                }
               }
             }
+            eventFailures.incrementAndGet();
           }
 
           @Override
@@ -112,7 +147,7 @@ final class KubernetesMock implements AutoCloseable {
     return requests.get();
   }
 
-  /** Watch events the mock could not deliver even after trying again (each failed a request). */
+  /** Watch events the mock could not deliver even after trying again. */
   long eventFailures() {
     return eventFailures.get();
   }
@@ -123,6 +158,7 @@ final class KubernetesMock implements AutoCloseable {
    */
   @Override
   public void close() throws InterruptedException {
+    offerAgain.shutdownNow();
     Thread stopper = new Thread(server::destroy, "kubernetes-mock-stop");
     stopper.setDaemon(true);
     stopper.start();

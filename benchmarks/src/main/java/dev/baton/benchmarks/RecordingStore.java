@@ -4,8 +4,10 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -63,6 +65,24 @@ final class RecordingStore implements LeaseStore {
     Lease renewed = delegate.renew(lease);
     confirmed(t0);
     return renewed;
+  }
+
+  /** One call however many leases it renews: a store call is what reaches the server. */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    calls.incrementAndGet();
+    renewals.addAndGet(leases.size());
+    long t0 = System.nanoTime();
+    List<Renewal> outcomes = delegate.renewAll(leases);
+    if (outcomes.stream().anyMatch(Renewal::isRenewed)) {
+      confirmed(t0);
+    }
+    return outcomes;
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return delegate.renewBatchLimit();
   }
 
   private synchronized void confirmed(long t0) {

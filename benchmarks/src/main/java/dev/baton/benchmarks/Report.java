@@ -161,10 +161,10 @@ final class Report {
     line("### Where a target falls short, and why");
     line();
     find("etcd").filter(r -> r.crash != null && !r.crash.rounds().isEmpty() && r.crash.ratio(r.crash.fromRenewal().max()) > 1.05).ifPresent(r -> line(
-        "- **etcd crash failover** (" + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().p50()), 2) + " × lease): `EtcdLeaseStore` shares one etcd lease and keep-alive among all elections with the same TTL"
-            + " and, to keep the lease promise while a keep-alive up to `keepAliveSharing` (default 1 s) old serves a renewal, grants the etcd lease that much longer (4 s for 3 s)."
-            + " etcd counts whole seconds and revokes expired leases on its own ~500 ms sweep on top. `keepAliveSharing(Duration.ZERO)` grants exactly the rounded TTL (the README's table)"
-            + " and would bring failover to about 1.0–1.2 × at the cost of one keep-alive per renewal; a backend change, not made here."));
+        "- **etcd crash failover** (p50 " + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().p50()), 3) + " ×, worst " + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().max()), 3)
+            + " × lease): each election has an etcd lease of its own with exactly the TTL (whole seconds), but etcd looks for expired leases only every 500 ms, so a key goes"
+            + " 0–0.5 s after its TTL ran out: up to 1.17 × at a 3 s lease, up to 1.034 × at the default 15 s. A client cannot make the server expire a lease sooner without"
+            + " revoking it early, which the lease contract forbids."));
     find("ZooKeeper").filter(r -> r.crash != null && !r.crash.rounds().isEmpty() && r.crash.ratio(r.crash.fromRenewal().max()) > 1.05).ifPresent(r -> line(
         "- **ZooKeeper crash failover** (worst " + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().max()), 3) + " ×): the server expires sessions in tick-sized buckets (here "
             + ZooKeeperServerInJvm.TICK_MILLIS + " ms), so an expiry lands up to one tick late; at ZooKeeper's common `tickTime=2000` up to 2 s late, and a 3 s session cannot even be had"
@@ -181,19 +181,15 @@ final class Report {
         line("- **" + r.name + " handover** (p50 " + Stats.ms(r.handover.stats().p50()) + " ms, p99 " + Stats.ms(r.handover.stats().p99()) + " ms): " + handoverWhy(r.name));
       }
     }
-    line("- **Followers asking on PostgreSQL (and the in-memory store)**: their watches (LISTEN/NOTIFY; the store's own listeners) report releases and takeovers, not expiry, which"
-        + " the database's (or the process's) clock judges; so a follower asks again when the holder's lease could run out, about once per lease duration (0.33 calls/s at 3 s). These are"
-        + " not blind polls: each comes when a takeover could first succeed. ZooKeeper and etcd delete the expired holder's node or key, which their watches report, so their followers"
-        + " send nothing. H2 and MariaDB cannot watch: followers poll every retry period, and their handover waits for the next poll.");
-    line("- **Followers asking on Kubernetes**: the Lease watch reports every change of the Lease, and a renewal changes it (`renewTime`), so every renewal wakes every follower,"
-        + " which then reads the Lease (a GET): one request per follower per renewal. Suggested change (backend-k8s, not made here): signal the watch only when `holderIdentity`"
-        + " or `leaseTransitions` changed (a release or a takeover); followers would then ask about once per lease duration, as on PostgreSQL, since expiry is each follower's own"
-        + " observation.");
-    line("- **Requests on the wire**: one renewal is one `LeaseStore` call; what it costs on the wire depends on the backend: a JDBC renewal is the statement, its commit and, after"
-        + " 500 ms idle, HikariCP's validity check (3 round trips); a ZooKeeper renewal is a `sync` and a read (2 packets) plus the client's pings; an etcd renewal is a read plus the shared"
-        + " keep-alive. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
-    line("- **First leader**: a fresh store connects, checks (and on first use creates) its table or path, then acquires: several round trips, each a few milliseconds on a busy 2-core"
-        + " machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). Kubernetes needs a GET and a POST, through an HTTP client that"
+    line("- **Followers**: on every backend that can watch, the watch reports expiry as well as releases and takeovers, so followers send nothing while a leader renews:"
+        + " ZooKeeper and etcd delete the expired holder's node or key themselves; the in-memory store, the PostgreSQL store (a renewal's NOTIFY carries the new expiry) and the"
+        + " Kubernetes store (renewals arrive on the Lease watch; expiry is the follower's own observation) keep a timer at the holder's expiry. H2 and MariaDB cannot watch:"
+        + " their followers poll every retry period, and their handover waits for the next poll.");
+    line("- **Requests on the wire**: one renewal is one `LeaseStore` call; what it costs on the wire depends on the backend: a JDBC renewal is the statement (on MariaDB and H2 with its"
+        + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is a `sync` and a read (2 packets) plus the client's pings; an etcd renewal is a keep-alive"
+        + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
+    line("- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
+        + " busy 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). Kubernetes needs a GET and a POST, through an HTTP client that"
         + " starts its own event loop.");
     for (Scale s : scale) {
       // The smallest size at which the backend fell behind, or 10,000 when it kept up but not cheaply.
@@ -211,17 +207,20 @@ final class Report {
   private static String handoverWhy(String backend) {
     switch (backend) {
       case "PostgreSQL":
-        return "the release is an UPDATE and its commit; NOTIFY is delivered at commit to the followers' LISTEN connection, whose follower then runs its own upsert and commit:"
-            + " four round trips and two commits in series, each a few milliseconds on a loaded machine.";
+        return "the release is one UPDATE carrying its NOTIFY; the notification reaches the followers' LISTEN connection at commit, and the follower's acquisition is one"
+            + " upsert (with its NOTIFY and the row read back): two statements and a notification in series. A plain UPDATE and commit one call every 250 ms took 1.4 ms p50 on"
+            + " this server, with outliers of 12–37 ms, and HikariCP checks a connection idle for 500 ms before lending it; with 50 rounds one such outlier sets the p99.";
       case "Kubernetes":
-        return "the release is a PUT; the mock API server sends the watch event, and the follower's acquisition is a GET and a PUT: three HTTP round trips through fabric8's"
-            + " vert.x client and the mock's JSON handling. A maximum near the lease duration is a round in which no follower acted on the release's watch event and the"
-            + " next leader came only when the lease ran out; nothing was logged, and it was not seen on the other watching backends, so the mock's watch delivery is the"
-            + " first suspect (not checked against a real API server).";
+        return "the release is a PUT; the mock API server sends the watch event with the Lease, and the follower's acquisition is one PUT from it: two HTTP round trips in series,"
+            + " each through fabric8's vert.x client, the counting proxy and the mock, about six thread hand-offs that each wait for a CPU on a busy 2-core machine. The same two"
+            + " PUTs made with bare fabric8 calls, without Baton, took 13–27 ms p50 at load 5–7; Baton's own share is 0.1–0.3 ms a call.";
       case "etcd":
-        return "the release is a transaction (a write through raft with an fsync), the watch event follows, and the follower's acquisition is another transaction with its own fsync.";
+        return "the release is a transaction that leaves the key on its lease, marked released (a raft write with an fsync); the watch event follows, and the follower takes key and"
+            + " lease over in one transaction sent with a keep-alive (another write): two writes and an event in series through jetcd and gRPC, code that runs cold at one handover"
+            + " a second (one transaction costs about 6–9 ms cold against 3.5 ms warm here).";
       default:
-        return "the release is a multi (a write with an fsync), the watch event follows, and the follower's acquisition is another write with its own fsync.";
+        return "the release deletes the lease node (a write), the follower's watch fires, and its acquisition creates the node (a write, sent at once because the watch saw the"
+            + " delete): two writes and an event in series, 1.5–2.5 ms a write here, mostly thread hand-offs in the server and the client; the elector adds about 0.5 ms.";
     }
   }
 
@@ -229,24 +228,25 @@ final class Report {
     String what = st.elected() + " of " + String.format(Locale.ROOT, "%,d", st.elections()) + " led when the window began, " + st.stepDowns() + " step-downs in it, "
         + Stats.fixed(st.cpuPercentOfCore(), 1) + " % of a core, " + Stats.fixed(st.storeCallsPerSecond(), 0) + " store calls/s"
         + (st.problem().isEmpty() ? "" : " (" + st.problem() + ")") + ". ";
-    String perElection = "Every election renews on its own every retry period, so N elections are N renewals per second through the engine (a timer, a task on the worker pool and a"
-        + " state-machine step each) and N calls to the store; neither the engine nor the SPI batches renewals of elections that share a store.";
+    String perElection = "Electors on one store renew together: renewals due in the same slot (an eighth of the retry period) reach the store as one `renewAll` call per up to its"
+        + " batch limit, so N elections cost a few store calls a second and one state-machine step per election.";
     switch (backend) {
       case "memory":
         return what + perElection + " Here the store is in memory, so this is the engine's own cost.";
       case "H2":
       case "PostgreSQL":
       case "MariaDB":
-        return what + perElection + " Each renewal is a statement and a commit on one of the store's 4 pooled connections (the jdbc provider's default; on PostgreSQL one of them"
-            + " holds the LISTEN), so about a thousand commits per second fill the pool; a renewal that waits for a connection longer than the call timeout fails, and one that cannot"
-            + " get through within the renew deadline steps its election down. A larger `election.jdbc.pool-size` moves the limit, the database's commit rate sets it.";
+        return what + perElection + " A batch of up to 1000 is one round trip on one pooled connection: on PostgreSQL one statement (which also notifies followers of the new"
+            + " expiries), elsewhere one JDBC batch in one transaction.";
       case "ZooKeeper":
-        return what + perElection + " Each renewal is a `sync` and a read on the store's one ZooKeeper session: all of them queue on one connection and the client's single I/O"
-            + " thread; past a few thousand per second calls wait longer than the call timeout and fail.";
+        return what + perElection + " A batch of up to 1000 is one `sync` and read-only multis of 250 reads, sent together on the store's one session; the client still keeps one"
+            + " timer per term for leases it has not renewed.";
       case "etcd":
-        return what + perElection + " Renewals share one keep-alive, but each still reads its key.";
+        return what + perElection + " Here the elections share etcd leases (`election.etcd.lease-sharing=0s`, the README's setting for many elections): a batch of up to 1024"
+            + " is one keep-alive and read-only transactions comparing each key's revision. With the default etcd lease per election, each lease needs a keep-alive of its own.";
       case "Kubernetes":
-        return what + perElection + " Each renewal is an HTTP PUT of the whole Lease through fabric8's client (JSON both ways), which costs the scale process about "
+        return what + " A Lease is one object, so the Kubernetes store cannot batch: each renewal is an HTTP PUT of the whole Lease through fabric8's client (JSON both ways),"
+            + " which costs the scale process about "
             + Stats.fixed(st.cpuPercentOfCore() / Math.max(1, st.storeCallsPerSecond()), 2) + " % of a core per renewal per second here, and every election keeps a watch of its own"
             + " (one WebSocket connection each).";
       default:

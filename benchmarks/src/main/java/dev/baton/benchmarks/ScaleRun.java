@@ -136,7 +136,7 @@ public final class ScaleRun {
           CuratorFramework client = Backends.curatorForBaton(through, settings.leaseDuration());
           return new BatonContender.OpenedStore(Backends.zooKeeperStore(client, settings), client, Optional.empty(), Optional.empty());
         case "etcd":
-          return Backends.openEtcd(through, settings);
+          return Backends.openEtcd(through, settings, true);
         case "kubernetes":
           return Backends.openKubernetes(through, "scale-" + runId, settings, Optional.empty());
         default:
