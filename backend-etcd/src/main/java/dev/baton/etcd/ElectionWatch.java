@@ -2,8 +2,10 @@ package dev.baton.etcd;
 
 import dev.baton.election.Subscription;
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -13,10 +15,27 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Watches one election key and tells the follower when it changed (PUT or DELETE, which includes
- * expiry). When the watch breaks, it tells the follower once, since events may have been missed,
- * and watches again from the revision after the last one it saw.
+ * expiry). Before it does, it hands the key as the event showed it to the store, so that the
+ * follower's next acquisition can go straight to the transaction that fits (taking over a released
+ * key, creating a deleted one) instead of reading the key first. When the watch breaks, it tells
+ * the store to forget what it saw and the follower once, since events may have been missed, and
+ * watches again from the revision after the last one it saw.
+ *
+ * <p>jetcd registers a watch asynchronously, so a watch that starts "from now" only covers
+ * changes after etcd confirms it. Until then a release could go unseen, and a follower on etcd has
+ * nothing else to wake it. So the follower is also told once when such a watch is confirmed: it
+ * looks again, and from then on the watch has it covered.
  */
 final class ElectionWatch implements Watch.Listener, Subscription {
+
+  /** Where the watch reports what it saw of the key; every call may come from jetcd's threads. */
+  interface Sightings {
+    /** The key as of {@code revision}: its value, or null when it was deleted then. */
+    void seen(String election, long revision, KeyValue current);
+
+    /** What was seen may be out of date: the watch broke or ended. */
+    void forget(String election);
+  }
 
   private static final Logger log = LoggerFactory.getLogger(ElectionWatch.class);
   private static final long RESTART_DELAY_MILLIS = 500;
@@ -25,18 +44,22 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   private final String election;
   private final ByteSequence key;
   private final Runnable changed;
+  private final Sightings sightings;
   private final Consumer<ElectionWatch> onClose;
 
   private boolean closed;
   private Watch.Watcher watcher;
   /** The revision to resume from; 0 means "from now". */
   private long nextRevision;
+  /** A watch from now was asked for and etcd has not confirmed it yet. */
+  private boolean unconfirmedFromNow;
 
-  ElectionWatch(Watch watchClient, String election, ByteSequence key, Runnable changed, Consumer<ElectionWatch> onClose) {
+  ElectionWatch(Watch watchClient, String election, ByteSequence key, Runnable changed, Sightings sightings, Consumer<ElectionWatch> onClose) {
     this.watchClient = watchClient;
     this.election = election;
     this.key = key;
     this.changed = changed;
+    this.sightings = sightings;
     this.onClose = onClose;
   }
 
@@ -52,12 +75,15 @@ final class ElectionWatch implements Watch.Listener, Subscription {
             .withCreateNotify(true);
     if (nextRevision > 0) {
       option.withRevision(nextRevision);
+    } else {
+      unconfirmedFromNow = true;
     }
     watcher = watchClient.watch(key, option.build(), this);
   }
 
   @Override
   public void onNext(WatchResponse response) {
+    boolean confirmedFromNow;
     synchronized (this) {
       if (closed) {
         return;
@@ -66,10 +92,22 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       if (revision + 1 > nextRevision) {
         nextRevision = revision + 1;
       }
+      confirmedFromNow = unconfirmedFromNow && response.isCreatedNotify();
+      if (confirmedFromNow) {
+        unconfirmedFromNow = false;
+      }
     }
-    if (!response.getEvents().isEmpty()) {
-      fire();
+    if (response.getEvents().isEmpty()) {
+      if (confirmedFromNow) {
+        fire();
+      }
+      return;
     }
+    for (WatchEvent event : response.getEvents()) {
+      KeyValue kv = event.getKeyValue();
+      sightings.seen(election, kv.getModRevision(), event.getEventType() == WatchEvent.EventType.PUT ? kv : null);
+    }
+    fire();
   }
 
   @Override
@@ -84,6 +122,7 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       }
     }
     log.debug("Watch of election '{}' broke, telling the follower and watching again: {}", election, error.toString());
+    sightings.forget(election);
     fire();
   }
 
@@ -96,24 +135,18 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       }
       watcher = null;
     }
+    sightings.forget(election);
     CompletableFuture.delayedExecutor(RESTART_DELAY_MILLIS, TimeUnit.MILLISECONDS).execute(this::restart);
   }
 
   private void restart() {
-    boolean fromNow;
-    synchronized (this) {
-      fromNow = nextRevision == 0;
-    }
     try {
+      // A restart from now (after compaction) tells the follower once etcd confirms it, which
+      // covers the changes between the break and now that are not replayed.
       start();
     } catch (RuntimeException e) {
       // The client was closed under us: nothing left to watch with.
       log.debug("Cannot watch election '{}' again: {}", election, e.toString());
-      return;
-    }
-    if (fromNow) {
-      // Changes between the break and now were not replayed.
-      fire();
     }
   }
 
@@ -139,6 +172,7 @@ final class ElectionWatch implements Watch.Listener, Subscription {
     if (current != null) {
       current.close();
     }
+    sightings.forget(election);
     onClose.accept(this);
   }
 }

@@ -5,13 +5,13 @@ import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
 import dev.baton.election.ConfigurationException;
-import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.MonotonicClock;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -21,7 +21,6 @@ import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
@@ -41,38 +40,59 @@ import org.slf4j.LoggerFactory;
  * A {@link LeaseStore} on etcd v3 through jetcd.
  *
  * <p>Each election is one key, {@code <prefix><election>}, whose value is the holder's candidate
- * id. It is created only if absent, in one transaction, and attached to an etcd lease, so etcd
- * deletes it when the lease expires: expiry is judged by etcd alone. The fencing token is the key's
- * {@code mod_revision}. A grant to a new holder creates the key, so the token is then also its
- * {@code create_revision}; a new term for the same holder rewrites the key in one transaction
- * guarded by the old {@code mod_revision} (etcd refuses a delete and a put of one key in one
- * transaction), so every grant gets a higher token while renewals, which only keep the etcd lease
- * alive, keep it. {@link #guarded} makes the leader's own etcd writes conditional on its term.
+ * id. It is attached to an etcd lease, so etcd deletes it when the lease expires: expiry is judged
+ * by etcd alone. The key is written only in transactions guarded by what the key was (absent, or
+ * the exact revision of a released key or of the caller's own term), and the fencing token is the
+ * key's {@code mod_revision}: every grant writes the key, so every grant gets a higher token, while
+ * renewals only keep the etcd lease alive and keep it. {@link #guarded} makes the leader's own etcd
+ * writes conditional on its term.
  *
- * <p>All elections of a store with the same TTL share one etcd lease, and renewals within {@code
- * keepAliveSharing} of each other share one keep-alive: a thousand elections cost about one
- * keep-alive per sharing window, plus batched reads that confirm each key is still its holder's.
- * To keep the lease contract exact despite the sharing, the etcd lease is granted that much longer:
- * {@link Lease#ttl()} is the etcd TTL minus {@code keepAliveSharing}, at least the TTL asked for
- * (etcd counts whole seconds, so it is rounded up). A holder that stops renewing loses its key at
- * most {@code ttl + keepAliveSharing} after its last renewal began.
+ * <p><b>Leases.</b> By default every election gets an etcd lease of its own, with exactly the TTL
+ * asked for, rounded up to whole seconds (etcd counts whole seconds; a TTL under one second, or
+ * under etcd's own minimum, gets the smallest TTL etcd grants, and {@link Lease#ttl()} reports the
+ * TTL applied). A renewal sends that lease's keep-alive and confirms the key; a holder that stops
+ * renewing loses its key one TTL after its last renewal began, plus up to half a second until etcd's
+ * expiry check sees it. A release leaves the key on its lease with a value that marks it released
+ * (and names the lease's TTL); the next holder takes the key and the lease over in one transaction,
+ * sent with a keep-alive of that lease, so a graceful handover needs no lease grant, and the
+ * releasing store never renews or revokes that lease again. Candidate ids may not begin with a NUL
+ * character, which the marker does. An acquisition that had to grant a lease and then found
+ * the election held keeps that lease, unrenewed, for the store's next acquisition while it is young.
+ * A store that only follows sends nothing while nothing changes: its watch reports releases and
+ * expiry.
+ *
+ * <p><b>Shared leases</b> ({@link Builder#sharedLeases}), for a process that leads hundreds of
+ * elections or more: all elections of the store with the same TTL share one etcd lease, so renewing
+ * a batch of them ({@link #renewAll}) costs one keep-alive plus reads, where separate leases cost a
+ * keep-alive each. In exchange, one election's key lives as long as any election on the lease is
+ * renewed, and a new holder grants or reuses a lease of its own rather than taking the released
+ * one over. Renewals within {@code keepAliveSharing} of each other share one keep-alive; to keep
+ * the lease contract exact despite that, the etcd lease is granted that much longer ({@link
+ * Lease#ttl()} is the etcd TTL minus {@code keepAliveSharing}), so a crashed holder's key lives up
+ * to that much longer.
  *
  * <p>Every call returns or throws within the call timeout. A store built with {@link
- * #builder(Client)} never closes the client; {@link #close()} revokes the etcd leases it granted.
+ * #builder(Client)} never closes the client; {@link #close()} revokes the etcd leases of the
+ * elections it still holds, which deletes their keys.
  */
 public final class EtcdLeaseStore implements LeaseStore {
 
   public static final String DEFAULT_PREFIX = "/baton/elections/";
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
-  public static final Duration DEFAULT_KEEP_ALIVE_SHARING = Duration.ofSeconds(1);
 
   private static final Logger log = LoggerFactory.getLogger(EtcdLeaseStore.class);
   /** etcd's largest lease TTL, in seconds. */
   private static final long MAX_TTL_SECONDS = 9_000_000_000L;
-  /** How often a step that found the state changed under it is tried again within one call. */
-  private static final int ATTEMPTS = 3;
   /** Background attempts to delete a key whose release failed: after 1, 2, 4, 8 and 16 s. */
   private static final int RELEASE_RETRIES = 5;
+  /**
+   * The most leases one {@link #renewAll} takes with shared leases: one keep-alive and eight
+   * confirming transactions, a few milliseconds of a client's time. With a lease per election each
+   * lease needs a keep-alive of its own (about 0.1 to 0.3 ms of client CPU each, measured), so a
+   * batch is one confirming transaction's worth, which stays well within any call timeout.
+   */
+  private static final int SHARED_RENEW_BATCH_LIMIT = 8 * KeyReads.MAX_BATCH;
+  private static final int OWN_LEASE_RENEW_BATCH_LIMIT = KeyReads.MAX_BATCH;
 
   private final Client client;
   private final KV kv;
@@ -84,9 +104,11 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final String description;
   private final MonotonicClock clock = MonotonicClock.system();
   private final Calls calls;
-  private final SharedLeases leases;
+  private final EtcdLeases leases;
   private final KeyReads keyReads;
   private final HolderRecords records;
+  private final Acquisitions acquisitions;
+  private final Renewals renewals;
   private final Set<ElectionWatch> watches = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
@@ -96,13 +118,17 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.ownsClient = b.ownsClient;
     this.prefix = b.prefix;
     this.callTimeoutNanos = b.callTimeout.toNanos();
-    this.keepAliveSharing = b.keepAliveSharing;
-    this.sharingNanos = b.keepAliveSharing.toNanos();
-    this.description = "etcd" + (b.endpoints == null ? "" : " at " + b.endpoints) + " under " + b.prefix;
+    this.keepAliveSharing = b.keepAliveSharing == null ? Duration.ZERO : b.keepAliveSharing;
+    this.sharingNanos = keepAliveSharing.toNanos();
+    this.description =
+        "etcd" + (b.endpoints == null ? "" : " at " + b.endpoints) + " under " + b.prefix
+            + (b.keepAliveSharing == null ? "" : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)");
     this.calls = new Calls(clock, b.callTimeout);
-    this.leases = new SharedLeases(b.client.getLeaseClient(), clock, callTimeoutNanos);
+    this.leases = new EtcdLeases(b.client.getLeaseClient(), clock, callTimeoutNanos, b.keepAliveSharing != null);
     this.keyReads = new KeyReads(kv, callTimeoutNanos);
     this.records = new HolderRecords(b.client.getLeaseClient(), leases, calls, this::reportedTtl);
+    this.acquisitions = new Acquisitions(kv, b.client.getLeaseClient(), leases, keyReads, records, calls, clock, callTimeoutNanos, sharingNanos, this::key, this::reportedTtl);
+    this.renewals = new Renewals(kv, leases, keyReads, clock, callTimeoutNanos, sharingNanos, this::key);
   }
 
   /** A store on a client the caller owns and closes; the store never closes it. */
@@ -115,7 +141,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     private final Client client;
     private String prefix = DEFAULT_PREFIX;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
-    private Duration keepAliveSharing = DEFAULT_KEEP_ALIVE_SHARING;
+    /** Null: a lease per election. */
+    private Duration keepAliveSharing;
     private boolean ownsClient;
     private String endpoints;
 
@@ -147,12 +174,18 @@ public final class EtcdLeaseStore implements LeaseStore {
     }
 
     /**
-     * How old a keep-alive may be and still serve a renewal of another election on the same etcd
-     * lease. Longer shares more; the etcd lease is granted this much longer than the TTL asked,
-     * which delays takeover after a crash by up to this much. Zero: every renewal sends its own
-     * keep-alive. Default 1 s.
+     * Shares one etcd lease among all elections of the store with the same TTL instead of giving
+     * each its own: for a process that leads hundreds of elections or more, whose renewals then
+     * cost one keep-alive per batch instead of one per election. One election's key then lives as
+     * long as any election on the lease is renewed, and a graceful handover to this store cannot
+     * take the released lease over (see the class description).
+     *
+     * @param keepAliveSharing how old a keep-alive may be and still serve a renewal of another
+     *     election on the same etcd lease. Zero: every renewal (or batch of renewals) sends its own
+     *     and the etcd lease has exactly the TTL asked for. Longer shares more; the etcd lease is
+     *     granted this much longer, which delays takeover after a crash by up to this much.
      */
-    public Builder keepAliveSharing(Duration keepAliveSharing) {
+    public Builder sharedLeases(Duration keepAliveSharing) {
       requireNonNull(keepAliveSharing, "keepAliveSharing");
       if (keepAliveSharing.isNegative() || keepAliveSharing.compareTo(Duration.ofSeconds(10)) > 0) {
         throw new IllegalArgumentException("keepAliveSharing must be from 0 to 10s, but was " + keepAliveSharing);
@@ -181,163 +214,50 @@ public final class EtcdLeaseStore implements LeaseStore {
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
     }
+    if (candidate.startsWith("\u0000")) {
+      throw new IllegalArgumentException("candidate id must not begin with a NUL character (etcd keys of released elections do), but was " + candidate.replace("\u0000", "\\0"));
+    }
     long started = clock.nanoTime();
     long deadline = started + callTimeoutNanos;
     ensureOpen(election);
-    long seconds = etcdTtlSeconds(ttl);
-    if (!leases.hasLive(seconds)) {
-      // A follower should not grant (and then keep alive) an etcd lease only to learn that the
-      // election is held: look first. The transaction below still decides.
-      Optional<KeyValue> current =
-          calls.await(Calls.retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
-      if (current.isPresent() && !isOurs(current.get(), bytes(candidate))) {
-        return Acquisition.held(records.of(election, current.get(), deadline, false));
-      }
-    }
-    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-      SharedLease lease = reserve(seconds, deadline, election);
-      try {
-        Optional<Acquisition> outcome = acquireOn(lease, election, candidate, started, deadline);
-        if (outcome.isPresent()) {
-          return outcome.get();
-        }
-      } catch (LeaseStoreException e) {
-        if (!EtcdErrors.isLeaseNotFound(e)) {
-          throw e;
-        }
-        // The shared lease expired: its keys are gone too. Grant a fresh one and start over.
-        leases.lost(lease);
-      } finally {
-        leases.unreserve(lease);
-      }
-    }
-    throw new LeaseStoreException(
-        election, "the election key or its etcd lease kept changing during " + ATTEMPTS + " attempts; try again");
-  }
-
-  /** One attempt; empty when the key changed under it in a way worth another attempt. */
-  private Optional<Acquisition> acquireOn(
-      SharedLease lease, String election, String candidate, long started, long deadline) {
-    ByteSequence key = key(election);
-    ByteSequence value = bytes(candidate);
-    // Confirms, concurrently with the transaction, that the lease lives for a TTL from `started`.
-    CompletableFuture<Void> alive = lease.keepAlive(started, sharingNanos);
-    PutOption onLease = PutOption.builder().withLeaseId(lease.id).build();
-    TxnResponse created =
-        calls.await(
-            Calls.retryingAuth(
-                () ->
-                    kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                        .Then(Op.put(key, value, onLease), Op.get(key, GetOption.DEFAULT))
-                        .Else(Op.get(key, GetOption.DEFAULT))
-                        .commit()),
-            deadline,
-            election,
-            "creating the election key");
-    Optional<KeyValue> current = firstKey(created);
-    KeyValue previousTerm = null;
-    if (!created.isSucceeded()) {
-      if (current.isEmpty()) {
-        return Optional.empty();
-      }
-      KeyValue held = current.get();
-      if (!isOurs(held, value)) {
-        return Optional.of(Acquisition.held(records.of(election, held, deadline, false)));
-      }
-      // A new term for the same candidate: rewrite the key so that its mod_revision grows.
-      TxnResponse rewritten =
-          calls.await(
-              Calls.retryingAuth(
-                  () ->
-                      kv.txn()
-                          .If(
-                              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(held.getModRevision())),
-                              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
-                          .Then(Op.put(key, value, onLease), Op.get(key, GetOption.DEFAULT))
-                          .Else(Op.get(key, GetOption.DEFAULT))
-                          .commit()),
-              deadline,
-              election,
-              "starting a new term");
-      current = firstKey(rewritten);
-      if (!rewritten.isSucceeded()) {
-        if (current.isPresent() && !isOurs(current.get(), value)) {
-          return Optional.of(Acquisition.held(records.of(election, current.get(), deadline, false)));
-        }
-        return Optional.empty();
-      }
-      previousTerm = held;
-    }
-    KeyValue granted =
-        current.orElseThrow(() -> new LeaseStoreException(election, "etcd returned no key right after writing it"));
-    calls.await(alive, deadline, election, "keeping the etcd lease alive");
-    long token = granted.getModRevision();
-    leases.granted(lease, election, token);
-    if (previousTerm != null) {
-      leases.forget(previousTerm.getLease(), election, previousTerm.getModRevision());
-    }
-    return Optional.of(
-        Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), reportedTtl(lease.grantedSeconds), handle(lease))));
-  }
-
-  private SharedLease reserve(long seconds, long deadline, String election) {
-    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-      SharedLeases.Reservation reservation;
-      try {
-        reservation = leases.reserve(seconds);
-      } catch (IllegalStateException e) {
-        throw new LeaseStoreException(election, "the etcd lease store is closed", e);
-      }
-      if (reservation.lease() != null) {
-        return reservation.lease();
-      }
-      calls.await(reservation.grant(), deadline, election, "granting an etcd lease of " + seconds + "s");
-    }
-    throw new LeaseStoreException(election, "could not obtain a live etcd lease of " + seconds + "s; try again");
+    return acquisitions.acquire(election, candidate, etcdTtlSeconds(ttl), started, deadline);
   }
 
   @Override
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
-    long started = clock.nanoTime();
-    long deadline = started + callTimeoutNanos;
-    String election = lease.election();
-    ensureOpen(election);
-    long token = lease.token().value();
-    long leaseId = leaseId(lease);
-    SharedLease shared =
-        leases
-            .byId(leaseId)
-            .orElseThrow(() -> lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired or was revoked", null));
-    CompletableFuture<Void> alive = shared.keepAlive(started, sharingNanos);
-    ByteSequence key = key(election);
-    CompletableFuture<Optional<KeyValue>> current = Calls.retryingAuth(() -> keyReads.read(key));
-    calls.awaitBoth(alive, current, deadline, election);
-
-    // A definite answer about the key or the lease decides, even if the other part failed.
-    if (current.isDone() && !current.isCompletedExceptionally()) {
-      Optional<KeyValue> kv = current.getNow(Optional.empty());
-      if (kv.isEmpty()) {
-        leases.forget(leaseId, election, token);
-        throw lost(lease, "its key was deleted (expired or released)", null);
-      }
-      KeyValue found = kv.get();
-      if (found.getModRevision() != token || found.getLease() != leaseId || !found.getValue().equals(bytes(lease.candidate()))) {
-        leases.forget(leaseId, election, token);
-        String holder = found.getValue().toString(UTF_8);
-        throw lost(lease, "the key now holds " + holder + " (token " + found.getModRevision() + ")", holder);
-      }
-    }
-    if (alive.isCompletedExceptionally() && EtcdErrors.isLeaseNotFound(Calls.failure(alive))) {
-      leases.lost(shared);
-      throw lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired", null);
-    }
-    calls.await(current, deadline, election, "reading the election key");
-    calls.await(alive, deadline, election, "keeping the etcd lease alive");
-    return lease;
+    ensureOpen(lease.election());
+    return renewals.renew(lease);
   }
 
+  /**
+   * Renews up to {@link #renewBatchLimit()} leases (128 with a lease per election, 1024 with shared
+   * leases) in one round trip's time: one keep-alive per distinct etcd lease, and one read-only
+   * transaction per 128 keys that confirms each still shows its term, all sent at once. Each lease
+   * gets the outcome {@link #renew} would give it.
+   */
+  @Override
+  public List<Renewal> renewAll(List<Lease> leasesToRenew) {
+    requireNonNull(leasesToRenew, "leases");
+    if (leasesToRenew.size() > renewBatchLimit()) {
+      throw new IllegalArgumentException("renewAll takes at most " + renewBatchLimit() + " leases (renewBatchLimit), but got " + leasesToRenew.size());
+    }
+    if (!leasesToRenew.isEmpty()) {
+      ensureOpen(leasesToRenew.get(0).election());
+    }
+    return renewals.renewAll(leasesToRenew);
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return leases.shared() ? SHARED_RENEW_BATCH_LIMIT : OWN_LEASE_RENEW_BATCH_LIMIT;
+  }
+
+  /**
+   * Gives the election up in one transaction guarded by the releasing term. With a lease per
+   * election, the key stays on its lease marked released, for the next holder to take over, and
+   * this store forgets the lease; with shared leases the key is deleted.
+   */
   @Override
   public void release(Lease lease) {
     requireNonNull(lease, "lease");
@@ -347,28 +267,39 @@ public final class EtcdLeaseStore implements LeaseStore {
     long token = lease.token().value();
     ByteSequence key = key(election);
     ByteSequence value = bytes(lease.candidate());
+    Optional<EtcdLease> held = parseLeaseId(lease.handle()).flatMap(leases::byId);
     try {
-      calls.await(deleteIfTerm(key, token, value), deadline, election, "releasing the election key");
+      if (!leases.shared() && held.isPresent()) {
+        EtcdLease on = held.get();
+        PutOption onLease = PutOption.builder().withLeaseId(on.id).build();
+        calls.await(
+            Calls.retryingAuth(
+                () ->
+                    kv.txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(token)), new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
+                        .Then(Op.put(key, ReleaseMarker.value(on.requestedSeconds), onLease))
+                        .commit()),
+            deadline,
+            election,
+            "releasing the election key");
+      } else {
+        calls.await(Acquisitions.deleteIfTerm(kv, key, token, value), deadline, election, "releasing the election key");
+      }
     } catch (LeaseStoreException e) {
-      // Other elections may keep the shared etcd lease alive, and with it this key: keep trying
-      // to delete it in the background, so that it cannot outlive the release by long.
+      if (EtcdErrors.isLeaseNotFound(e)) {
+        // The lease ran out before the release: etcd deleted the key with it. Nothing to give up.
+        return;
+      }
+      // Whether it was applied is unknown. The key may still be ours: recognise it as such should
+      // this candidate acquire again, and keep trying to delete it in the background (only while it
+      // shows this term), so that it cannot outlive the release by long. A shared lease other
+      // elections keep alive would keep it; a lease of its own nobody renews, so it ends within its TTL.
+      held.ifPresent(on -> leases.outcomeUnknown(on.id));
       deleteLater(key, token, value, election, 1);
       throw e;
     } finally {
-      parseLeaseId(lease.handle()).ifPresent(id -> leases.forget(id, election, token));
+      held.ifPresent(on -> leases.forget(on.id, election, token));
     }
-  }
-
-  /** Deletes the key only while it still shows this term: never somebody else's. */
-  private CompletableFuture<TxnResponse> deleteIfTerm(ByteSequence key, long token, ByteSequence value) {
-    return Calls.retryingAuth(
-        () ->
-            kv.txn()
-                .If(
-                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(token)),
-                    new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
-                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                .commit());
   }
 
   private void deleteLater(ByteSequence key, long token, ByteSequence value, String election, int attempt) {
@@ -378,7 +309,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     CompletableFuture.delayedExecutor(1L << (attempt - 1), TimeUnit.SECONDS)
         .execute(
             () ->
-                deleteIfTerm(key, token, value)
+                Acquisitions.deleteIfTerm(kv, key, token, value)
                     .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS)
                     .whenComplete(
                         (response, error) -> {
@@ -395,13 +326,14 @@ public final class EtcdLeaseStore implements LeaseStore {
     long deadline = clock.nanoTime() + callTimeoutNanos;
     ensureOpen(election);
     Optional<KeyValue> kv = calls.await(Calls.retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
-    return kv.map(found -> records.of(election, found, deadline, true));
+    return kv.filter(found -> !ReleaseMarker.isMarker(found)).map(found -> records.of(election, found, deadline, true));
   }
 
   /**
    * Runs {@code operations} in one etcd transaction only while {@code lease}'s term lasts: the
    * transaction compares the election key's {@code mod_revision} with the lease's fencing token, so
-   * a leader whose term ended (expired, taken over) cannot write, however late its request arrives.
+   * a leader whose term ended (expired, released, taken over) cannot write, however late its
+   * request arrives.
    *
    * @return etcd's response to the operations
    * @throws LeaseLostException when the term is over; none of the operations was applied
@@ -428,8 +360,8 @@ public final class EtcdLeaseStore implements LeaseStore {
             election,
             "guarded transaction");
     if (!response.isSucceeded()) {
-      Optional<String> holder = firstKey(response).map(kv -> kv.getValue().toString(UTF_8));
-      throw lost(lease, "term " + lease.token() + " is over" + holder.map(h -> "; " + h + " holds it now").orElse("") + "; nothing was written", holder.orElse(null));
+      Optional<String> holder = Acquisitions.firstKey(response).filter(kv -> !ReleaseMarker.isMarker(kv)).map(kv -> kv.getValue().toString(UTF_8));
+      throw Renewals.lost(lease, "term " + lease.token() + " is over" + holder.map(h -> "; " + h + " holds it now").orElse("") + "; nothing was written", holder.orElse(null));
     }
     return response;
   }
@@ -439,7 +371,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     checkElection(election);
     requireNonNull(changed, "changed");
     ensureOpen(election);
-    ElectionWatch watch = new ElectionWatch(client.getWatchClient(), election, key(election), changed, watches::remove);
+    ElectionWatch watch = new ElectionWatch(client.getWatchClient(), election, key(election), changed, acquisitions, watches::remove);
     watches.add(watch);
     watch.start();
     return Optional.of(watch);
@@ -465,7 +397,10 @@ public final class EtcdLeaseStore implements LeaseStore {
     return description;
   }
 
-  /** Stops the watches and revokes the etcd leases this store granted (which deletes their keys). */
+  /**
+   * Stops the watches and revokes the etcd leases of the elections this store still holds (which
+   * deletes their keys, so the next candidates need not wait for them to expire) and its spare.
+   */
   @Override
   public void close() {
     synchronized (this) {
@@ -498,20 +433,9 @@ public final class EtcdLeaseStore implements LeaseStore {
     return ByteSequence.from(s, UTF_8);
   }
 
-  private boolean isOurs(KeyValue kv, ByteSequence candidate) {
-    return kv.getValue().equals(candidate) && leases.byId(kv.getLease()).isPresent();
-  }
-
-  private static Optional<KeyValue> firstKey(TxnResponse response) {
-    if (response.getGetResponses().isEmpty() || response.getGetResponses().get(0).getKvs().isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(response.getGetResponses().get(0).getKvs().get(0));
-  }
-
   // ---- TTLs and handles
 
-  /** The etcd TTL for {@code ttl}: whole seconds, rounded up, plus the keep-alive sharing window. */
+  /** The etcd TTL for {@code ttl}: whole seconds, rounded up, plus any keep-alive sharing window. */
   private long etcdTtlSeconds(Duration ttl) {
     Duration withSharing = ttl.plus(keepAliveSharing);
     long seconds = withSharing.getSeconds() + (withSharing.getNano() > 0 ? 1 : 0);
@@ -528,26 +452,12 @@ public final class EtcdLeaseStore implements LeaseStore {
     return guaranteed.isNegative() || guaranteed.isZero() ? granted : guaranteed;
   }
 
-  private static String handle(SharedLease lease) {
-    return Long.toString(lease.id);
-  }
-
   private static Optional<Long> parseLeaseId(String handle) {
     try {
       return Optional.of(Long.parseLong(handle));
     } catch (NumberFormatException e) {
       return Optional.empty();
     }
-  }
-
-  private long leaseId(Lease lease) {
-    return parseLeaseId(lease.handle())
-        .orElseThrow(() -> lost(lease, "its handle '" + lease.handle() + "' is not an etcd lease id of this store", null));
-  }
-
-  private static LeaseLostException lost(Lease lease, String why, String holder) {
-    return new LeaseLostException(
-        lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone: " + why, holder);
   }
 
   private void ensureOpen(String election) {

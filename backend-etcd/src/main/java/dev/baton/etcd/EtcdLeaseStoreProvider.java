@@ -36,6 +36,11 @@ import javax.net.ssl.SSLException;
  *   <li>{@code election.etcd.cert-file}, {@code election.etcd.key-file}: PEM client certificate
  *       and PKCS#8 key, both or neither
  *   <li>{@code election.etcd.call-timeout}: default 3s
+ *   <li>{@code election.etcd.lease-sharing}: {@code off} (the default: an etcd lease of its own per
+ *       election, with exactly its TTL), or a duration from {@code 0s} to {@code 10s}: all elections
+ *       of the store with the same TTL share one etcd lease, for processes that lead hundreds of
+ *       elections or more; the duration is how old a keep-alive may be and still serve another
+ *       election's renewal (see {@link EtcdLeaseStore.Builder#sharedLeases})
  * </ul>
  */
 public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
@@ -49,6 +54,7 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
   public static final String CERT_FILE = "election.etcd.cert-file";
   public static final String KEY_FILE = "election.etcd.key-file";
   public static final String CALL_TIMEOUT = "election.etcd.call-timeout";
+  public static final String LEASE_SHARING = "election.etcd.lease-sharing";
 
   @Override
   public String name() {
@@ -57,7 +63,7 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public Set<String> keys() {
-    return Set.of(ENDPOINTS, PREFIX, USERNAME, PASSWORD, CA_FILE, CERT_FILE, KEY_FILE, CALL_TIMEOUT);
+    return Set.of(ENDPOINTS, PREFIX, USERNAME, PASSWORD, CA_FILE, CERT_FILE, KEY_FILE, CALL_TIMEOUT, LEASE_SHARING);
   }
 
   @Override
@@ -69,6 +75,8 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       throw new ConfigurationException(
           CALL_TIMEOUT + ": '" + properties.get(CALL_TIMEOUT).orElse("") + "' must be more than 0 and at most 1m (default 3s)");
     }
+
+    Optional<Duration> keepAliveSharing = leaseSharing(properties);
 
     ClientBuilder builder = Client.builder().endpoints(endpoints.toArray(URI[]::new));
     Optional<String> username = properties.get(USERNAME);
@@ -84,11 +92,10 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
 
     Client client = builder.build();
     try {
-      return EtcdLeaseStore.builder(client)
-          .prefix(prefix)
-          .callTimeout(callTimeout)
-          .ownsClient(String.join(",", endpoints.stream().map(URI::toString).toList()))
-          .build();
+      EtcdLeaseStore.Builder store =
+          EtcdLeaseStore.builder(client).prefix(prefix).callTimeout(callTimeout).ownsClient(String.join(",", endpoints.stream().map(URI::toString).toList()));
+      keepAliveSharing.ifPresent(store::sharedLeases);
+      return store.build();
     } catch (IllegalArgumentException e) {
       client.close();
       throw new ConfigurationException(PREFIX + ": " + e.getMessage(), e);
@@ -96,6 +103,30 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       client.close();
       throw e;
     }
+  }
+
+  /** Empty for a lease per election; else the keep-alive sharing window of shared leases. */
+  private static Optional<Duration> leaseSharing(ElectionProperties properties) {
+    Optional<String> value = properties.get(LEASE_SHARING);
+    if (value.isEmpty() || value.get().trim().equalsIgnoreCase("off")) {
+      return Optional.empty();
+    }
+    Duration window;
+    try {
+      window = ElectionProperties.parseDuration(LEASE_SHARING, value.get().trim());
+    } catch (ConfigurationException e) {
+      throw badLeaseSharing(value.get());
+    }
+    if (window.isNegative() || window.compareTo(Duration.ofSeconds(10)) > 0) {
+      throw badLeaseSharing(value.get());
+    }
+    return Optional.of(window);
+  }
+
+  private static ConfigurationException badLeaseSharing(String value) {
+    return new ConfigurationException(
+        LEASE_SHARING + ": '" + value + "' must be off (an etcd lease per election, the default) or a duration from 0s to 10s"
+            + " (one etcd lease shared per TTL; how old a keep-alive may be and still serve another election's renewal)");
   }
 
   private static List<URI> endpoints(String value) {

@@ -24,7 +24,7 @@ final class HolderRecords {
   private static final int CACHE_SIZE = 1024;
 
   private final Lease leaseClient;
-  private final SharedLeases leases;
+  private final EtcdLeases leases;
   private final Calls calls;
   private final LongFunction<Duration> reportedTtl;
   /** Granted TTLs of other stores' etcd leases; a lease's granted TTL never changes. */
@@ -36,7 +36,7 @@ final class HolderRecords {
         }
       };
 
-  HolderRecords(Lease leaseClient, SharedLeases leases, Calls calls, LongFunction<Duration> reportedTtl) {
+  HolderRecords(Lease leaseClient, EtcdLeases leases, Calls calls, LongFunction<Duration> reportedTtl) {
     this.leaseClient = leaseClient;
     this.leases = leases;
     this.calls = calls;
@@ -55,7 +55,7 @@ final class HolderRecords {
       // Not written by a Baton store: it never expires on its own.
       return new LeaseRecord(election, holder, token, Duration.ZERO, Optional.empty(), Optional.empty());
     }
-    Optional<SharedLease> own = leases.byId(leaseId);
+    Optional<EtcdLease> own = leases.byId(leaseId);
     Long known;
     synchronized (grantedSecondsOfOthers) {
       known = own.isPresent() ? Long.valueOf(own.get().grantedSeconds) : grantedSecondsOfOthers.get(leaseId);

@@ -73,19 +73,26 @@ final class KeyReads {
       }
     }
     List<ByteSequence> keys = new ArrayList<>(batch.keySet());
-    Op[] gets = keys.stream().map(k -> Op.get(k, GetOption.DEFAULT)).toArray(Op[]::new);
-    // Reads only, so jetcd may send it again to another member when one is unavailable.
-    CompletableFuture<TxnResponse> sent = EtcdErrors.safely(() -> kv.txn(READ_ONLY).Then(gets).commit());
+    // One key (an idle store's case) is a plain range read, which etcd serves faster than a
+    // transaction; several go in one read-only transaction. Both are reads only, so jetcd may send
+    // them again to another member when one is unavailable.
+    CompletableFuture<List<GetResponse>> sent;
+    if (keys.size() == 1) {
+      sent = EtcdErrors.safely(() -> kv.get(keys.get(0))).thenApply(List::of);
+    } else {
+      Op[] gets = keys.stream().map(k -> Op.get(k, GetOption.DEFAULT)).toArray(Op[]::new);
+      sent = EtcdErrors.safely(() -> kv.txn(READ_ONLY).Then(gets).commit()).thenApply(TxnResponse::getGetResponses);
+    }
     // The timeout also opens the gate for the next batch should a request never be answered.
     sent.orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS)
         .whenComplete(
-            (response, error) -> {
+            (responses, error) -> {
               for (int i = 0; i < keys.size(); i++) {
                 List<Pending> waiting = batch.get(keys.get(i));
                 if (error != null) {
                   waiting.forEach(p -> p.result.completeExceptionally(error));
                 } else {
-                  GetResponse get = response.getGetResponses().get(i);
+                  GetResponse get = responses.get(i);
                   Optional<KeyValue> value = get.getKvs().isEmpty() ? Optional.empty() : Optional.of(get.getKvs().get(0));
                   waiting.forEach(p -> p.result.complete(value));
                 }

@@ -27,12 +27,12 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
 
   /**
    * The suite's default timings with etcd's extra time after a crash in the allowance. etcd counts
-   * whole seconds, and the 3 s lease is one. The store keeps its default keep-alive sharing (1 s),
-   * as users run it: the etcd lease is granted 4 s and a crashed holder's key goes 3 to 4 s after
-   * its last renewal began, plus up to 0.5 s until etcd's expiry check sees it. That second and a
-   * half is the design, not the machine's slowness, so the allowance gets it on top of its 3 s.
+   * whole seconds, and the 3 s lease is one; the store's default gives each election an etcd lease
+   * of exactly that TTL, so a crashed holder's key goes 3 s after its last renewal began, plus up
+   * to 0.5 s until etcd's expiry check (every 500 ms) sees it. That half second is etcd's, not the
+   * machine's slowness, so the allowance gets it on top of its 3 s.
    */
-  static final Timings TIMINGS = Timings.SHORT.withAllowance(Timings.SHORT.allowance().plus(EtcdLeaseStore.DEFAULT_KEEP_ALIVE_SHARING).plusMillis(500));
+  static final Timings TIMINGS = Timings.SHORT.withAllowance(Timings.SHORT.allowance().plusMillis(500));
 
   /** About a third of the 2 s renew deadline; the store's own deadline holds through a blackhole. */
   static final Duration CALL_TIMEOUT = Duration.ofMillis(700);

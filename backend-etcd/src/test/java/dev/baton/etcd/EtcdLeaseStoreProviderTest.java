@@ -112,6 +112,31 @@ class EtcdLeaseStoreProviderTest {
   }
 
   @Test
+  void leaseSharingIsOffByDefaultAndTakesADurationToShare() {
+    try (LeaseStore own = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379"));
+        LeaseStore off = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, "off"));
+        LeaseStore shared = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, "500ms"))) {
+      assertThat(own.describe()).doesNotContain("shared");
+      assertThat(own.renewBatchLimit()).isEqualTo(128);
+      assertThat(off.describe()).doesNotContain("shared");
+      assertThat(shared.describe()).contains("shared leases").contains("500 ms");
+      assertThat(shared.renewBatchLimit()).isEqualTo(1024);
+    }
+  }
+
+  @Test
+  void refusesABadLeaseSharing() {
+    for (String bad : new String[] {"on", "-1s", "11s"}) {
+      assertThatThrownBy(() -> provider.open(properties(
+              EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, bad)))
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining(EtcdLeaseStoreProvider.LEASE_SHARING)
+          .hasMessageContaining("'" + bad + "'")
+          .hasMessageContaining("off");
+    }
+  }
+
+  @Test
   void opensWithoutConnectingAndDescribesWhereItPoints() {
     try (LeaseStore store = provider.open(properties(
         EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.PREFIX, "/apps/x/"))) {
@@ -126,7 +151,7 @@ class EtcdLeaseStoreProviderTest {
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("callTimeout");
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).prefix(""))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("prefix");
-      assertThatThrownBy(() -> EtcdLeaseStore.builder(client).keepAliveSharing(Duration.ofSeconds(-1)))
+      assertThatThrownBy(() -> EtcdLeaseStore.builder(client).sharedLeases(Duration.ofSeconds(-1)))
           .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keepAliveSharing");
       EtcdLeaseStore store = EtcdLeaseStore.builder(client).build();
       assertThatThrownBy(() -> store.checkElectionName("")).isInstanceOf(ConfigurationException.class);

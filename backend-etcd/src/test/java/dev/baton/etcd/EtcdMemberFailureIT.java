@@ -124,8 +124,8 @@ class EtcdMemberFailureIT {
 
   @Test
   void theRaftLeaderMemberKilledKeepsTheTermWhenARenewalGetsThroughWithinTheLease() throws Exception {
-    // No keep-alive sharing: every renewal below must reach etcd, none may ride on an earlier one.
-    EtcdLeaseStore store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).keepAliveSharing(Duration.ZERO).build();
+    // A lease of its own (the default): every renewal below must reach etcd, none may ride on an earlier one.
+    EtcdLeaseStore store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
     toClose.add(store);
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
     store.renew(lease);
@@ -202,8 +202,10 @@ class EtcdMemberFailureIT {
       EtcdLeaseStore follower = EtcdLeaseStore.builder(onlyThisMember).build();
       AtomicInteger changes = new AtomicInteger();
       Subscription watch = follower.watch(election, changes::incrementAndGet).orElseThrow();
+      // Once etcd confirms the watch, the follower is told to look (it may have missed something).
+      await().atMost(Duration.ofSeconds(20)).until(() -> changes.get() >= 1);
       Lease a = granted(store.tryAcquire(election, "a", TTL));
-      await().atMost(Duration.ofSeconds(5)).until(() -> changes.get() >= 1);
+      await().atMost(Duration.ofSeconds(20)).until(() -> changes.get() >= 2);
 
       int beforeKill = changes.get();
       etcd.kill(member);

@@ -110,6 +110,10 @@ public interface LeaseStore extends AutoCloseable {
    * instead of polling. {@code changed} runs on a thread of the store's, must not block, and may
    * be called spuriously (also when the watch itself broke and was re-established, since events
    * may have been missed). Empty when this store cannot watch.
+   *
+   * <p>No change after {@code watch} returns may go unreported. A store whose watch only goes live
+   * later (its server confirms it asynchronously) calls {@code changed} once when it does, so that
+   * the follower looks again and a change in between is not lost.
    */
   default Optional<Subscription> watch(String election, Runnable changed) {
     return Optional.empty();

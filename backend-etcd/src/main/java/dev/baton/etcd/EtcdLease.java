@@ -10,15 +10,17 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd lease that every election of a store with the same TTL is attached to, so that one
- * keep-alive renews them all.
+ * One etcd lease that this store keeps alive: by default the lease of one election, with shared
+ * leases the one lease of every election of the store with the same TTL.
  *
- * <p>Keep-alives are shared under one rule that keeps the lease contract exact: a caller that
+ * <p>Keep-alives are reused under one rule that keeps the lease contract exact: a caller that
  * started at {@code t0} may rely on a keep-alive only if it was sent at or after {@code t0 -
- * reuse}. The etcd lease is granted {@code reuse} longer than the TTL reported to callers, so such a
- * keep-alive still keeps every key on this lease alive until {@code t0 + reported TTL}.
+ * reuse}. With {@code reuse} zero (the default), a renewal relies only on a keep-alive sent after
+ * it began, so the key lives exactly the etcd TTL from then; with shared leases the etcd lease is
+ * granted {@code reuse} longer than the TTL reported to callers, so an older keep-alive still keeps
+ * every key on it alive until {@code t0 + reported TTL}.
  */
-final class SharedLease {
+final class EtcdLease {
 
   /** One election granted on this lease: its key's token (mod_revision) identifies the term. */
   record Grant(String election, long token) {}
@@ -33,9 +35,13 @@ final class SharedLease {
   private final MonotonicClock clock;
   private final long callTimeoutNanos;
 
-  // Bookkeeping, guarded by the owning SharedLeases registry's monitor.
+  // Bookkeeping, guarded by the owning EtcdLeases registry's monitor.
   final Set<Grant> grants = new HashSet<>();
   int reservations;
+  /** Whether a key of ours was ever attached to it: such a lease may have been handed on, see EtcdLeases. */
+  boolean carriedKey;
+  /** Whether a write of ours on it has an unknown outcome (timed out): it may carry a key of ours that nobody tracks. */
+  boolean uncertain;
 
   // Keep-alive state, guarded by this object's monitor.
   private boolean lost;
@@ -43,15 +49,18 @@ final class SharedLease {
   private CompletableFuture<Void> inFlight;
   private long inFlightSentAt;
 
-  SharedLease(long id, long requestedSeconds, long grantedSeconds, long grantSentAt, Lease leaseClient, MonotonicClock clock, long callTimeoutNanos) {
+  /**
+   * @param confirmedSentAt when the grant or the last keep-alive etcd confirmed was sent: etcd
+   *     started the TTL when it served it
+   */
+  EtcdLease(long id, long requestedSeconds, long grantedSeconds, long confirmedSentAt, Lease leaseClient, MonotonicClock clock, long callTimeoutNanos) {
     this.id = id;
     this.requestedSeconds = requestedSeconds;
     this.grantedSeconds = grantedSeconds;
     this.leaseClient = leaseClient;
     this.clock = clock;
     this.callTimeoutNanos = callTimeoutNanos;
-    // The grant itself counts as the first keep-alive: etcd started the TTL when it served it.
-    this.confirmedSentAt = grantSentAt;
+    this.confirmedSentAt = confirmedSentAt;
   }
 
   /**
@@ -71,12 +80,7 @@ final class SharedLease {
       return inFlight;
     }
     long sentAt = clock.nanoTime();
-    CompletableFuture<LeaseKeepAliveResponse> sent =
-        sendKeepAlive()
-            // A keep-alive is idempotent: one more try at once gets past a member that just died.
-            .exceptionallyCompose(e -> EtcdErrors.isLeaseNotFound(e) ? CompletableFuture.failedFuture(e) : sendKeepAlive())
-            // Bounded here as well as by the caller's wait, so a hung stream cannot stay "in flight".
-            .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
+    CompletableFuture<LeaseKeepAliveResponse> sent = sendKeepAlive(leaseClient, id, callTimeoutNanos);
     CompletableFuture<Void> confirmed =
         sent.handle(
             (response, error) -> {
@@ -96,8 +100,15 @@ final class SharedLease {
     return confirmed;
   }
 
-  private CompletableFuture<LeaseKeepAliveResponse> sendKeepAlive() {
-    return EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id));
+  /**
+   * One keep-alive of lease {@code id}, bounded by the call timeout so that a hung stream cannot
+   * stay in flight; one more try at once when it failed for another reason than the lease being
+   * gone (a keep-alive is idempotent, so this gets past a member that just died).
+   */
+  static CompletableFuture<LeaseKeepAliveResponse> sendKeepAlive(Lease leaseClient, long id, long callTimeoutNanos) {
+    return EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id))
+        .exceptionallyCompose(e -> EtcdErrors.isLeaseNotFound(e) ? CompletableFuture.failedFuture(e) : EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id)))
+        .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
   }
 
   private synchronized void settled(long sentAt, Throwable error) {
@@ -111,6 +122,11 @@ final class SharedLease {
     if (inFlightSentAt == sentAt) {
       inFlight = null;
     }
+  }
+
+  /** When the last keep-alive (or the grant) that etcd confirmed was sent. */
+  synchronized long confirmedSentAt() {
+    return confirmedSentAt;
   }
 
   /** etcd said this lease does not exist (expired or revoked); every key on it is gone. */
