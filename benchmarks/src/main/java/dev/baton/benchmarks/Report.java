@@ -226,7 +226,8 @@ final class Report {
 
   private static String scaleWhy(String backend, ScaleStep st) {
     String what = st.elected() + " of " + String.format(Locale.ROOT, "%,d", st.elections()) + " led when the window began, " + st.stepDowns() + " step-downs in it, "
-        + Stats.fixed(st.cpuPercentOfCore(), 1) + " % of a core, " + Stats.fixed(st.storeCallsPerSecond(), 0) + " store calls/s"
+        + Stats.fixed(st.cpuPercentOfCore(), 1) + " % of a core (JIT " + Stats.fixed(st.compilerPercentOfCore(), 1) + ", GC " + Stats.fixed(st.collectorPercentOfCore(), 1) + "), "
+        + Stats.fixed(st.storeCallsPerSecond(), 0) + " store calls/s"
         + (st.problem().isEmpty() ? "" : " (" + st.problem() + ")") + ". ";
     String perElection = "Electors on one store renew together: renewals due in the same slot (an eighth of the retry period) reach the store as one `renewAll` call per up to its"
         + " batch limit, so N elections cost a few store calls a second and one state-machine step per election.";
@@ -347,21 +348,27 @@ final class Report {
   private void scaleTable() {
     line("## Scale: many elections in one process");
     line();
-    line("One process (a separate JVM, `-Xmx1g`) opens one store and starts N electors for N elections, one candidate each, in batches; once all lead, it is watched for "
-        + settings.scaleWindow().toSeconds() + " s. **Step-downs** are terms that ended in the window (a renewal missed its deadline); **CPU** is the process's CPU time over the window in"
-        + " percent of one core; **heap** is in use after a full GC, with the store open and no elections in brackets; **server requests** are counted as in the idle table (ZooKeeper"
-        + " and Kubernetes at the server, JDBC and etcd at the client).");
+    line("One process (a separate JVM, `-Xmx1g`) opens one store and starts N electors for N elections, one candidate each, in batches. Once all lead, it waits until the JIT"
+        + " compiler has gone quiet (two seconds in a row with under 1 % of a core of compiling, at most " + ScaleRun.SETTLE_LIMIT.toSeconds() + " s: compiling the code paths new"
+        + " elections bring in is a one-off cost of a fresh process, not the cost of keeping them), and is then watched for " + settings.scaleWindow().toSeconds() + " s."
+        + " **Step-downs** are terms that ended in the window (a renewal missed its deadline); **CPU** is the process's CPU time over the window in percent of one core, everything"
+        + " included; **JIT / GC** is the time the JVM reports as spent compiling and collecting in the window, in percent of the window (elapsed time, so on a busy machine it can"
+        + " exceed the CPU it used; a compiler still busy when the settling limit ran out shows here); **heap** is in"
+        + " use after a full GC, with the store open and no elections in brackets; **server requests** are counted as in the idle table (ZooKeeper and Kubernetes at the server,"
+        + " JDBC and etcd at the client).");
     line();
-    line("| backend | elections | led | step-downs | CPU % of a core | heap MB | store calls/s | server requests/s | bytes/s to server | ramp-up s | problem |");
-    line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    line("| backend | elections | led | step-downs | CPU % of a core | JIT / GC % | heap MB | store calls/s | server requests/s | bytes/s to server | ramp-up / settle s | problem |");
+    line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (Scale s : scale) {
       for (ScaleStep st : s.steps()) {
         line("| " + s.backend() + " | " + String.format(Locale.ROOT, "%,d", st.elections()) + " | " + st.elected() + " | " + st.stepDowns() + " | " + Stats.fixed(st.cpuPercentOfCore(), 1) + " | "
+            + Stats.fixed(st.compilerPercentOfCore(), 1) + " / " + Stats.fixed(st.collectorPercentOfCore(), 1) + " | "
             + Stats.fixed(st.heapMegabytes(), 0) + " (" + Stats.fixed(st.heapBaselineMegabytes(), 0) + ") | " + Stats.fixed(st.storeCallsPerSecond(), 0) + " | "
-            + Stats.fixed(st.serverRequestsPerSecond(), 0) + " | " + Stats.fixed(st.bytesPerSecond(), 0) + " | " + Stats.fixed(st.rampSeconds(), 1) + " | " + st.problem() + " |");
+            + Stats.fixed(st.serverRequestsPerSecond(), 0) + " | " + Stats.fixed(st.bytesPerSecond(), 0) + " | " + Stats.fixed(st.rampSeconds(), 1) + " / "
+            + Stats.fixed(st.settleSeconds(), 0) + " | " + st.problem() + " |");
       }
       if (!s.note().isEmpty()) {
-        line("| " + s.backend() + " | | | | | | | | | | " + s.note() + " |");
+        line("| " + s.backend() + " | | | | | | | | | | | " + s.note() + " |");
       }
     }
     line();

@@ -98,23 +98,30 @@ final class Results {
    * @param elected how many were leading when the window began
    * @param stepDowns terms that ended during the window (a renewal missed its deadline or failed)
    * @param cpuPercentOfCore the process's CPU time over the window, in percent of one core
+   * @param compilerPercentOfCore the JIT compiler's elapsed time in the window as the JVM reports it, in percent of the window
+   * @param collectorPercentOfCore the garbage collectors' elapsed time in the window, in percent of the window
    * @param heapMegabytes heap in use after a full GC with the elections running
    * @param heapBaselineMegabytes the same with the store open and no elections
    * @param storeCallsPerSecond LeaseStore calls the electors made per second
    * @param serverRequestsPerSecond requests per second at the server, counted as for the idle load
    * @param bytesPerSecond bytes per second to the server through the process's proxy
+   * @param rampSeconds how long starting the electors took until all led
+   * @param settleSeconds how long the step then waited for the JIT compiler to go quiet
    */
   record ScaleStep(
       int elections,
       int elected,
       long stepDowns,
       double cpuPercentOfCore,
+      double compilerPercentOfCore,
+      double collectorPercentOfCore,
       double heapMegabytes,
       double heapBaselineMegabytes,
       double storeCallsPerSecond,
       double serverRequestsPerSecond,
       double bytesPerSecond,
       double rampSeconds,
+      double settleSeconds,
       String problem) {}
 
   record Scale(String backend, List<ScaleStep> steps, String note) {}

@@ -127,7 +127,7 @@ final class ScaleDriver {
       }, "scale-reader");
       reader.setDaemon(true);
       reader.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + sizes.stream().mapToLong(n -> 40 + settings.scaleWindow().toSeconds() + n / 100).sum());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + sizes.stream().mapToLong(n -> 40 + ScaleRun.SETTLE_LIMIT.toSeconds() + settings.scaleWindow().toSeconds() + n / 100).sum());
       long bytesAtStart = 0;
       long serverAtStart = 0;
       while (true) {
@@ -188,12 +188,15 @@ final class ScaleDriver {
         Integer.parseInt(f.get("elected")),
         Long.parseLong(f.get("stepDowns")),
         Long.parseLong(f.get("cpuMillis")) / 10.0 / seconds,
+        Long.parseLong(f.get("jitMillis")) / 10.0 / seconds,
+        Long.parseLong(f.get("gcMillis")) / 10.0 / seconds,
         Long.parseLong(f.get("heapBytes")) / 1e6,
         Long.parseLong(f.get("baselineBytes")) / 1e6,
         Long.parseLong(f.get("calls")) / seconds,
         requestsPerSecond,
         hasNetwork ? window[0] / seconds : Double.NaN,
         Double.parseDouble(f.get("ramp")),
+        Double.parseDouble(f.get("settle")),
         f.getOrDefault("problem", "").replace('_', ' '));
   }
 

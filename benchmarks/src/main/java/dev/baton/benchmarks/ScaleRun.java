@@ -5,6 +5,8 @@ import dev.baton.election.Elector;
 import dev.baton.election.MemoryLeaseStore;
 import dev.baton.election.Term;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.net.InetAddress;
@@ -25,17 +27,22 @@ import org.apache.curator.framework.CuratorFramework;
 /**
  * The process of the scale measurement, started by {@link ScaleDriver}: one store, and for each
  * size N electors of N elections (one candidate each) on it. For each size it ramps the electors
- * up, waits until all lead, watches them for the window, and reports on standard output:
+ * up, waits until all lead and the JIT compiler has gone quiet, watches them for the window, and
+ * reports on standard output:
  *
  * <pre>
  * WINDOW-START n          (the driver snapshots the server's and the proxy's counters)
  * WINDOW-END n
- * STEP elections=... elected=... stepDowns=... cpuMillis=... seconds=... heapBytes=... baselineBytes=... calls=... requests=... ramp=... problem=...
+ * STEP elections=... elected=... stepDowns=... cpuMillis=... jitMillis=... gcMillis=... seconds=... heapBytes=... baselineBytes=...
+ *      calls=... requests=... ramp=... settle=... problem=...
  * </pre>
  *
  * Arguments: backend, proxy port (0 for memory), sizes (comma-separated), window millis, run id.
  */
 public final class ScaleRun {
+
+  /** The longest a step waits for the JIT compiler to go quiet before its window. */
+  static final Duration SETTLE_LIMIT = Duration.ofSeconds(20);
 
   private ScaleRun() {}
 
@@ -73,6 +80,8 @@ public final class ScaleRun {
     private final String runId;
     private final PrintStream out;
     private static final Duration BATCH_LIMIT = Duration.ofSeconds(15);
+    /** A compiler this busy or less (1 % of a core) counts as quiet. */
+    private static final long QUIET_COMPILATION_MILLIS_PER_SECOND = 10;
     private final Settings settings = Settings.full();
 
     Steps(String backend, int port, Duration window, String runId, PrintStream out) {
@@ -193,10 +202,13 @@ public final class ScaleRun {
         }
         double rampSeconds = (System.nanoTime() - rampStart) / 1e9;
         Pause.of(settings.retryPeriod().multipliedBy(2));
+        double settleSeconds = settleCompiler();
         int elected = leading.get();
         long revokedBefore = revocations.get();
         long callsBefore = store.calls();
         long requestsBefore = requests.getAsLong();
+        long jitBefore = compilationMillis();
+        long gcBefore = collectionMillis();
         long cpuBefore = processCpuNanos();
         long t0 = System.nanoTime();
         out.println("WINDOW-START " + n);
@@ -204,6 +216,8 @@ public final class ScaleRun {
         Pause.of(window);
         long t1 = System.nanoTime();
         long cpu = processCpuNanos() - cpuBefore;
+        long jit = compilationMillis() - jitBefore;
+        long gc = collectionMillis() - gcBefore;
         long calls = store.calls() - callsBefore;
         long reqs = requests.getAsLong() - requestsBefore;
         long stepDowns = revocations.get() - revokedBefore;
@@ -212,8 +226,9 @@ public final class ScaleRun {
         long heap = usedHeapAfterGc(memory);
         out.println(String.format(
             Locale.ROOT,
-            "STEP elections=%d elected=%d stepDowns=%d cpuMillis=%d seconds=%.3f heapBytes=%d baselineBytes=%d calls=%d requests=%d ramp=%.2f problem=%s",
-            n, elected, stepDowns, cpu / 1_000_000, (t1 - t0) / 1e9, heap, baseline, calls, reqs, rampSeconds, problem.replace(' ', '_')));
+            "STEP elections=%d elected=%d stepDowns=%d cpuMillis=%d jitMillis=%d gcMillis=%d seconds=%.3f heapBytes=%d baselineBytes=%d calls=%d requests=%d"
+                + " ramp=%.2f settle=%.1f problem=%s",
+            n, elected, stepDowns, cpu / 1_000_000, jit, gc, (t1 - t0) / 1e9, heap, baseline, calls, reqs, rampSeconds, settleSeconds, problem.replace(' ', '_')));
         out.flush();
       } finally {
         if (!last) {
@@ -231,6 +246,42 @@ public final class ScaleRun {
       if (!closers.awaitTermination(120, TimeUnit.SECONDS)) {
         closers.shutdownNow();
       }
+    }
+
+    /**
+     * Waits, at most {@link #SETTLE_LIMIT}, until the JIT compiler has gone quiet: right after a
+     * ramp-up it is still compiling the code paths the new elections brought in, a one-off cost
+     * of a fresh process that would otherwise be counted as the cost of keeping N elections.
+     *
+     * @return how long it waited, in seconds
+     */
+    private static double settleCompiler() {
+      long start = System.nanoTime();
+      long deadline = start + SETTLE_LIMIT.toNanos();
+      int quietSeconds = 0;
+      long last = compilationMillis();
+      while (quietSeconds < 2 && System.nanoTime() - deadline < 0) {
+        Pause.of(Duration.ofSeconds(1));
+        long now = compilationMillis();
+        quietSeconds = now - last <= QUIET_COMPILATION_MILLIS_PER_SECOND ? quietSeconds + 1 : 0;
+        last = now;
+      }
+      return (System.nanoTime() - start) / 1e9;
+    }
+
+    /** Time the JIT compiler spent so far, as the JVM reports it (-1 when it does not). */
+    private static long compilationMillis() {
+      CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+      return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    }
+
+    /** Time the garbage collectors spent so far. */
+    private static long collectionMillis() {
+      long total = 0;
+      for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+        total += Math.max(0, gc.getCollectionTime());
+      }
+      return total;
     }
 
     private static long usedHeapAfterGc(MemoryMXBean memory) {
