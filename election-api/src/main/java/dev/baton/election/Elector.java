@@ -253,8 +253,9 @@ public final class Elector implements AutoCloseable {
                   }
                   watching = result.isPresent();
                   watch = result.orElse(null);
-                  if (watching && state == State.FOLLOWING && !callInFlight) {
+                  if (watching && state == State.FOLLOWING && !callInFlight && clock.nanoTime() - quietUntil >= 0) {
                     // A release between our first attempt and the watch going live would go unseen.
+                    // Not while backing off: the attempt scheduled for its end covers that.
                     attempt();
                   }
                 } finally {

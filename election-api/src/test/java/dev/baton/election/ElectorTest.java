@@ -428,6 +428,42 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName("a watch that goes live while a follower backs off after a late grant does not cut the back-off short")
+  void watchGoingLiveDuringBackOffWaits() {
+    // Tasks wait until the test runs them, so that the watch call can be held back.
+    java.util.ArrayDeque<Runnable> tasks = new java.util.ArrayDeque<>();
+    java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean(true);
+    Elector e = track(builder(storeA, "a", a, r -> {
+      if (holding.get()) {
+        tasks.add(r);
+      } else {
+        r.run();
+      }
+    }).build());
+    e.start();
+    tasks.poll().run(); // start() itself, which queues the watch call and then the first acquire
+    Runnable watch = tasks.poll();
+    clock.advance(DEADLINE.plusSeconds(1)); // the acquire's answer comes after the renew deadline
+    while (!tasks.isEmpty()) {
+      tasks.poll().run();
+    }
+    assertThat(storeA.calls()).contains("release a 1");
+
+    watch.run();
+    while (!tasks.isEmpty()) {
+      tasks.poll().run();
+    }
+    assertThat(storeA.acquires).as("acquires while backing off").hasValue(1);
+
+    scheduler.advance(MAX_RETRY);
+    while (!tasks.isEmpty()) {
+      tasks.poll().run();
+    }
+    assertThat(storeA.acquires).as("acquires once the back-off is over").hasValue(2);
+    holding.set(false); // close() in tearDown runs its tasks at once
+  }
+
+  @Test
   @DisplayName("a follower tries at once when the watch reports a release")
   void followerTriesOnRelease() {
     Elector ea = elector(storeA, "a", a);
