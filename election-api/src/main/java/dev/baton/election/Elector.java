@@ -77,6 +77,7 @@ public final class Elector implements AutoCloseable {
   private DeadlineTimer deadline;
   private Subscription watch;
   private boolean watching;
+  private boolean subscribing;
   private int failuresInARow;
   private long quietUntil;
   private boolean restartAfterStop;
@@ -231,6 +232,7 @@ public final class Elector implements AutoCloseable {
   }
 
   private void subscribe(long e) {
+    subscribing = true;
     storeOps.incrementAndGet();
     worker.execute(
         () -> {
@@ -249,6 +251,12 @@ public final class Elector implements AutoCloseable {
                 try {
                   if (e != epoch) {
                     result.ifPresent(Subscription::close);
+                    return;
+                  }
+                  subscribing = false;
+                  if (state == State.LEADING) {
+                    // Elected before the watch was up; a leader has no use for it.
+                    result.ifPresent(this::closeWatch);
                     return;
                   }
                   watching = result.isPresent();
@@ -332,6 +340,40 @@ public final class Elector implements AutoCloseable {
   }
 
   /** After a call completed, run an attempt that was asked for while it was in flight. */
+  /**
+   * A leader learns what it needs from its renewals, so it drops the watch: otherwise each of its
+   * own renewals could come back as an event to ignore (a NOTIFY, a Kubernetes watch event, an
+   * expiry timer), which with thousands of elections is most of the process's work.
+   */
+  private void unwatch() {
+    if (watch != null) {
+      closeWatch(watch);
+    }
+    watch = null;
+    watching = false;
+  }
+
+  private void closeWatch(Subscription w) {
+    storeOps.incrementAndGet();
+    worker.execute(
+        () -> {
+          try {
+            w.close();
+          } catch (RuntimeException ex) {
+            log.warn("{}: closing the watch failed", logId, ex);
+          } finally {
+            storeOpEnded();
+          }
+        });
+  }
+
+  /** A follower again: watch, unless a watch is already being set up. */
+  private void watchAgain() {
+    if (watch == null && !subscribing) {
+      subscribe(epoch);
+    }
+  }
+
   private void afterCall() {
     if (attemptPending && state == State.FOLLOWING && !callInFlight && clock.nanoTime() - quietUntil >= 0) {
       attempt();
@@ -387,6 +429,7 @@ public final class Elector implements AutoCloseable {
     Term t = term;
     emit(l -> l.onElected(t));
     learnLeader(Optional.of(candidate));
+    unwatch();
     if (batcher != null) {
       termRenewals = new TermRenewals(term);
     } else {
@@ -445,6 +488,7 @@ public final class Elector implements AutoCloseable {
     lease = null;
     callbacks.execute(() -> releaseQuietly(stale));
     setState(State.FOLLOWING);
+    watchAgain();
     learnLeader(Optional.empty());
     backOff(jittered(retryPeriod));
     return true;
@@ -501,6 +545,7 @@ public final class Elector implements AutoCloseable {
       endTerm();
       lease = null;
       setState(State.FOLLOWING);
+      watchAgain();
       learnLeader(lost.holder());
       attempt();
       return;
@@ -525,6 +570,7 @@ public final class Elector implements AutoCloseable {
     endTerm();
     lease = null;
     setState(State.FOLLOWING);
+    watchAgain();
     learnLeader(Optional.empty());
     // Released only after our work has stopped; the pause gives others the first chance.
     callbacks.execute(() -> release(held));
@@ -545,22 +591,8 @@ public final class Elector implements AutoCloseable {
     cancel(nextAction);
     nextAction = null;
     attemptPending = false;
-    if (watch != null) {
-      Subscription w = watch;
-      storeOps.incrementAndGet();
-      worker.execute(
-          () -> {
-            try {
-              w.close();
-            } catch (RuntimeException ex) {
-              log.warn("{}: closing the watch failed", logId, ex);
-            } finally {
-              storeOpEnded();
-            }
-          });
-    }
-    watch = null;
-    watching = false;
+    unwatch();
+    subscribing = false;
     Lease held = state == State.LEADING ? lease : null;
     if (state == State.LEADING) {
       log.info("{}: closing; ending term with token {}", logId, term.token());

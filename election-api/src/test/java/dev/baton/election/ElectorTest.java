@@ -464,6 +464,29 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName("a leader drops its watch, and watches again once it follows")
+  void leaderDropsItsWatchAndWatchesAgainAsFollower() {
+    Elector ea = elector(storeA, "a", a);
+    ea.start();
+    Elector eb = elector(storeB, "b", b);
+    eb.start();
+    assertThat(ea.isLeader()).isTrue();
+    assertThat(storeA.openWatches).as("watches of the leader").hasValue(0);
+    assertThat(storeB.openWatches).as("watches of the follower").hasValue(1);
+
+    ea.close();
+    assertThat(eb.isLeader()).isTrue();
+    assertThat(storeB.openWatches).as("watches of the new leader").hasValue(0);
+
+    storeB.failAll = true;
+    scheduler.advance(DEADLINE);
+    assertThat(eb.isLeader()).isFalse();
+    assertThat(storeB.openWatches).as("watches of the leader that stepped down").hasValue(1);
+    eb.close();
+    assertThat(storeB.openWatches).as("watches after close").hasValue(0);
+  }
+
+  @Test
   @DisplayName("a follower tries at once when the watch reports a release")
   void followerTriesOnRelease() {
     Elector ea = elector(storeA, "a", a);

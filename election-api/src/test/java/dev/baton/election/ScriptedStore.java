@@ -21,6 +21,7 @@ class ScriptedStore implements LeaseStore {
   volatile boolean failAll;
   volatile boolean canWatch = true;
   volatile boolean watchReportsExpiry;
+  final java.util.concurrent.atomic.AtomicInteger openWatches = new java.util.concurrent.atomic.AtomicInteger();
 
   ScriptedStore(FakeClock clock) {
     this(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
@@ -90,7 +91,18 @@ class ScriptedStore implements LeaseStore {
 
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
-    return canWatch ? memory.watch(election, changed) : Optional.empty();
+    if (!canWatch) {
+      return Optional.empty();
+    }
+    Subscription inner = memory.watch(election, changed).orElseThrow();
+    openWatches.incrementAndGet();
+    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    return Optional.of(() -> {
+      if (closed.compareAndSet(false, true)) {
+        openWatches.decrementAndGet();
+        inner.close();
+      }
+    });
   }
 
   @Override
