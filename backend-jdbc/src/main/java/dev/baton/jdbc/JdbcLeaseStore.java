@@ -188,8 +188,8 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   // ---- the lease contract ----
 
-  /** The most leases one {@link #renewAll} takes: one statement (PostgreSQL) or JDBC batch of them. */
-  private static final int RENEW_BATCH_LIMIT = 1000;
+  /** The most leases one {@link #renewAll} takes; it renews them in one statement (PostgreSQL) or one per TTL. */
+  static final int RENEW_BATCH_LIMIT = 1000;
 
   @Override
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
@@ -237,11 +237,13 @@ public final class JdbcLeaseStore implements LeaseStore {
   }
 
   /**
-   * Renews up to {@link #RENEW_BATCH_LIMIT} leases in one round trip on one connection: on
-   * PostgreSQL one statement, which also tells followers the new expiries in a few notifications;
-   * elsewhere one JDBC batch in one transaction. A lease whose row shows another holder, another
-   * term, or an expired lease fails with the {@link LeaseLostException} {@link #renew} would throw;
-   * when the database cannot answer, every lease fails with the same {@link LeaseStoreException}.
+   * Renews up to {@link #RENEW_BATCH_LIMIT} leases on one connection: on PostgreSQL in one
+   * statement, which also tells followers the new expiries in a few notifications; elsewhere in one
+   * update per TTL in one transaction, followed in that transaction by a JDBC batch of single
+   * renewals only when an update renewed fewer leases than it named. A lease whose row shows
+   * another holder, another term, or an expired lease fails with the {@link LeaseLostException}
+   * {@link #renew} would throw; when the database cannot answer, every lease fails with the same
+   * {@link LeaseStoreException}.
    */
   @Override
   public List<Renewal> renewAll(List<Lease> leases) {

@@ -8,10 +8,14 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The statements on one lease table for one database, put together once when the store first
@@ -42,6 +46,14 @@ final class LeaseStatements {
    */
   private static final int NOTICE_CHUNK_BYTES = 6000;
 
+  /**
+   * How many leases the statements that renew a batch at once name, on the databases without
+   * PostgreSQL's arrays: powers of two, then the batch limit. A batch is padded to the next size
+   * by repeating its last lease, so that the driver and the server see eleven statement texts,
+   * never one per batch size; a lease named twice still counts one row.
+   */
+  private static final int[] RENEW_IN_SIZES = renewInSizes(JdbcLeaseStore.RENEW_BATCH_LIMIT);
+
   private final Dialect dialect;
   private final String channel;
   private final int queryTimeoutSeconds;
@@ -50,6 +62,7 @@ final class LeaseStatements {
   private final String readBackForUpdate; // where the acquire cannot return the row itself
   private final String renew;
   private final String renewAll; // PostgreSQL only
+  private final String[] renewIn; // the others: one per RENEW_IN_SIZES
   private final String release;
   private final String read;
   private final String readAll; // PostgreSQL only
@@ -87,6 +100,7 @@ final class LeaseStatements {
         this.readBackForUpdate = null;
         this.renew = "with renewed as (" + renewUpdate + " returning 1) select pg_notify(?, ?) from renewed";
         this.release = "with released as (" + releaseUpdate + " returning 1) select pg_notify(?, ?) from released";
+        this.renewIn = null;
         this.renewAll =
             "with asked (election, holder, term, ttl, i) as ("
                 + "select * from unnest(cast(? as varchar[]), cast(? as varchar[]), cast(? as bigint[]), cast(? as bigint[])) with ordinality),"
@@ -123,6 +137,7 @@ final class LeaseStatements {
         this.renew = renewUpdate;
         this.release = releaseUpdate;
         this.renewAll = null;
+        this.renewIn = renewIn(t, now, plus);
         this.readAll = null;
         this.lockIfCurrent = lockCheck + (dialect == Dialect.MARIADB ? " lock in share mode" : " for share");
       }
@@ -138,11 +153,42 @@ final class LeaseStatements {
         this.renew = renewUpdate;
         this.release = releaseUpdate;
         this.renewAll = null;
+        this.renewIn = renewIn(t, now, plus);
         this.readAll = null;
         this.lockIfCurrent = lockCheck + " for update";
       }
       default -> throw new IllegalArgumentException("no statements for " + dialect);
     }
+  }
+
+  /**
+   * One update per size of {@link #RENEW_IN_SIZES} that renews the unexpired leases it names. The
+   * list of election names alone is what the primary key answers (MariaDB and H2 also range-scan
+   * the key for the list of rows, but MySQL's optimizer need not); the list of rows then keeps
+   * only the leases whose holder and term still match.
+   */
+  private static String[] renewIn(String t, String now, String plus) {
+    String[] statements = new String[RENEW_IN_SIZES.length];
+    for (int k = 0; k < RENEW_IN_SIZES.length; k++) {
+      int size = RENEW_IN_SIZES[k];
+      StringBuilder sql =
+          new StringBuilder(64 + size * 14)
+              .append("update ").append(t).append(" set ttl_millis = ?, renewed_at = ").append(now).append(", expires_at = ").append(plus)
+              .append(" where election in (?");
+      sql.append(", ?".repeat(size - 1)).append(") and (election, holder, term) in ((?, ?, ?)");
+      sql.append(", (?, ?, ?)".repeat(size - 1)).append(") and expires_at > ").append(now);
+      statements[k] = sql.toString();
+    }
+    return statements;
+  }
+
+  private static int[] renewInSizes(int limit) {
+    List<Integer> sizes = new ArrayList<>();
+    for (int size = 1; size < limit; size *= 2) {
+      sizes.add(size);
+    }
+    sizes.add(limit);
+    return sizes.stream().mapToInt(Integer::intValue).toArray();
   }
 
   Dialect dialect() {
@@ -154,7 +200,10 @@ final class LeaseStatements {
     return readBackForUpdate != null;
   }
 
-  /** Whether {@link #renewAll} must run in a transaction (a JDBC batch of single renewals). */
+  /**
+   * Whether {@link #renewAll} must run in a transaction: one update per TTL, and after one that
+   * renewed fewer leases than it named, a JDBC batch of single renewals, under one commit.
+   */
   boolean renewAllNeedsTransaction() {
     return renewAll == null;
   }
@@ -255,7 +304,10 @@ final class LeaseStatements {
 
   /**
    * Renews a batch of leases in one statement (PostgreSQL, which also notifies followers in a few
-   * payloads) or one JDBC batch (the others, which the caller runs in a transaction).
+   * payloads) or, on the others, in one update per TTL, which the caller runs in a transaction.
+   * Only when such an update renewed fewer rows than the leases it named does a JDBC batch of
+   * single renewals, in the same transaction, find out which were lost: renewing a live lease
+   * twice does no harm.
    *
    * @return per lease, true when its row was surely renewed; false when the row must be read to
    *     tell (lost, or a MariaDB renewal that changed nothing)
@@ -291,8 +343,73 @@ final class LeaseStatements {
       }
       return renewed;
     }
+    Map<Long, List<Integer>> byTtl = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      byTtl.computeIfAbsent(ttls[i], ttl -> new ArrayList<>()).add(i);
+    }
+    int most = RENEW_IN_SIZES[RENEW_IN_SIZES.length - 1];
+    List<Integer> unsure = new ArrayList<>();
+    for (List<Integer> sameTtl : byTtl.values()) {
+      for (int from = 0; from < sameTtl.size(); from += most) {
+        List<Integer> chunk = sameTtl.subList(from, Math.min(sameTtl.size(), from + most));
+        if (renewAtOnce(c, chunk, elections, candidates, tokens, ttls[chunk.get(0)], deadline)) {
+          chunk.forEach(i -> renewed[i] = true);
+        } else {
+          unsure.addAll(chunk);
+        }
+      }
+    }
+    if (!unsure.isEmpty()) {
+      renewOneByOne(c, unsure, elections, candidates, tokens, ttls, renewed, deadline);
+    }
+    return renewed;
+  }
+
+  /** The lease a renewal names: two of them in one batch count one row. */
+  private record Named(String election, String candidate, long token) {}
+
+  /**
+   * Renews the leases at {@code chunk} (indexes into the batch, one TTL) in one update, padded to
+   * the next of {@link #RENEW_IN_SIZES}.
+   *
+   * @return true when the update counted a row for every distinct lease it named, so each of them
+   *     was renewed (each row holds one election, so a count that high leaves no lease out);
+   *     false when some may not have been
+   */
+  private boolean renewAtOnce(
+      Connection c, List<Integer> chunk, List<String> elections, List<String> candidates, long[] tokens, long ttl, long deadline)
+      throws SQLException {
+    int k = 0;
+    while (RENEW_IN_SIZES[k] < chunk.size()) {
+      k++;
+    }
+    int size = RENEW_IN_SIZES[k];
+    Set<Named> distinct = new HashSet<>();
+    try (PreparedStatement s = prepare(c, renewIn[k], deadline)) {
+      s.setLong(1, ttl);
+      s.setLong(2, ttl + TRUNCATION_MARGIN_MILLIS);
+      int last = chunk.size() - 1;
+      for (int j = 0; j < size; j++) {
+        int i = chunk.get(Math.min(j, last));
+        s.setString(3 + j, elections.get(i));
+        int row = 3 + size + 3 * j;
+        s.setString(row, elections.get(i));
+        s.setString(row + 1, candidates.get(i));
+        s.setLong(row + 2, tokens[i]);
+        if (j <= last) {
+          distinct.add(new Named(elections.get(i), candidates.get(i), tokens[i]));
+        }
+      }
+      return s.executeUpdate() == distinct.size();
+    }
+  }
+
+  /** Renews the leases at {@code which} one statement each, in one JDBC batch, marking those surely renewed. */
+  private void renewOneByOne(
+      Connection c, List<Integer> which, List<String> elections, List<String> candidates, long[] tokens, long[] ttls, boolean[] renewed, long deadline)
+      throws SQLException {
     try (PreparedStatement s = prepare(c, renew, deadline)) {
-      for (int i = 0; i < n; i++) {
+      for (int i : which) {
         s.setLong(1, ttls[i]);
         s.setLong(2, ttls[i] + TRUNCATION_MARGIN_MILLIS);
         s.setString(3, elections.get(i));
@@ -301,12 +418,11 @@ final class LeaseStatements {
         s.addBatch();
       }
       int[] counts = s.executeBatch();
-      for (int i = 0; i < n && i < counts.length; i++) {
+      for (int j = 0; j < which.size() && j < counts.length; j++) {
         // SUCCESS_NO_INFO (a driver that sends the batch in bulk) leaves it to the read.
-        renewed[i] = counts[i] > 0;
+        renewed[which.get(j)] = counts[j] > 0;
       }
     }
-    return renewed;
   }
 
   /** Frees the lease of this holder and term at once, keeping the row and its term; notifies on PostgreSQL. */

@@ -65,6 +65,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The store-level contract on one real database, written once: each database's {@code *IT}
@@ -351,6 +353,149 @@ abstract class JdbcLeaseStoreContract {
     assertThat(outcomes.get(3).failure()).get().isInstanceOf(LeaseLostException.class).extracting(Throwable::getMessage).asString().contains("node-a");
     assertThat(storeB.renewBatchLimit()).isGreaterThanOrEqualTo(500);
     storeA.release(successor);
+  }
+
+  /** Leases granted to node-a on {@code store}, one per new election. */
+  private List<Lease> grantAll(LeaseStore store, String what, int count, Duration ttl) {
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      leases.add(grant(store, election(what + "-" + i), "node-a", ttl));
+    }
+    return leases;
+  }
+
+  private void assertRenewedWithItsOwnTtl(Lease asked, Renewal outcome) {
+    Lease renewed = outcome.lease().orElseThrow(() -> new AssertionError(asked.election() + " was not renewed: " + outcome));
+    assertThat(renewed.token()).as("token of %s", asked.election()).isEqualTo(asked.token());
+    assertThat(renewed.ttl()).as("ttl of %s", asked.election()).isEqualTo(asked.ttl());
+    LeaseRecord row = storeB.read(asked.election()).orElseThrow();
+    assertThat(row.holder()).isEqualTo(asked.candidate());
+    assertThat(row.ttl()).as("ttl in the row of %s", asked.election()).isEqualTo(asked.ttl());
+  }
+
+  /** No JDBC batch of single renewals, the cost MariaDB paid for its batches before. */
+  @Test
+  void renewAllOfLiveLeasesWithOneTtlIsOneStatement() {
+    CountingDataSource counted = new CountingDataSource(poolA);
+    try (JdbcLeaseStore store = JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
+      // 37 leases pad to the statement for 64; a longer TTL shows in every row the update wrote.
+      List<Lease> asked = new ArrayList<>();
+      for (Lease l : grantAll(store, "one-statement", 37, LONG)) {
+        asked.add(l.renewed(LONG.multipliedBy(2), l.handle()));
+      }
+      counted.reset();
+
+      List<Renewal> outcomes = store.renewAll(asked);
+
+      assertThat(counted.prepared()).as("statements prepared").isEqualTo(1);
+      assertThat(counted.batches()).as("JDBC batches").isZero();
+      assertThat(outcomes).hasSameSizeAs(asked);
+      for (int i = 0; i < asked.size(); i++) {
+        assertRenewedWithItsOwnTtl(asked.get(i), outcomes.get(i));
+      }
+      asked.forEach(store::release);
+    }
+  }
+
+  @Test
+  void renewAllOfLeasesWithTwoTtlsRenewsEachWithItsOwnInOneStatementPerTtl() {
+    CountingDataSource counted = new CountingDataSource(poolA);
+    try (JdbcLeaseStore store = JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
+      List<Lease> asked = new ArrayList<>();
+      List<Lease> granted = grantAll(store, "two-ttls", 6, LONG);
+      for (int i = 0; i < granted.size(); i++) {
+        Lease l = granted.get(i);
+        asked.add(l.renewed(i % 2 == 0 ? Duration.ofSeconds(40) : Duration.ofSeconds(50), l.handle()));
+      }
+      counted.reset();
+
+      List<Renewal> outcomes = store.renewAll(asked);
+
+      boolean postgres = displayName().equals("PostgreSQL");
+      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere").isEqualTo(postgres ? 1 : 2);
+      assertThat(counted.batches()).as("JDBC batches").isZero();
+      assertThat(outcomes).hasSameSizeAs(asked);
+      for (int i = 0; i < asked.size(); i++) {
+        assertRenewedWithItsOwnTtl(asked.get(i), outcomes.get(i));
+      }
+      asked.forEach(store::release);
+    }
+  }
+
+  @Test
+  void renewAllOfTheSameLeaseTwiceInABatchRenewsItTwice() {
+    List<Lease> granted = grantAll(storeA, "twice", 2, LONG);
+    List<Lease> asked = List.of(granted.get(0), granted.get(1), granted.get(0));
+
+    List<Renewal> outcomes = storeA.renewAll(asked);
+
+    assertThat(outcomes).hasSize(3);
+    for (int i = 0; i < asked.size(); i++) {
+      assertRenewedWithItsOwnTtl(asked.get(i), outcomes.get(i));
+    }
+    granted.forEach(storeA::release);
+  }
+
+  /** How a lease in the middle of a batch was lost before the batch renewal. */
+  enum Loss {
+    TAKEN_OVER,
+    RELEASED,
+    EXPIRED,
+    GRANTED_AGAIN_TO_ITS_HOLDER
+  }
+
+  @ParameterizedTest(name = "a lease {0} in the middle of a batch is the only one lost")
+  @EnumSource(Loss.class)
+  void aLeaseLostInTheMiddleOfABatchIsTheOnlyOneLost(Loss loss) {
+    List<Lease> asked = grantAll(storeA, "lost-" + loss, 9, LONG);
+    int middle = 4;
+    Lease lost = asked.get(middle);
+    String e = lost.election();
+    Lease successor = null;
+    // A successor's own TTL in its row shows that the renewal left the row alone.
+    Duration successorTtl = Duration.ofSeconds(45);
+    switch (loss) {
+      case TAKEN_OVER -> {
+        storeA.release(lost);
+        successor = grant(storeB, e, "node-b", successorTtl);
+      }
+      case RELEASED -> storeA.release(lost);
+      case EXPIRED -> {
+        storeA.release(lost);
+        Lease shortLived = grant(storeA, e, "node-a", SHORT);
+        await().atMost(Duration.ofSeconds(20)).until(() -> storeB.read(e).isEmpty());
+        // Asked with the others' TTL, so that it sits in their statement.
+        asked.set(middle, shortLived.renewed(LONG, shortLived.handle()));
+      }
+      case GRANTED_AGAIN_TO_ITS_HOLDER -> successor = grant(storeA, e, "node-a", successorTtl);
+      default -> throw new IllegalStateException(loss.name());
+    }
+
+    List<Renewal> outcomes = storeA.renewAll(asked);
+
+    assertThat(outcomes).hasSameSizeAs(asked);
+    for (int i = 0; i < asked.size(); i++) {
+      if (i != middle) {
+        assertRenewedWithItsOwnTtl(asked.get(i), outcomes.get(i));
+      }
+    }
+    assertThat(outcomes.get(middle).failure()).as("outcome for the lease %s", loss).containsInstanceOf(LeaseLostException.class);
+    LeaseLostException failure = (LeaseLostException) outcomes.get(middle).failure().orElseThrow();
+    Optional<LeaseRecord> row = storeB.read(e);
+    if (successor == null) {
+      assertThat(failure.holder()).isEmpty();
+      assertThat(row).as("the row of %s after the batch", e).isEmpty();
+    } else {
+      assertThat(failure.holder()).contains(successor.candidate());
+      assertThat(row.orElseThrow().token()).as("token in the row of %s after the batch", e).isEqualTo(successor.token());
+      assertThat(row.orElseThrow().ttl()).isEqualTo(successorTtl);
+      (successor.candidate().equals("node-b") ? storeB : storeA).release(successor);
+    }
+    for (int i = 0; i < asked.size(); i++) {
+      if (i != middle) {
+        storeA.release(asked.get(i));
+      }
+    }
   }
 
   @Test
