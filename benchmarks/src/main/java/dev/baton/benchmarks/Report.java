@@ -237,8 +237,8 @@ final class Report {
       case "H2":
       case "PostgreSQL":
       case "MariaDB":
-        return what + perElection + " A batch of up to 1000 is one round trip on one pooled connection: on PostgreSQL one statement (which also notifies followers of the new"
-            + " expiries), elsewhere one JDBC batch in one transaction.";
+        return what + perElection + " A batch of up to 1000 is one statement on one pooled connection: on PostgreSQL one that also notifies followers of the new expiries,"
+            + " elsewhere one `UPDATE` per lease duration in a transaction, which falls back to a JDBC batch of single updates only when it missed a lease.";
       case "ZooKeeper":
         return what + perElection + " A batch of up to 1000 is one `sync` and read-only multis of 250 reads, sent together on the store's one session; the client still keeps one"
             + " timer per term for leases it has not renewed.";
