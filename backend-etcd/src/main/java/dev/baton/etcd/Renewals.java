@@ -19,7 +19,6 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.TxnOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +36,9 @@ import java.util.function.Function;
  *
  * <p>A batch ({@link #renewAll}) sends one keep-alive per distinct etcd lease (one in all with
  * shared leases) and confirms its keys in read-only transactions of up to {@link
- * KeyReads#MAX_BATCH} comparisons each, all at once; only a transaction whose comparisons fail
- * brings the keys back, to say which election was lost and to whom.
+ * KeyReads#MAX_BATCH} comparisons each, all at once. Those carry no reads: only when a
+ * transaction's comparisons fail (something was lost) are its keys read, to say which election
+ * was lost and to whom.
  */
 final class Renewals {
 
@@ -70,7 +70,7 @@ final class Renewals {
     CompletableFuture<Seen> current =
         Calls.retryingAuth(() -> keyReads.read(keyOf.apply(lease.election()))).thenApply(kv -> new Seen(kv.orElse(null), false));
     awaitAll(List.of(alive, current), deadline, lease.election());
-    return outcome(lease, held, current, alive);
+    return outcome(lease, held, settledOrNull(current), current, alive);
   }
 
   List<Renewal> renewAll(List<Lease> batch) {
@@ -81,39 +81,69 @@ final class Renewals {
       return outcomes;
     }
     // The lease each election is on, and one keep-alive per distinct etcd lease.
-    EtcdLease[] held = new EtcdLease[batch.size()];
+    int n = batch.size();
+    EtcdLease[] held = new EtcdLease[n];
     Map<EtcdLease, CompletableFuture<Void>> keepAlives = new IdentityHashMap<>();
-    RuntimeException[] refused = new RuntimeException[batch.size()];
-    List<Integer> toConfirm = new ArrayList<>(batch.size());
-    for (int i = 0; i < batch.size(); i++) {
+    RuntimeException[] refused = new RuntimeException[n];
+    int[] toConfirm = new int[n];
+    int confirming = 0;
+    for (int i = 0; i < n; i++) {
       try {
         held[i] = heldLease(batch.get(i));
         keepAlives.computeIfAbsent(held[i], l -> l.keepAlive(started, sharingNanos));
-        toConfirm.add(i);
+        toConfirm[confirming++] = i;
       } catch (RuntimeException e) {
         refused[i] = e;
       }
     }
     // The keys, in read-only transactions that compare each key's mod_revision with its token.
-    List<CompletableFuture<Seen>> current = new ArrayList<>(batch.size());
-    for (int i = 0; i < batch.size(); i++) {
-      current.add(null);
-    }
+    ByteSequence[] keys = new ByteSequence[n];
+    Chunk[] chunkOf = new Chunk[n];
+    List<Chunk> chunks = new ArrayList<>();
     List<CompletableFuture<?>> pending = new ArrayList<>(keepAlives.values());
-    for (int from = 0; from < toConfirm.size(); from += KeyReads.MAX_BATCH) {
-      List<Integer> chunk = toConfirm.subList(from, Math.min(toConfirm.size(), from + KeyReads.MAX_BATCH));
-      Map<Integer, CompletableFuture<Seen>> confirmed = confirm(batch, chunk);
-      confirmed.forEach(current::set);
-      pending.addAll(confirmed.values());
+    for (int from = 0; from < confirming; from += KeyReads.MAX_BATCH) {
+      int to = Math.min(confirming, from + KeyReads.MAX_BATCH);
+      Cmp[] sameTerm = new Cmp[to - from];
+      for (int j = from; j < to; j++) {
+        int i = toConfirm[j];
+        keys[i] = keyOf.apply(batch.get(i).election());
+        sameTerm[j - from] = new Cmp(keys[i], Cmp.Op.EQUAL, CmpTarget.modRevision(batch.get(i).token().value()));
+      }
+      Chunk chunk = new Chunk(from, to, Calls.retryingAuth(() -> kv.txn(READ_ONLY).If(sameTerm).commit()).orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS));
+      for (int j = from; j < to; j++) {
+        chunkOf[toConfirm[j]] = chunk;
+      }
+      chunks.add(chunk);
+      pending.add(chunk.compared);
     }
     awaitAll(pending, deadline, batch.get(0).election());
-    for (int i = 0; i < batch.size(); i++) {
+    // Only a chunk whose comparisons failed (something was lost) reads its keys, to say which.
+    List<CompletableFuture<?>> rereads = new ArrayList<>();
+    for (Chunk chunk : chunks) {
+      if (chunk.lostSome()) {
+        Op[] gets = new Op[chunk.to - chunk.from];
+        for (int j = chunk.from; j < chunk.to; j++) {
+          gets[j - chunk.from] = Op.get(keys[toConfirm[j]], GetOption.DEFAULT);
+        }
+        chunk.reread = Calls.retryingAuth(() -> kv.txn(READ_ONLY).Then(gets).commit()).orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
+        rereads.add(chunk.reread);
+      }
+    }
+    if (!rereads.isEmpty()) {
+      awaitAll(rereads, deadline, batch.get(0).election());
+    }
+    int[] positionInChunk = new int[n];
+    for (int j = 0; j < confirming; j++) {
+      positionInChunk[toConfirm[j]] = j - chunkOf[toConfirm[j]].from;
+    }
+    for (int i = 0; i < n; i++) {
       if (refused[i] != null) {
         outcomes.add(Renewal.failed(refused[i]));
         continue;
       }
+      Chunk chunk = chunkOf[i];
       try {
-        outcomes.add(Renewal.renewed(outcome(batch.get(i), held[i], current.get(i), keepAlives.get(held[i]))));
+        outcomes.add(Renewal.renewed(outcome(batch.get(i), held[i], chunk.seen(positionInChunk[i]), chunk.keyPart(), keepAlives.get(held[i]))));
       } catch (RuntimeException e) {
         outcomes.add(Renewal.failed(e));
       }
@@ -122,35 +152,49 @@ final class Renewals {
   }
 
   /**
-   * One transaction for a chunk of the batch: succeeds, with nothing to carry back, when every key
-   * still shows its token; otherwise its else branch reads every key of the chunk.
+   * The keys of positions {@code from} to {@code to} of a batch: one transaction comparing them,
+   * and one reading them when that comparison failed.
    */
-  private Map<Integer, CompletableFuture<Seen>> confirm(List<Lease> batch, List<Integer> chunk) {
-    Cmp[] sameTerm = new Cmp[chunk.size()];
-    Op[] reads = new Op[chunk.size()];
-    for (int j = 0; j < chunk.size(); j++) {
-      Lease lease = batch.get(chunk.get(j));
-      ByteSequence key = keyOf.apply(lease.election());
-      sameTerm[j] = new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(lease.token().value()));
-      reads[j] = Op.get(key, GetOption.DEFAULT);
+  private static final class Chunk {
+    final int from;
+    final int to;
+    final CompletableFuture<TxnResponse> compared;
+    CompletableFuture<TxnResponse> reread;
+
+    Chunk(int from, int to, CompletableFuture<TxnResponse> compared) {
+      this.from = from;
+      this.to = to;
+      this.compared = compared;
     }
-    CompletableFuture<TxnResponse> sent =
-        Calls.retryingAuth(() -> kv.txn(READ_ONLY).If(sameTerm).Else(reads).commit()).orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
-    Map<Integer, CompletableFuture<Seen>> byIndex = new HashMap<>();
-    for (int j = 0; j < chunk.size(); j++) {
-      int position = j;
-      byIndex.put(
-          chunk.get(j),
-          sent.thenApply(
-              response -> {
-                if (response.isSucceeded()) {
-                  return Seen.SAME_TERM;
-                }
-                GetResponse get = response.getGetResponses().get(position);
-                return new Seen(get.getKvs().isEmpty() ? null : get.getKvs().get(0), false);
-              }));
+
+    /** etcd answered, and not every key showed its token. */
+    boolean lostSome() {
+      TxnResponse response = settledOrNull(compared);
+      return response != null && !response.isSucceeded();
     }
-    return byIndex;
+
+    /** What the chunk showed of the key at {@code position}; null when etcd did not answer. */
+    Seen seen(int position) {
+      if (reread == null) {
+        TxnResponse response = settledOrNull(compared);
+        return response != null && response.isSucceeded() ? Seen.SAME_TERM : null;
+      }
+      TxnResponse read = settledOrNull(reread);
+      if (read == null) {
+        return null;
+      }
+      GetResponse get = read.getGetResponses().get(position);
+      return new Seen(get.getKvs().isEmpty() ? null : get.getKvs().get(0), false);
+    }
+
+    /** The call whose failure explains a missing answer. */
+    CompletableFuture<?> keyPart() {
+      return reread != null ? reread : compared;
+    }
+  }
+
+  private static <T> T settledOrNull(CompletableFuture<T> part) {
+    return part.isDone() && !part.isCompletedExceptionally() ? part.join() : null;
   }
 
   /** What a read showed of a key: that it still shows the renewal's term, or the key (null: gone). */
@@ -165,13 +209,17 @@ final class Renewals {
         .orElseThrow(() -> lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired, was revoked or was released", null));
   }
 
-  /** The renewal's outcome once both parts are done or the deadline passed. */
-  private Lease outcome(Lease lease, EtcdLease held, CompletableFuture<Seen> current, CompletableFuture<Void> alive) {
+  /**
+   * The renewal's outcome once both parts are done or the deadline passed.
+   *
+   * @param seen what the key part showed; null when it did not answer, which {@code keyPart} says
+   */
+  private Lease outcome(Lease lease, EtcdLease held, Seen seen, CompletableFuture<?> keyPart, CompletableFuture<Void> alive) {
     String election = lease.election();
     long token = lease.token().value();
     // A definite answer about the key or the lease decides, even if the other part failed.
-    if (current.isDone() && !current.isCompletedExceptionally() && !current.join().sameTerm()) {
-      KeyValue found = current.join().kv();
+    if (seen != null && !seen.sameTerm()) {
+      KeyValue found = seen.kv();
       if (found == null) {
         leases.forget(held.id, election, token);
         throw lost(lease, "its key was deleted (expired or released)", null);
@@ -189,7 +237,9 @@ final class Renewals {
       leases.lost(held);
       throw lost(lease, "its etcd lease " + Long.toHexString(held.id) + " expired", null);
     }
-    settled(current, election, "reading the election key");
+    if (seen == null) {
+      settled(keyPart, election, "reading the election key");
+    }
     settled(alive, election, "keeping the etcd lease alive");
     return lease;
   }

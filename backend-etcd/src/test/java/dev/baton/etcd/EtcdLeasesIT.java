@@ -269,10 +269,10 @@ class EtcdLeasesIT {
     }
     assertThat(outcomes.get(live.size()).failure()).containsInstanceOf(LeaseLostException.class);
     assertThat(outcomes.get(live.size() + 1).failure()).containsInstanceOf(LeaseLostException.class);
-    // One keep-alive per lease still held (the released one is known gone without asking), and
-    // the keys confirmed in one read-only transaction.
+    // One keep-alive per lease still held (the released one is known gone without asking); the
+    // keys compared in one read-only transaction and, since that found some lost, read in another.
     assertThat(calls.count(KEEP_ALIVE)).isEqualTo(live.size() + 1);
-    assertThat(calls.count(TXN)).isEqualTo(1);
+    assertThat(calls.count(TXN)).isEqualTo(2);
     assertThat(calls.count(RANGE)).isZero();
   }
 
@@ -291,7 +291,39 @@ class EtcdLeasesIT {
 
     assertThat(outcomes).allMatch(Renewal::isRenewed);
     assertThat(calls.count(KEEP_ALIVE)).isEqualTo(1);
-    assertThat(calls.count(TXN)).as("read-only transactions of at most 128 comparisons").isEqualTo(3);
+    assertThat(calls.count(TXN)).as("read-only transactions of at most 128 comparisons, no reads").isEqualTo(3);
+  }
+
+  @Test
+  void renewAllWithSharedLeasesRefusesOnlyTheLeasesLostInTheBatch() throws Exception {
+    CountedClient calls = new CountedClient();
+    EtcdLeaseStore store = EtcdLeaseStore.builder(calls.client()).sharedLeases(Duration.ZERO).build();
+    toClose.add(store);
+    EtcdLeaseStore other = store();
+    List<Lease> batch = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      batch.add(granted(store.tryAcquire(election + "-" + i, "a", TTL)));
+    }
+    // In the second transaction's chunk: one key deleted by hand, one deleted and taken by another.
+    Lease deletedByHand = batch.get(140);
+    client.getKVClient().delete(key(deletedByHand.election())).get(5, TimeUnit.SECONDS);
+    Lease takenOver = batch.get(200);
+    client.getKVClient().delete(key(takenOver.election())).get(5, TimeUnit.SECONDS);
+    granted(other.tryAcquire(takenOver.election(), "b", TTL));
+
+    calls.reset();
+    List<Renewal> outcomes = store.renewAll(batch);
+
+    for (int i = 0; i < batch.size(); i++) {
+      if (i == 140 || i == 200) {
+        assertThat(outcomes.get(i).failure()).as("renewal of %s", batch.get(i).election()).containsInstanceOf(LeaseLostException.class);
+      } else {
+        assertThat(outcomes.get(i).lease()).as("renewal of %s", batch.get(i).election()).contains(batch.get(i));
+      }
+    }
+    assertThat(outcomes.get(200).failure().orElseThrow()).isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    // Three comparisons, and a read of the one chunk whose comparison failed.
+    assertThat(calls.count(TXN)).isEqualTo(4);
   }
 
   @Test
