@@ -349,7 +349,7 @@ final class Report {
     line("## Scale: many elections in one process");
     line();
     line("One process (a separate JVM, `-Xmx1g`) opens one store and starts N electors for N elections, one candidate each, in batches. Once all lead, it waits until the JIT"
-        + " compiler has gone quiet (two seconds in a row with under 1 % of a core of compiling, at most " + ScaleRun.SETTLE_LIMIT.toSeconds() + " s: compiling the code paths new"
+        + " compiler has gone quiet (three seconds in a row with under 1 % of a core of compiling, at most " + ScaleRun.SETTLE_LIMIT.toSeconds() + " s: compiling the code paths new"
         + " elections bring in is a one-off cost of a fresh process, not the cost of keeping them), and is then watched for " + settings.scaleWindow().toSeconds() + " s."
         + " **Step-downs** are terms that ended in the window (a renewal missed its deadline); **CPU** is the process's CPU time over the window in percent of one core, everything"
         + " included; **JIT / GC** is the time the JVM reports as spent compiling and collecting in the window, in percent of the window (elapsed time, so on a busy machine it can"

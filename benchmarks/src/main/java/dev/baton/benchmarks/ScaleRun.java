@@ -42,7 +42,7 @@ import org.apache.curator.framework.CuratorFramework;
 public final class ScaleRun {
 
   /** The longest a step waits for the JIT compiler to go quiet before its window. */
-  static final Duration SETTLE_LIMIT = Duration.ofSeconds(20);
+  static final Duration SETTLE_LIMIT = Duration.ofSeconds(15);
 
   private ScaleRun() {}
 
@@ -82,6 +82,8 @@ public final class ScaleRun {
     private static final Duration BATCH_LIMIT = Duration.ofSeconds(15);
     /** A compiler this busy or less (1 % of a core) counts as quiet. */
     private static final long QUIET_COMPILATION_MILLIS_PER_SECOND = 10;
+    /** gRPC and netty code compiles in bursts a second or two apart: one quiet second is not enough. */
+    private static final int QUIET_SECONDS = 3;
     private final Settings settings = Settings.full();
 
     Steps(String backend, int port, Duration window, String runId, PrintStream out) {
@@ -260,7 +262,7 @@ public final class ScaleRun {
       long deadline = start + SETTLE_LIMIT.toNanos();
       int quietSeconds = 0;
       long last = compilationMillis();
-      while (quietSeconds < 2 && System.nanoTime() - deadline < 0) {
+      while (quietSeconds < QUIET_SECONDS && System.nanoTime() - deadline < 0) {
         Pause.of(Duration.ofSeconds(1));
         long now = compilationMillis();
         quietSeconds = now - last <= QUIET_COMPILATION_MILLIS_PER_SECOND ? quietSeconds + 1 : 0;
