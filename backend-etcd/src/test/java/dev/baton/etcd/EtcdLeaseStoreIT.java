@@ -36,70 +36,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /** The lease contract of {@link EtcdLeaseStore} on a real three-member etcd cluster. */
-class EtcdLeaseStoreIT {
+class EtcdLeaseStoreIT extends EtcdClusterIT {
 
   private static final Duration TTL = Duration.ofSeconds(15);
   private static final Duration SHORT_TTL = Duration.ofSeconds(2);
   private static final String KEEP_ALIVE = "etcdserverpb.Lease/LeaseKeepAlive";
 
-  private static EtcdCluster etcd;
-  private static Client client;
   private static final AtomicInteger keepAlivesSent = new AtomicInteger();
 
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-  private String election;
-
   @BeforeAll
-  static void startCluster() {
-    EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(3);
-    client = Client.builder().endpoints(etcd.endpoints()).interceptor(countCalls(KEEP_ALIVE, keepAlivesSent)).build();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (client != null) {
-      client.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
-
-  @BeforeEach
-  void uniqueElection(TestInfo test) {
-    election = test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
-  }
-
-  @AfterEach
-  void closeStores() throws Exception {
-    // Stores before the clients they were built on.
-    for (int i = toClose.size() - 1; i >= 0; i--) {
-      toClose.get(i).close();
-    }
+  static void startThreeMembers() {
+    startCluster(3, b -> b.interceptor(countCalls(KEEP_ALIVE, keepAlivesSent)));
   }
 
   private EtcdLeaseStore store() {
     return store(client);
-  }
-
-  private EtcdLeaseStore store(Client on) {
-    EtcdLeaseStore store = EtcdLeaseStore.builder(on).build();
-    toClose.add(store);
-    return store;
-  }
-
-  private static Lease granted(Acquisition acquisition) {
-    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
-    return acquisition.lease().orElseThrow();
   }
 
   private static ByteSequence bytes(String s) {

@@ -22,18 +22,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * How {@link EtcdLeaseStore} uses etcd leases: one per election by default, handed on from a
  * release to the next holder, shared on request; and {@link EtcdLeaseStore#renewAll}.
  */
-class EtcdLeasesIT {
+class EtcdLeasesIT extends EtcdClusterIT {
 
   private static final Duration TTL = Duration.ofSeconds(15);
   private static final Duration SHORT_TTL = Duration.ofSeconds(2);
@@ -42,39 +38,9 @@ class EtcdLeasesIT {
   private static final String TXN = "etcdserverpb.KV/Txn";
   private static final String RANGE = "etcdserverpb.KV/Range";
 
-  private static EtcdCluster etcd;
-  private static Client client;
-
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-  private String election;
-
   @BeforeAll
-  static void startCluster() {
-    EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(1);
-    client = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (client != null) {
-      client.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
-
-  @BeforeEach
-  void uniqueElection(TestInfo test) {
-    election = test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
-  }
-
-  @AfterEach
-  void closeAll() throws Exception {
-    for (int i = toClose.size() - 1; i >= 0; i--) {
-      toClose.get(i).close();
-    }
+  static void startOneMember() {
+    startCluster(1, b -> b);
   }
 
   /** A store on a client of its own, as another process would have. */
@@ -82,21 +48,10 @@ class EtcdLeasesIT {
     return store(ownClient());
   }
 
-  private EtcdLeaseStore store(Client on) {
-    EtcdLeaseStore store = EtcdLeaseStore.builder(on).build();
-    toClose.add(store);
-    return store;
-  }
-
   private Client ownClient() {
     Client own = Client.builder().endpoints(etcd.endpoints()).build();
     toClose.add(own);
     return own;
-  }
-
-  private static Lease granted(Acquisition acquisition) {
-    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
-    return acquisition.lease().orElseThrow();
   }
 
   private static ByteSequence key(String election) {

@@ -4,25 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * member killed, the raft leader member killed, a member restarted. The lease (15 s) must outlive
  * each event with its term (token) intact.
  */
-class EtcdMemberFailureIT {
+class EtcdMemberFailureIT extends EtcdClusterIT {
 
   private static final Logger log = LoggerFactory.getLogger(EtcdMemberFailureIT.class);
   private static final Duration TTL = Duration.ofSeconds(15);
@@ -39,52 +33,16 @@ class EtcdMemberFailureIT {
   /** What a call may overrun its timeout by: scheduling on a busy machine, not etcd. */
   private static final Duration SLACK = Duration.ofSeconds(1);
 
-  private static EtcdCluster etcd;
-  private static Client client;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-  private String election;
-
   @BeforeAll
-  static void startCluster() {
-    EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(3);
-    client = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopCluster() {
-    if (client != null) {
-      client.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
+  static void startThreeMembers() {
+    startCluster(3, b -> b);
   }
 
   @BeforeEach
-  void uniqueElection(TestInfo test) {
-    election = test.getTestMethod().orElseThrow().getName() + "-" + System.nanoTime();
+  void allMembersRunning() {
     // Every test leaves all members running; earlier tests may have changed the raft leader.
     etcd.members().stream().filter(m -> !m.isRunning()).forEach(etcd::restart);
     etcd.awaitHealthy(Duration.ofSeconds(30));
-  }
-
-  @AfterEach
-  void closeStores() throws Exception {
-    for (int i = toClose.size() - 1; i >= 0; i--) {
-      toClose.get(i).close();
-    }
-  }
-
-  private EtcdLeaseStore store(Client on) {
-    EtcdLeaseStore store = EtcdLeaseStore.builder(on).callTimeout(CALL_TIMEOUT).build();
-    toClose.add(store);
-    return store;
-  }
-
-  private static Lease granted(Acquisition acquisition) {
-    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
-    return acquisition.lease().orElseThrow();
   }
 
   /**
