@@ -227,7 +227,10 @@ public final class Elector implements AutoCloseable {
     failuresInARow = 0;
     setState(State.FOLLOWING);
     log.debug("{}: campaigning on {}", logId, store.describe());
-    subscribe(epoch);
+    // No watch yet: most starts on a free election lead at once, and a watch set up beside the
+    // first attempt would compete with it for the connection and then be closed unused (with
+    // thousands of elections, thousands of watches opened and closed). It starts once an attempt
+    // shows we follow; one that goes live after a release looks again (see subscribe).
     attempt();
   }
 
@@ -317,12 +320,14 @@ public final class Elector implements AutoCloseable {
         // now could outlast the lease. Give it back and try again.
         log.warn("{}: grant confirmed only after the renew deadline ({}); releasing it", logId, Durations.format(renewDeadline));
         releaseQuietly(granted);
+        watchAgain();
         backOff(jittered(retryPeriod));
         return;
       }
       becomeLeader(granted, validUntil);
       return;
     }
+    watchAgain();
     LeaseRecord holder = result.holder().orElseThrow();
     learnLeader(Optional.of(holder.holder()));
     scheduleFollowerAttempt(holder.expiresIn());
@@ -335,6 +340,7 @@ public final class Elector implements AutoCloseable {
       afterCall();
       return;
     }
+    watchAgain();
     failed("cannot reach the store to campaign", ex);
     scheduleAttempt(jittered(retryPeriod));
   }

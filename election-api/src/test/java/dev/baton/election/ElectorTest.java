@@ -430,7 +430,7 @@ class ElectorTest {
   @Test
   @DisplayName("a watch that goes live while a follower backs off after a late grant does not cut the back-off short")
   void watchGoingLiveDuringBackOffWaits() {
-    // Tasks wait until the test runs them, so that the watch call can be held back.
+    // Tasks wait until the test runs them, so that the acquire's answer can come late.
     java.util.ArrayDeque<Runnable> tasks = new java.util.ArrayDeque<>();
     java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean(true);
     Elector e = track(builder(storeA, "a", a, r -> {
@@ -441,37 +441,34 @@ class ElectorTest {
       }
     }).build());
     e.start();
-    tasks.poll().run(); // start() itself, which queues the watch call and then the first acquire
-    Runnable watch = tasks.poll();
+    tasks.poll().run(); // start() itself, which queues the first acquire
     clock.advance(DEADLINE.plusSeconds(1)); // the acquire's answer comes after the renew deadline
-    while (!tasks.isEmpty()) {
-      tasks.poll().run();
-    }
+    runAll(tasks); // the late grant is released, and the follower's watch is set up and goes live
     assertThat(storeA.calls()).contains("release a 1");
-
-    watch.run();
-    while (!tasks.isEmpty()) {
-      tasks.poll().run();
-    }
+    assertThat(storeA.openWatches).as("watches of the follower backing off").hasValue(1);
     assertThat(storeA.acquires).as("acquires while backing off").hasValue(1);
 
     scheduler.advance(MAX_RETRY);
-    while (!tasks.isEmpty()) {
-      tasks.poll().run();
-    }
+    runAll(tasks);
     assertThat(storeA.acquires).as("acquires once the back-off is over").hasValue(2);
     holding.set(false); // close() in tearDown runs its tasks at once
   }
 
+  private static void runAll(java.util.ArrayDeque<Runnable> tasks) {
+    while (!tasks.isEmpty()) {
+      tasks.poll().run();
+    }
+  }
+
   @Test
-  @DisplayName("a leader drops its watch, and watches again once it follows")
+  @DisplayName("a candidate elected at once never watches, a leader drops its watch, and watches again once it follows")
   void leaderDropsItsWatchAndWatchesAgainAsFollower() {
     Elector ea = elector(storeA, "a", a);
     ea.start();
     Elector eb = elector(storeB, "b", b);
     eb.start();
     assertThat(ea.isLeader()).isTrue();
-    assertThat(storeA.openWatches).as("watches of the leader").hasValue(0);
+    assertThat(storeA.watchesOpened).as("watches the leader elected at its first attempt ever opened").hasValue(0);
     assertThat(storeB.openWatches).as("watches of the follower").hasValue(1);
 
     ea.close();
@@ -522,10 +519,12 @@ class ElectorTest {
     Elector eb = elector(storeB, "b", b);
     eb.start();
 
-    scheduler.advance(LEASE.minusMillis(1));
-    assertThat(storeB.acquires).hasValue(1);
-    scheduler.advance(Duration.ofMillis(100));
+    // The first attempt, then one when the watch goes live (a release in between would be unseen).
     assertThat(storeB.acquires).hasValue(2);
+    scheduler.advance(LEASE.minusMillis(1));
+    assertThat(storeB.acquires).hasValue(2);
+    scheduler.advance(Duration.ofMillis(100));
+    assertThat(storeB.acquires).hasValue(3);
     assertThat(eb.isLeader()).isFalse();
   }
 
@@ -538,8 +537,9 @@ class ElectorTest {
     Elector eb = elector(storeB, "b", b);
     eb.start();
 
+    // The first attempt, then one when the watch goes live; none after that.
     scheduler.advance(LEASE.multipliedBy(4));
-    assertThat(storeB.acquires).hasValue(1);
+    assertThat(storeB.acquires).hasValue(2);
 
     ea.close();
     assertThat(eb.isLeader()).isTrue();

@@ -22,6 +22,8 @@ class ScriptedStore implements LeaseStore {
   volatile boolean canWatch = true;
   volatile boolean watchReportsExpiry;
   final java.util.concurrent.atomic.AtomicInteger openWatches = new java.util.concurrent.atomic.AtomicInteger();
+  /** Watches ever opened, closed or not. */
+  final java.util.concurrent.atomic.AtomicInteger watchesOpened = new java.util.concurrent.atomic.AtomicInteger();
 
   ScriptedStore(FakeClock clock) {
     this(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
@@ -96,6 +98,7 @@ class ScriptedStore implements LeaseStore {
     }
     Subscription inner = memory.watch(election, changed).orElseThrow();
     openWatches.incrementAndGet();
+    watchesOpened.incrementAndGet();
     java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     return Optional.of(() -> {
       if (closed.compareAndSet(false, true)) {
