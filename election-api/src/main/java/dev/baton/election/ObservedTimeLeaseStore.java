@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * <p><b>Writes.</b> Every grant, renewal and release is a {@link RecordStore#replace} guarded by
  * the version last seen, so two candidates can never both succeed from one version. {@code
  * tryAcquire} starts from the record as a watch that is in step with the store last delivered it,
- * else from a read; it writes once, and when another write wins the race it reads to say who
+ * from nothing (a create) when this process has never been told of the election, else from a
+ * read; it writes once, and when another write wins the race it reads to say who
  * holds it, and makes one more attempt only if that read shows the election free (a release or
  * deletion raced with it). A record seen late at worst costs that refused write: the version
  * guard, not the freshness of what was seen, decides. Each round trip is bounded by the record
@@ -126,7 +127,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     long t0 = clock.nanoTime();
     Sight sight = sight(election);
     // A watch in step with the store has shown every change so far: what it showed last will do.
-    Optional<Seen> current = sight.inStep() ? sight.seen() : read(sight);
+    // Knowing nothing of the election, the record is as likely absent as held: creating it at once
+    // makes a first start one write instead of a read and a write, and a conflict costs the read
+    // that would have come first.
+    Optional<Seen> current = sight.inStep() || sight.neverSeen() ? sight.seen() : read(sight);
     for (int attempt = 1; ; attempt++) {
       Optional<LeaseRecord> holder = current.flatMap(this::liveHolder);
       if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
@@ -328,6 +332,8 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     /** Null when no record was seen, or the last thing seen was its deletion. */
     private Seen seen;
     private long highestToken = -1;
+    /** Whether any read, write or watch has told this process about the record yet. */
+    private boolean told;
     private int watchesInStep;
     private ScheduledFuture<?> expiry;
     /** The sighting {@link #expiry} was set for; a timer for any other is stale. */
@@ -339,6 +345,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
     synchronized Optional<Seen> seen() {
       return Optional.ofNullable(seen);
+    }
+
+    synchronized boolean neverSeen() {
+      return !told;
     }
 
     synchronized Optional<Long> highestToken() {
@@ -359,6 +369,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
       List<ElectionWatch> tell;
       Optional<Seen> now;
       synchronized (this) {
+        told = true;
         Seen before = seen;
         if (record.isPresent()) {
           VersionedRecord r = record.get();

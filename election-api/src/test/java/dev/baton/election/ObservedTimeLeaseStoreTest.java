@@ -311,6 +311,18 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
+  void the_first_campaign_of_an_unknown_election_creates_without_reading_and_a_conflict_reads_who_holds_it() {
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(10)));
+    assertThat(records.reads).as("reads by the first leader").isZero();
+    assertThat(records.writes).as("writes by the first leader").isEqualTo(1);
+
+    LeaseRecord holder = held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(10)));
+    assertThat(holder.holder()).isEqualTo("a");
+    assertThat(records.reads).as("reads by the follower, after its create was refused").isEqualTo(1);
+    assertThat(records.writes).as("writes by both").isEqualTo(2);
+  }
+
+  @Test
   void a_watching_follower_tracks_renewals_without_reading() {
     nodeB.watch(ELECTION, () -> {}).orElseThrow();
     Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
