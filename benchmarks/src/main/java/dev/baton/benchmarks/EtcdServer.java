@@ -130,6 +130,67 @@ final class EtcdServer implements AutoCloseable {
     }
   }
 
+  /**
+   * etcd's own histogram of its write-ahead log fsyncs so far: every write (a put, a transaction, a
+   * lease grant or revoke) waits for one before it is answered, so its time is the floor of a
+   * write's latency on this machine, whatever the client does.
+   */
+  WalFsyncs walFsyncs() {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + clientPort + "/metrics")).timeout(Duration.ofSeconds(2)).build();
+    try {
+      return WalFsyncs.parse(http.send(metrics, HttpResponse.BodyHandlers.ofString()).body());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read etcd's metrics", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted reading etcd's metrics", e);
+    }
+  }
+
+  /** Fsync count, total seconds, and cumulative counts per bucket bound (seconds), as etcd reports them. */
+  record WalFsyncs(long count, double seconds, java.util.NavigableMap<Double, Long> cumulative) {
+    private static final String NAME = "etcd_disk_wal_fsync_duration_seconds";
+
+    static WalFsyncs parse(String text) {
+      long count = 0;
+      double seconds = 0;
+      java.util.NavigableMap<Double, Long> buckets = new java.util.TreeMap<>();
+      for (String line : text.split("\n")) {
+        if (line.startsWith(NAME + "_count ")) {
+          count = (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+        } else if (line.startsWith(NAME + "_sum ")) {
+          seconds = Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+        } else if (line.startsWith(NAME + "_bucket{le=\"") && !line.contains("+Inf")) {
+          int open = line.indexOf('"') + 1;
+          double le = Double.parseDouble(line.substring(open, line.indexOf('"', open)));
+          buckets.put(le, (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim()));
+        }
+      }
+      return new WalFsyncs(count, seconds, buckets);
+    }
+
+    /** The fsyncs after {@code earlier}. */
+    WalFsyncs since(WalFsyncs earlier) {
+      java.util.NavigableMap<Double, Long> diff = new java.util.TreeMap<>();
+      cumulative.forEach((le, n) -> diff.put(le, n - earlier.cumulative.getOrDefault(le, 0L)));
+      return new WalFsyncs(count - earlier.count, seconds - earlier.seconds, diff);
+    }
+
+    /** "412 fsyncs, mean 3.1 ms, half of them within 4 ms", or empty when there were none. */
+    java.util.Optional<String> describe() {
+      if (count <= 0) {
+        return java.util.Optional.empty();
+      }
+      String median = cumulative.entrySet().stream()
+          .filter(e -> e.getValue() * 2 >= count)
+          .findFirst()
+          .map(e -> ", half of them within " + Stats.ms(e.getKey() * 1000) + " ms")
+          .orElse("");
+      return java.util.Optional.of(count + " fsyncs, mean " + Stats.ms(seconds * 1000 / count) + " ms" + median);
+    }
+  }
+
   InetSocketAddress address() {
     return new InetSocketAddress(InetAddress.getLoopbackAddress(), clientPort);
   }

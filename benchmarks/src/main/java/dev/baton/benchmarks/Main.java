@@ -102,7 +102,12 @@ public final class Main {
           continue;
         }
         try (Contender c = entry.create().get()) {
-          results.add(measurements.run(c));
+          Optional<EtcdServer.WalFsyncs> before = servers.etcdIfStarted().map(EtcdServer::walFsyncs);
+          ContenderResult result = measurements.run(c);
+          // Set up a contender on etcd starts it: from zero is then what this contender caused.
+          EtcdServer.WalFsyncs from = before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
+          servers.etcdIfStarted().flatMap(e -> e.walFsyncs().since(from).describe()).ifPresent(d -> result.etcdFsyncs = d);
+          results.add(result);
         } catch (Exception e) {
           skipped.add(entry.name() + ": could not be set up: " + e);
           progress.println("[" + entry.name() + "] could not be set up: " + e);

@@ -84,7 +84,7 @@ final class Measurements {
     double cold = Double.NaN;
     int failures = 0;
     Timeline timeline = new Timeline();
-    for (int round = 0; round <= settings.firstLeaderRounds(); round++) {
+    for (int round = 0; round <= settings.warmUpRounds() + settings.firstLeaderRounds(); round++) {
       String id = slug + "-first-" + round;
       long t0 = System.nanoTime();
       Node n = c.newNode(election(slug, "first-" + round), id, timeline);
@@ -98,7 +98,7 @@ final class Measurements {
         double ms = (e.get().nanos() - t0) / 1e6;
         if (round == 0) {
           cold = ms; // the first in this JVM for this library: class loading and warm-up, reported apart
-        } else {
+        } else if (round > settings.warmUpRounds()) {
           samples.add(ms);
         }
         n.leave();
@@ -112,13 +112,16 @@ final class Measurements {
   Handover handover(Contender c, Group g) throws Exception {
     List<Double> samples = new ArrayList<>();
     int failures = 0;
-    for (int round = 0; round < settings.handoverRounds(); round++) {
+    for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
+      boolean counted = round >= settings.warmUpRounds();
       Node leader = g.awaitSingleLeader(settings.patience());
       long t0 = System.nanoTime();
       leader.leave();
       Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), t0, settings.patience());
       if (next.isPresent()) {
-        samples.add((next.get().nanos() - t0) / 1e6);
+        if (counted) {
+          samples.add((next.get().nanos() - t0) / 1e6);
+        }
       } else {
         failures++;
       }

@@ -178,7 +178,8 @@ final class Report {
         continue;
       }
       if (List.of("PostgreSQL", "ZooKeeper", "etcd", "Kubernetes").contains(r.name) && (r.handover.stats().p50() > 5 || r.handover.stats().p99() > 20)) {
-        line("- **" + r.name + " handover** (p50 " + Stats.ms(r.handover.stats().p50()) + " ms, p99 " + Stats.ms(r.handover.stats().p99()) + " ms): " + handoverWhy(r.name));
+        line("- **" + r.name + " handover** (p50 " + Stats.ms(r.handover.stats().p50()) + " ms, p99 " + Stats.ms(r.handover.stats().p99()) + " ms): " + handoverWhy(r.name)
+            + (r.etcdFsyncs.isEmpty() ? "" : " etcd's own metrics for the rounds of this contender: " + r.etcdFsyncs + "."));
       }
     }
     line("- **Followers**: on every backend that can watch, the watch reports expiry as well as releases and takeovers, so followers send nothing while a leader renews:"
@@ -189,8 +190,9 @@ final class Report {
         + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is a `sync` and a read (2 packets) plus the client's pings; an etcd renewal is a keep-alive"
         + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
     line("- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
-        + " busy 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). Kubernetes needs a GET and a POST, through an HTTP client that"
-        + " starts its own event loop.");
+        + " busy 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). On Kubernetes a first leader is one POST, but"
+        + " through a fabric8 client built for it: building one and its first request (vert.x starts its event loop and connection pool) took about 5 ms and 12 ms with bare fabric8"
+        + " calls straight to the mock, measured apart from this run on the same machine, before the proxy and the elector add anything.");
     for (Scale s : scale) {
       // The smallest size at which the backend fell behind, or 10,000 when it kept up but not cheaply.
       s.steps().stream()
@@ -215,9 +217,12 @@ final class Report {
             + " each through fabric8's vert.x client, the counting proxy and the mock, about six thread hand-offs that each wait for a CPU on a busy 2-core machine. The same two"
             + " PUTs made with bare fabric8 calls, without Baton, took 13–27 ms p50 at load 5–7; Baton's own share is 0.1–0.3 ms a call.";
       case "etcd":
-        return "the release is a transaction that leaves the key on its lease, marked released (a raft write with an fsync); the watch event follows, and the follower takes key and"
-            + " lease over in one transaction sent with a keep-alive (another write): two writes and an event in series through jetcd and gRPC, code that runs cold at one handover"
-            + " a second (one transaction costs about 6–9 ms cold against 3.5 ms warm here).";
+        return "the release is a transaction that leaves the key on its lease, marked released; the follower, woken by the watch event when etcd applies it, takes key and"
+            + " lease over in one transaction sent with a keep-alive, and is elected when etcd answers that write: an event and a write round trip in series after the release."
+            + " The disk is not what costs (etcd's log fsyncs, below the table of handovers, took about a millisecond); round trips through gRPC and etcd's raft loop do: from a"
+            + " warm jetcd client on this machine a transaction took about 3.5 ms and a read 2 ms, measured apart from this run. jetcd's Election elects the next candidate on the"
+            + " watch event of the resign's delete, with no write of its own in between, which is why it takes about a third as long; a lease contract with a durable grant"
+            + " cannot skip the follower's write.";
       default:
         return "the release deletes the lease node (a write), the follower's watch fires, and its acquisition creates the node (a write, sent at once because the watch saw the"
             + " delete): two writes and an event in series, 1.5–2.5 ms a write here, mostly thread hand-offs in the server and the client; the elector adds about 0.5 ms.";
@@ -259,7 +264,8 @@ final class Report {
     line("## Time to first leader");
     line();
     line("From building the client and store (connecting included) and starting the elector to `onElected`, on a fresh election with no holder; a fresh client per round. "
-        + "The first round in the JVM for each library is reported apart (class loading, JIT) and not in the percentiles.");
+        + "The first round in the JVM for each library is reported apart (class loading, JIT; what a freshly started service sees) and not in the percentiles; then "
+        + settings.warmUpRounds() + " rounds run uncounted, so that no contender is measured on code that the contender before it warmed up (they share gRPC, vert.x, JDBC).");
     line();
     line("| contender | library | rounds | p50 ms | p90 ms | max ms | first in the JVM ms |");
     line("|---|---|---:|---:|---:|---:|---:|");
@@ -280,7 +286,7 @@ final class Report {
     line();
     line("The leader leaves the way its library documents (Baton: `close()`; Curator: `LeaderLatch.close()`; jetcd: `resign`; fabric8: cancelling the election with `releaseOnCancel`;"
         + " Spring: `stop()`); the time is from that call to another candidate's `onElected` (or equivalent). " + settings.candidates() + " candidates; the one that left is replaced by a fresh one"
-        + " before the next round.");
+        + " before the next round. The first " + settings.warmUpRounds() + " rounds run uncounted, as for the first leader.");
     line();
     line("| contender | library | rounds | p50 ms | p90 ms | p99 ms | max ms |");
     line("|---|---|---:|---:|---:|---:|---:|");
@@ -293,6 +299,14 @@ final class Report {
       line("| " + r.name + " | " + r.library + " | " + s.count() + failures(r.handover.failures()) + " | " + Stats.ms(s.p50()) + " | " + Stats.ms(s.p90()) + " | " + Stats.ms(s.p99()) + " | " + Stats.ms(s.max()) + " |");
     }
     line();
+    for (ContenderResult r : results) {
+      if (!r.etcdFsyncs.isEmpty()) {
+        line("- etcd's write-ahead log while " + r.name + " (" + r.library + ") ran: " + r.etcdFsyncs + " (from etcd's `etcd_disk_wal_fsync_duration_seconds`; every write waits for one).");
+      }
+    }
+    if (results.stream().anyMatch(r -> !r.etcdFsyncs.isEmpty())) {
+      line();
+    }
   }
 
   private void crash() {
@@ -402,7 +416,8 @@ final class Report {
         + " configured as its documentation shows, settings listed above.");
     line("- Servers: PostgreSQL and MariaDB are the machine's; ZooKeeper and the Kubernetes mock API server run in the harness's JVM; etcd is one member started by the harness;"
         + " H2 runs as a TCP server with an in-memory database. The scale process is a separate JVM, so its CPU and heap are the elections' alone.");
-    line("- Rounds: first leader " + settings.firstLeaderRounds() + " (+1 warm-up), handover " + settings.handoverRounds() + ", crash " + settings.crashRounds() + ", idle window "
+    line("- Rounds: first leader " + settings.firstLeaderRounds() + " (+1 first in the JVM, +" + settings.warmUpRounds() + " warm-up), handover " + settings.handoverRounds()
+        + " (+" + settings.warmUpRounds() + " warm-up), crash " + settings.crashRounds() + ", idle window "
         + settings.idleWindow().toSeconds() + " s, scale " + settings.scaleSizes() + " elections. Percentiles are nearest-rank. Waits are bounded; a round that times out is counted as"
         + " failed (shown as \"+n failed\").");
     line("- Regenerate: `scripts/benchmarks` (about 20 minutes; `scripts/benchmarks --smoke` for a one-minute check that everything still runs). It needs PostgreSQL at 127.0.0.1:5432"

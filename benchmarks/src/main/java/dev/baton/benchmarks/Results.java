@@ -81,6 +81,8 @@ final class Results {
     Crash crash;
     Idle idle;
     final List<String> notes = new ArrayList<>();
+    /** What etcd's own metrics say of its WAL fsyncs while this contender ran; empty elsewhere. */
+    String etcdFsyncs = "";
 
     ContenderResult(Contender c) {
       this.name = c.name();

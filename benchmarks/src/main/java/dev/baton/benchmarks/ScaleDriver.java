@@ -99,6 +99,11 @@ final class ScaleDriver {
       List<String> command = new ArrayList<>();
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-Xmx1g");
+      // For looking inside a scale run (a profiler, a flight recording); never set by the harness.
+      String extra = System.getenv().getOrDefault("BATON_SCALE_JAVA_OPTIONS", "").strip();
+      if (!extra.isEmpty()) {
+        command.addAll(List.of(extra.split("\\s+")));
+      }
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
       command.add("-Dh2.bindAddress=127.0.0.1");

@@ -39,6 +39,11 @@ final class Servers implements AutoCloseable {
     return zookeeper;
   }
 
+  /** The etcd member, if a contender has started it. */
+  synchronized java.util.Optional<EtcdServer> etcdIfStarted() {
+    return java.util.Optional.ofNullable(etcd);
+  }
+
   synchronized EtcdServer etcd() {
     if (etcd == null) {
       etcd = keep(EtcdServer.start());

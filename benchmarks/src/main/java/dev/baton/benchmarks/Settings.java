@@ -14,8 +14,11 @@ import java.util.Set;
  * @param retryPeriod how often a leader renews and a polling follower tries
  * @param callTimeout the longest one store call may take (at most half the renew deadline)
  * @param candidates nodes per contender in the handover, crash and idle measurements
- * @param firstLeaderRounds fresh client, store and elector per round, after one warm-up round
- * @param handoverRounds graceful handovers per contender
+ * @param warmUpRounds rounds of first leader and of handover run, not counted, before those that
+ *     are: each contender's code is then as warm as the one before it left the code it shares
+ *     (gRPC, vert.x, JDBC) behind; the very first round in the JVM is reported apart
+ * @param firstLeaderRounds fresh client, store and elector per round, counted
+ * @param handoverRounds graceful handovers per contender, counted
  * @param crashRounds leader cut off per contender
  * @param idleWindow how long the idle load is counted
  * @param scaleSizes elections per process in the scale measurement
@@ -29,6 +32,7 @@ record Settings(
     Duration retryPeriod,
     Duration callTimeout,
     int candidates,
+    int warmUpRounds,
     int firstLeaderRounds,
     int handoverRounds,
     int crashRounds,
@@ -45,6 +49,7 @@ record Settings(
         Duration.ofSeconds(1),
         Duration.ofSeconds(1),
         3,
+        10,
         10,
         50,
         10,
@@ -63,6 +68,7 @@ record Settings(
         Duration.ofSeconds(1),
         3,
         1,
+        1,
         2,
         1,
         Duration.ofSeconds(2),
@@ -73,7 +79,7 @@ record Settings(
 
   Settings onlyThese(Set<String> names) {
     return new Settings(
-        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, firstLeaderRounds, handoverRounds, crashRounds,
+        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds, handoverRounds, crashRounds,
         idleWindow, scaleSizes, scaleWindow, Set.copyOf(names));
   }
 
