@@ -24,9 +24,6 @@ import org.slf4j.LoggerFactory;
  * disconnected, so on every reconnect each watch is registered again and its callback runs once:
  * the follower then looks for itself. The callback also runs when the connection is suspended or
  * lost: a follower that cannot be told of changes for a while must poll meanwhile.
- *
- * <p>The watches also remember which elections they last saw freed (the lease node deleted), so
- * that the follower they wake tries the grant first: see {@link #takeSeenFree}.
  */
 final class LeaseWatches implements ConnectionStateListener {
 
@@ -34,8 +31,6 @@ final class LeaseWatches implements ConnectionStateListener {
 
   private final CuratorFramework client;
   private final Set<LeaseWatch> active = ConcurrentHashMap.newKeySet();
-  /** Elections whose lease node a watch saw deleted, and not created since. */
-  private final Set<String> seenFree = ConcurrentHashMap.newKeySet();
 
   LeaseWatches(CuratorFramework client) {
     this.client = client;
@@ -69,15 +64,6 @@ final class LeaseWatches implements ConnectionStateListener {
       log.debug("election '{}': watch on {} not confirmed yet", nodes.election(), nodes.leasePath(), e);
     }
     return watch;
-  }
-
-  /**
-   * Whether a watch saw the election's lease node deleted, and not created again, since the last
-   * call: a hint that a grant will succeed, so that the follower woken by a release can try it at
-   * once instead of reading first. A hint only: the grant is what decides.
-   */
-  boolean takeSeenFree(String election) {
-    return seenFree.remove(election);
   }
 
   @Override
@@ -170,11 +156,6 @@ final class LeaseWatches implements ConnectionStateListener {
     @Override
     public void process(WatchedEvent event) {
       // Connection events (type None) are handled through the connection state listener.
-      if (event.getType() == Event.EventType.NodeDeleted) {
-        seenFree.add(nodes.election());
-      } else if (event.getType() == Event.EventType.NodeCreated) {
-        seenFree.remove(nodes.election());
-      }
       if (event.getType() != Event.EventType.None) {
         notifyChanged();
       }
@@ -198,7 +179,6 @@ final class LeaseWatches implements ConnectionStateListener {
       }
       closed = true;
       active.remove(this);
-      seenFree.remove(nodes.election());
       try {
         client.watchers().remove(this).quietly().inBackground().forPath(nodes.leasePath());
       } catch (Exception e) {

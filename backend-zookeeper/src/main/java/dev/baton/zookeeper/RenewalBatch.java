@@ -109,7 +109,7 @@ final class RenewalBatch {
     String what = reading.size() == 1 ? "renew" : "renew of " + reading.size() + " leases";
     List<OpResult> read;
     try {
-      read = SyncedReads.leaseNodes(zk, nodes, deadlineNanos, callTimeout, concerns, what);
+      read = FreshReads.leaseNodes(zk, nodes, deadlineNanos, callTimeout, concerns, what);
     } catch (KeeperException e) {
       for (Renewing r : reading) {
         outcomes[r.index()] = Renewal.failed(readFailure(r, e));

@@ -61,8 +61,9 @@ import org.slf4j.LoggerFactory;
  * {@code tryAcquire} begins a new term at once instead of waiting for the servers to expire the
  * old session.
  *
- * <p>Every call is one or two round trips on the client's current ZooKeeper handle, waited for no
- * longer than the call timeout. Calls are pinned to one session on purpose: Curator would retry an
+ * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant
+ * of a free election one, a refusal two, a new term for the holder three), all waited for no
+ * longer than the call timeout together. Calls are pinned to one session on purpose: Curator would retry an
  * operation on a new session, where "this node is mine" no longer means what it did.
  *
  * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback):
@@ -122,58 +123,64 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
               + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
     }
     byte[] me = candidate.getBytes(UTF_8);
-    // Our watch saw the holder's node go (a release, an expiry): try the grant straight away, one
-    // round trip instead of a read and then the grant. Exclusion does not depend on it: the grant
-    // creates the ephemeral node, which fails when somebody has one, and then we read as usual.
-    boolean grantFirst = watches.takeSeenFree(election);
+    // The grant goes first, and a read only follows a refused one. ZooKeeper orders every write at
+    // the quorum leader, so the grant sees each write acknowledged before it, by whichever member.
+    // A read does not, even after a sync: a client of the quorum leader can be answered before the
+    // leader has applied a commit that a follower has already acknowledged (the leader sends the
+    // commit out before applying it), and a campaign that read first could call an election held
+    // that its holder has just released. A read sent after our refused write comes after it in
+    // this session's order, so it shows the election at least as new as the refusal.
+    GrantKind kind = GrantKind.FREE;
+    int electionVersion = -1;
     try {
-      // A lost race (the election changed between our read and our write) means another
-      // candidate moved; the next read shows who holds it now, which is the answer. Only an
-      // election that is free at every read and taken at every write keeps us here, until the
-      // call timeout.
+      // Each refusal says what to write next. Only an election that is taken at every write and
+      // free at every read keeps us here, until the call timeout.
       while (System.nanoTime() - deadline < 0) {
-        List<Op> grant;
-        boolean newElection = false;
-        if (grantFirst) {
-          grantFirst = false;
-          grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-        } else {
-          List<OpResult> read = SyncedReads.election(zk, nodes, deadline, callTimeout);
-          NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
-          NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
-          if (lease == null && electionNode == null) {
-            // The election's first grant creates its node too: one write instead of two.
-            newElection = true;
-            grant =
-                List.of(
-                    Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
-                    createLease(nodes, me),
-                    Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-          } else if (lease == null) {
-            grant = List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-          } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
-            return Acquisition.held(record(election, lease, sessionTtl));
-          } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
-            continue; // our lease node, but read across another grant: look again
-          } else {
-            // Ours already: a new term. The version check makes sure it is still the node we read.
-            grant =
-                List.of(
-                    Op.setData(nodes.rawElectionPath(), NO_DATA, electionNode.stat().getVersion()),
-                    Op.delete(nodes.rawLeasePath(), -1),
-                    createLease(nodes, me));
-          }
-        }
-        Optional<Lease> granted = grant(zk, nodes, candidate, grant, deadline);
-        if (granted.isPresent()) {
-          Lease mine = granted.get();
+        List<Op> ops =
+            switch (kind) {
+              case FREE -> List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+              // The election's first grant creates its node too: one write instead of two.
+              case NEW_ELECTION ->
+                  List.of(
+                      Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
+                      createLease(nodes, me),
+                      Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+              // Ours already: a new term. The version check makes sure it is still the node we read.
+              case NEW_TERM ->
+                  List.of(
+                      Op.setData(nodes.rawElectionPath(), NO_DATA, electionVersion),
+                      Op.delete(nodes.rawLeasePath(), -1),
+                      createLease(nodes, me));
+            };
+        MultiAnswer answer = grant(zk, nodes, candidate, ops, deadline);
+        if (answer.succeeded()) {
+          Lease mine = leaseOf(zk, nodes, candidate, answer);
           unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
           return Acquisition.granted(mine);
         }
-        if (newElection) {
-          // Another candidate created the election node first, or the base path is new and its
-          // nodes are missing too: make sure they all exist, then look again.
-          createElectionNode(nodes, deadline);
+        if (kind == GrantKind.NEW_ELECTION) {
+          if (answer.code() == Code.NONODE) {
+            createElectionNode(nodes, deadline); // the base path is new too
+          }
+          kind = GrantKind.FREE; // or another candidate created the election node first
+          continue;
+        }
+        if (kind == GrantKind.FREE && answer.code() == Code.NONODE) {
+          kind = GrantKind.NEW_ELECTION; // no election node to create the lease node under
+          continue;
+        }
+        List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline, callTimeout);
+        NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
+        NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
+        if (lease == null) {
+          kind = electionNode == null ? GrantKind.NEW_ELECTION : GrantKind.FREE; // given up since our write
+        } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
+          return Acquisition.held(record(election, lease, sessionTtl));
+        } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
+          kind = GrantKind.FREE; // our lease node, but read across another grant: look again
+        } else {
+          kind = GrantKind.NEW_TERM;
+          electionVersion = electionNode.stat().getVersion();
         }
       }
     } catch (KeeperException e) {
@@ -181,7 +188,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     throw new LeaseStoreException(
         election,
-        "tryAcquire for '" + candidate + "': the election changed between read and write on every attempt within the call timeout ("
+        "tryAcquire for '" + candidate + "': the election changed between write and read on every attempt within the call timeout ("
             + callTimeout + ")");
   }
 
@@ -239,7 +246,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     long deadline = deadline();
     ZooKeeper zk = session(election, deadline);
     try {
-      NodeRead node = SyncedReads.leaseNode(zk, nodes, deadline, callTimeout, "read");
+      NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, callTimeout, "read");
       return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -430,11 +437,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   /**
    * Runs a grant: a {@code multi} that creates the lease node and bumps the election node. Its
-   * zxid is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. Empty
-   * when the election changed since it was read. A grant confirmed after its caller gave up is
-   * given back at once.
+   * zxid is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. A refusal
+   * because the election changed (NODEEXISTS, NONODE, BADVERSION) is answered; any other failure
+   * is thrown. A grant confirmed after its caller gave up is given back at once.
    */
-  private Optional<Lease> grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, long deadline)
+  private MultiAnswer grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, long deadline)
       throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
@@ -451,17 +458,17 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         },
         null);
     MultiAnswer answer = reply.await(deadline, callTimeout, nodes.election(), "tryAcquire for '" + candidate + "'");
-    if (!answer.succeeded()) {
-      if (isChangedElection(answer.code())) {
-        return Optional.empty();
-      }
+    if (!answer.succeeded() && !isChangedElection(answer.code())) {
       throw KeeperException.create(answer.code(), nodes.leasePath());
     }
-    Stat bumped = answer.electionStat();
+    return answer;
+  }
+
+  private Lease leaseOf(ZooKeeper zk, ElectionNodes nodes, String candidate, MultiAnswer granted) {
+    Stat bumped = granted.electionStat();
     grantingSessions.add(zk.getSessionId());
     LeaseHandle handle = new LeaseHandle(zk.getSessionId(), bumped.getVersion());
-    return Optional.of(
-        new Lease(nodes.election(), candidate, FencingToken.of(bumped.getMzxid()), sessionTtl(zk), handle.encode()));
+    return new Lease(nodes.election(), candidate, FencingToken.of(bumped.getMzxid()), sessionTtl(zk), handle.encode());
   }
 
   private void giveBackLateGrant(ZooKeeper zk, ElectionNodes nodes, String candidate, Stat bumped) {
@@ -608,5 +615,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     public ZooKeeperLeaseStore build() {
       return new ZooKeeperLeaseStore(this);
     }
+  }
+
+  /** What a campaign writes: what the last refusal, and the read after it, showed. */
+  private enum GrantKind {
+    /** The lease node, under an election node that exists. */
+    FREE,
+    /** The election node and the lease node. */
+    NEW_ELECTION,
+    /** A new term on our own lease node. */
+    NEW_TERM
   }
 }

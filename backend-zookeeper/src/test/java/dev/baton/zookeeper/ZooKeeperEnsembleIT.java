@@ -114,11 +114,7 @@ class ZooKeeperEnsembleIT {
     String election = uniqueElection("leader-killed");
     Lease lease = acquireOnceTheEnsembleServes(election);
     long session = zk().getSessionId();
-    InstanceSpec leader =
-        cluster.getInstances().stream()
-            .filter(i -> "leader".equals(mode(i)))
-            .findFirst()
-            .orElseThrow(() -> new AssertionError("no quorum leader: " + modes()));
+    InstanceSpec leader = memberIn("leader");
 
     assertThat(cluster.killServer(leader)).isTrue();
 
@@ -128,6 +124,42 @@ class ZooKeeperEnsembleIT {
         .until(() -> holder.renew(lease).token().equals(lease.token()));
     assertThat(zk().getSessionId()).isEqualTo(session);
     assertThat(currentHolder(election)).isEqualTo(new Holder("a", lease.token().value()));
+  }
+
+  /**
+   * The quorum leader sends a commit to its followers before applying it itself, so a follower can
+   * acknowledge a release while the leader still shows the lease: a campaign or a read through the
+   * leader that trusted a synced read would call the election held. Many rounds, because the
+   * window is the leader applying one commit.
+   */
+  @Test
+  void aCandidateOnTheQuorumLeaderSeesAReleaseAFollowerHasAcknowledged() throws Exception {
+    String election = uniqueElection("release-through-follower");
+    holder.release(acquireOnceTheEnsembleServes(election));
+    InstanceSpec leader = memberIn("leader");
+    InstanceSpec follower = memberIn("follower");
+    ZooKeeperLeaseStore onFollower = store(resources.client(follower.getConnectString(), SESSION));
+    ZooKeeperLeaseStore onLeader = store(resources.client(leader.getConnectString(), SESSION));
+
+    for (int round = 0; round < 500; round++) {
+      Lease released = granted(onFollower.tryAcquire(election, "f", TTL), "the follower's client in round " + round);
+      onFollower.release(released);
+      assertThat(onLeader.read(election)).as("read through the quorum leader after release %d", round).isEmpty();
+      Lease taken = granted(onLeader.tryAcquire(election, "l", TTL), "the leader's client in round " + round);
+      assertThat(taken.token()).isGreaterThan(released.token());
+      onLeader.release(taken);
+    }
+  }
+
+  private static Lease granted(Acquisition acquisition, String who) {
+    return acquisition.lease().orElseThrow(() -> new AssertionError(who + " was refused a released lease: " + acquisition));
+  }
+
+  private InstanceSpec memberIn(String mode) {
+    return cluster.getInstances().stream()
+        .filter(i -> mode.equals(mode(i)))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + mode + ": " + modes()));
   }
 
   private Lease acquireOnceTheEnsembleServes(String election) {

@@ -168,7 +168,7 @@ class ZooKeeperLeaseStoreIT {
 
   @Test
   void renewAllAnswersEveryLeaseInOrderAcrossTheMultisOfABatch() {
-    int perMulti = SyncedReads.READS_PER_MULTI;
+    int perMulti = FreshReads.READS_PER_MULTI;
     int size = 2 * perMulti + 50;
     // Live leases on both sides of every boundary between two multis; the rest are gone.
     Set<Integer> live = Set.of(0, perMulti - 1, perMulti, 2 * perMulti - 1, 2 * perMulti, size - 1);
