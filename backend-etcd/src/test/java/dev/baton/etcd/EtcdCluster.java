@@ -3,11 +3,10 @@ package dev.baton.etcd;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.conformance.RequiredServer;
+import dev.baton.conformance.ServerPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -67,9 +66,9 @@ public final class EtcdCluster implements AutoCloseable {
     private Member(String name, String scheme, Path dataDir) {
       this.name = name;
       this.scheme = scheme;
-      this.clientPort = freePort();
-      this.peerPort = freePort();
-      this.metricsPort = freePort();
+      this.clientPort = ServerPorts.belowEphemeralRange();
+      this.peerPort = ServerPorts.belowEphemeralRange();
+      this.metricsPort = ServerPorts.belowEphemeralRange();
       this.dataDir = dataDir;
     }
 
@@ -212,41 +211,6 @@ public final class EtcdCluster implements AutoCloseable {
     EtcdCluster cluster = new EtcdCluster(members, root);
     Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
     return cluster;
-  }
-
-  /** Ports handed out in this JVM: each member keeps its ports across restarts. */
-  private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-  /**
-   * A free port below the kernel's ephemeral range. A member binds its ports again when it is
-   * restarted; a port from the ephemeral range may meanwhile have become the local end of some
-   * outgoing connection (a proxy's, a client's), and the member would then exit unable to bind.
-   */
-  private static int freePort() {
-    int below = ephemeralRangeStart();
-    java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int port = random.nextInt(10_000, below);
-      if (HANDED_OUT.contains(port)) {
-        continue;
-      }
-      try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-        HANDED_OUT.add(port);
-        return socket.getLocalPort();
-      } catch (IOException e) {
-        // taken: try another
-      }
-    }
-    throw new IllegalStateException("no free port between 10000 and " + below + " after 200 tries");
-  }
-
-  private static int ephemeralRangeStart() {
-    try {
-      String range = java.nio.file.Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim();
-      return Math.max(11_000, Integer.parseInt(range.split("\\s+")[0]));
-    } catch (IOException | RuntimeException e) {
-      return 32_768; // Linux's default
-    }
   }
 
   private void launch(Member m) {

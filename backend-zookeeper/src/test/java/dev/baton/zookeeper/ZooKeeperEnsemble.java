@@ -34,7 +34,7 @@ final class ZooKeeperEnsemble implements AutoCloseable {
 
   private ZooKeeperEnsemble(int tickMillis) {
     this.tickMillis = tickMillis;
-    this.cluster = new TestingCluster(member(tickMillis), member(tickMillis), member(tickMillis));
+    this.cluster = new TestingCluster(ZooKeeperServers.spec(tickMillis), ZooKeeperServers.spec(tickMillis), ZooKeeperServers.spec(tickMillis));
   }
 
   /** Starts three members and returns once one leads and two follow. */
@@ -48,10 +48,6 @@ final class ZooKeeperEnsemble implements AutoCloseable {
       ensemble.close();
       throw new IllegalStateException("cannot start a three-member ZooKeeper ensemble", e);
     }
-  }
-
-  private static InstanceSpec member(int tickMillis) {
-    return new InstanceSpec(null, -1, -1, -1, true, -1, tickMillis, -1, Map.of(), "127.0.0.1");
   }
 
   /** The longest session timeout the members grant. */

@@ -1,7 +1,6 @@
 package dev.baton.zookeeper;
 
 import static dev.baton.zookeeper.ZooKeeperServers.uniqueElection;
-import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,16 +8,8 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
-import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
@@ -39,6 +30,7 @@ class ZooKeeperEnsembleIT {
   private static final Duration TTL = Duration.ofSeconds(5);
 
   private ZooKeeperServers resources;
+  private ZooKeeperEnsemble ensemble;
   private TestingCluster cluster;
   private CuratorFramework holderClient;
   private ZooKeeperLeaseStore holder;
@@ -47,9 +39,9 @@ class ZooKeeperEnsembleIT {
   @BeforeEach
   void startEnsemble() throws Exception {
     resources = new ZooKeeperServers();
-    cluster = new TestingCluster(member(), member(), member());
-    resources.closeLater(cluster);
-    cluster.start();
+    ensemble = ZooKeeperEnsemble.start(TICK_MILLIS);
+    resources.closeLater(ensemble);
+    cluster = ensemble.cluster();
     holderClient = resources.client(cluster.getConnectString(), SESSION);
     holder = store(holderClient);
     other = store(resources.client(cluster.getConnectString(), SESSION));
@@ -58,10 +50,6 @@ class ZooKeeperEnsembleIT {
   @AfterEach
   void stopEnsemble() {
     resources.close();
-  }
-
-  private static InstanceSpec member() {
-    return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MILLIS, -1);
   }
 
   private ZooKeeperLeaseStore store(CuratorFramework client) {
@@ -77,7 +65,7 @@ class ZooKeeperEnsembleIT {
     InstanceSpec connected = cluster.findConnectionInstance(zk());
     InstanceSpec bystander =
         cluster.getInstances().stream()
-            .filter(i -> !i.equals(connected) && "follower".equals(mode(i)))
+            .filter(i -> !i.equals(connected) && "follower".equals(ZooKeeperEnsemble.mode(i)))
             .findFirst()
             .orElseThrow(() -> new AssertionError("no follower other than " + connected + ": " + modes()));
 
@@ -157,7 +145,7 @@ class ZooKeeperEnsembleIT {
 
   private InstanceSpec memberIn(String mode) {
     return cluster.getInstances().stream()
-        .filter(i -> mode.equals(mode(i)))
+        .filter(i -> mode.equals(ZooKeeperEnsemble.mode(i)))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no " + mode + ": " + modes()));
   }
@@ -189,23 +177,6 @@ class ZooKeeperEnsembleIT {
   }
 
   private Map<Integer, String> modes() {
-    return cluster.getInstances().stream().collect(Collectors.toMap(InstanceSpec::getPort, ZooKeeperEnsembleIT::mode));
-  }
-
-  /** The member's role from ZooKeeper's {@code srvr} command: leader, follower, or unknown. */
-  private static String mode(InstanceSpec member) {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress(member.getHostname(), member.getPort()), 2_000);
-      socket.setSoTimeout(2_000);
-      OutputStream out = socket.getOutputStream();
-      out.write("srvr".getBytes(US_ASCII));
-      out.flush();
-      InputStream in = socket.getInputStream();
-      String answer = new String(in.readAllBytes(), US_ASCII);
-      Optional<String> mode = answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst();
-      return mode.orElse("unknown");
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot ask " + member.getHostname() + ":" + member.getPort() + " for its mode", e);
-    }
+    return ensemble.modes();
   }
 }

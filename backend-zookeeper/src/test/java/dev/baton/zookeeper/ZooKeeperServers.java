@@ -1,5 +1,6 @@
 package dev.baton.zookeeper;
 
+import dev.baton.conformance.ServerPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.util.ServiceUtils;
 
 /**
  * Real ZooKeeper servers in this JVM (curator-test runs the server code itself) and Curator
@@ -39,8 +41,32 @@ final class ZooKeeperServers implements AutoCloseable {
     }
   }
 
+  static {
+    // A member that cannot bind a port calls System.exit, which ends the whole test JVM and hides
+    // which test it was in; logged instead, the test fails on its own wait and says what it was.
+    ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
+  }
+
   static InstanceSpec spec() {
-    return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MILLIS, -1, Map.of("clientPortAddress", "127.0.0.1"));
+    return spec(TICK_MILLIS);
+  }
+
+  /**
+   * A standalone server or ensemble member on loopback only, with ports it can bind again when it
+   * is restarted.
+   */
+  static InstanceSpec spec(int tickMillis) {
+    return new InstanceSpec(
+        null,
+        ServerPorts.belowEphemeralRange(),
+        ServerPorts.belowEphemeralRange(),
+        ServerPorts.belowEphemeralRange(),
+        true,
+        -1,
+        tickMillis,
+        -1,
+        Map.of("clientPortAddress", "127.0.0.1"),
+        "127.0.0.1");
   }
 
   /** A started client with the given session timeout, closed with the servers. */
