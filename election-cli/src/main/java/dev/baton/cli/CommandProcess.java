@@ -23,8 +23,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class CommandProcess {
 
-  /** Programs the guard needs; all from util-linux and bash, present on every common Linux. */
-  static final List<String> TOOLS = List.of("bash", "setsid", "setpriv");
+  /** Programs the guard needs; from util-linux, coreutils and bash, present on every common Linux. */
+  static final List<String> TOOLS = List.of("bash", "setsid", "setpriv", "env");
 
   private static final String GUARD = readGuard();
 
@@ -44,7 +44,11 @@ final class CommandProcess {
    */
   static CommandProcess start(Spawner spawner, List<String> command, Map<String, String> environment, Duration grace)
       throws IOException {
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "HUP", "--", "bash", "-c", GUARD, "elect-guard"));
+    // A signal ignored when bash starts cannot be trapped, and an ignored signal is inherited
+    // through fork and exec: under nohup (SIGHUP ignored) the guard would never hear of elect's
+    // death and the command would outlive it. env restores the guard's two signals first.
+    List<String> argv =
+        new ArrayList<>(List.of("setpriv", "--pdeathsig", "HUP", "--", "env", "--default-signal=HUP,TERM", "bash", "-c", GUARD, "elect-guard"));
     argv.add(Long.toString(ProcessHandle.current().pid()));
     argv.add(Long.toString(grace.toMillis()));
     argv.addAll(command);

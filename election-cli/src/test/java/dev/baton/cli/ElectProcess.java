@@ -47,7 +47,19 @@ final class ElectProcess implements AutoCloseable {
    * it could clean up; setsid makes it the leader of its own process group.
    */
   static ElectProcess start(Path dir, String label, Map<String, String> env, String... args) {
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid", "java"));
+    return start(dir, label, env, false, args);
+  }
+
+  /**
+   * As {@link #start(Path, String, Map, String...)}; with {@code underNohup}, elect starts with
+   * SIGHUP ignored, as {@code nohup} and some service managers start programs.
+   */
+  static ElectProcess start(Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid"));
+    if (underNohup) {
+      argv.add("nohup");
+    }
+    argv.add("java");
     argv.addAll(JVM);
     argv.add("-jar");
     argv.add(JAR.toString());

@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code elect run} and {@code elect status} as real processes on the embedded default (an H2 file
@@ -58,9 +60,13 @@ class ElectRunIT {
   }
 
   private ElectProcess elect(String candidate, String config, String... runArgs) {
+    return elect(candidate, false, config, runArgs);
+  }
+
+  private ElectProcess elect(String candidate, boolean underNohup, String config, String... runArgs) {
     List<String> args = new ArrayList<>(List.of("run", "--config", config, "--name", election));
     args.addAll(List.of(runArgs));
-    ElectProcess p = ElectProcess.start(dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate), args.toArray(String[]::new));
+    ElectProcess p = ElectProcess.start(dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate), underNohup, args.toArray(String[]::new));
     started.add(p);
     return p;
   }
@@ -167,8 +173,11 @@ class ElectRunIT {
     assertThat(only.waitFor(Duration.ofSeconds(30))).contains(143);
   }
 
-  @Test
-  void when_elect_is_killed_its_command_and_grandchild_die_long_before_another_is_elected() {
+  // Under nohup, elect and everything it starts inherit SIGHUP ignored; the guard must still hear
+  // of elect's death (found when CI itself was started under nohup).
+  @ParameterizedTest(name = "started under nohup: {0}")
+  @ValueSource(booleans = {false, true})
+  void when_elect_is_killed_its_command_and_grandchild_die_long_before_another_is_elected(boolean underNohup) {
     String config = file("fast.properties", FAST).toString();
     String orphan =
         script(
@@ -180,8 +189,8 @@ class ElectRunIT {
                 "echo $$ > \"$BATON_CANDIDATE.child\"",
                 "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt",
                 "wait"));
-    ElectProcess one = elect("node-1", config, "--", orphan);
-    ElectProcess two = elect("node-2", config, "--", orphan);
+    ElectProcess one = elect("node-1", underNohup, config, "--", orphan);
+    ElectProcess two = elect("node-2", underNohup, config, "--", orphan);
     await().atMost(Duration.ofSeconds(60)).until(() -> !lines("leaders.txt").isEmpty());
     String first = lines("leaders.txt").get(0).split(" ")[0];
     ElectProcess leading = first.equals("node-1") ? one : two;
