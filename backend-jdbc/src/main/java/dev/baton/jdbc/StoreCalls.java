@@ -42,6 +42,7 @@ final class StoreCalls {
 
   /** The statements for the store's database, once a connection has shown which it is. */
   private volatile LeaseStatements statements;
+  private volatile boolean checkedH2WriteDelay;
 
   private final AtomicInteger callsInFlight = new AtomicInteger();
   private final Object answeredLock = new Object();
@@ -189,12 +190,43 @@ final class StoreCalls {
       return s;
     }
     try {
-      Dialect d = transactions.autoCommitted(deadline, c -> Dialect.of(c.getMetaData()));
+      Dialect d =
+          transactions.autoCommitted(
+              deadline,
+              c -> {
+                Dialect found = Dialect.of(c.getMetaData());
+                if (found == Dialect.H2 && !checkedH2WriteDelay) {
+                  warnIfH2CommitsAreLate(c);
+                  checkedH2WriteDelay = true;
+                }
+                return found;
+              });
       s = new LeaseStatements(table, d, queryTimeoutSeconds);
       statements = s;
       return s;
     } catch (SQLException | DataAccessException e) {
       throw failure(election, "reach the database", e);
+    }
+  }
+
+  /**
+   * H2 writes a commit to its file in the background, up to WRITE_DELAY (500 ms) later. A grant
+   * confirmed in that window dies with the process that hosts the database, and the next leader
+   * can be handed the same fencing token again. In-memory databases have no file and nothing to
+   * lose that the process does not lose with them.
+   */
+  private void warnIfH2CommitsAreLate(Connection c) throws SQLException {
+    try (var st = c.createStatement();
+        var rs =
+            st.executeQuery(
+                "SELECT DATABASE_PATH(), (SELECT MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = 'WRITE_DELAY')")) {
+      if (rs.next() && rs.getString(1) != null && rs.getInt(2) > 0) {
+        log.warn(
+            "The H2 database {} writes commits to its file up to {} ms late (WRITE_DELAY): if the process hosting it dies, a confirmed grant"
+                + " can be lost and a fencing token handed out twice. Add ;WRITE_DELAY=0 to election.jdbc.url.",
+            rs.getString(1),
+            rs.getInt(2));
+      }
     }
   }
 

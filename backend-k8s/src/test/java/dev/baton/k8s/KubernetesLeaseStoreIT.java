@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.baton.conformance.CapturedLog;
 import dev.baton.election.Acquisition;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;

@@ -3,6 +3,7 @@ package dev.baton.k8s;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.conformance.CapturedLog;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;

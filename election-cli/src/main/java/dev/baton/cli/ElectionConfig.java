@@ -72,8 +72,10 @@ final class ElectionConfig {
     // AUTO_SERVER: the first elect to open the file serves it to the others over loopback. H2
     // closes the database in a shutdown hook of its own (it refuses DB_CLOSE_ON_EXIT=FALSE with
     // AUTO_SERVER), which is why elect run releases on SIGTERM/SIGINT before the JVM shuts down.
+    // WRITE_DELAY=0: H2 otherwise writes commits to the file up to 500 ms late, and a kill of the
+    // elect serving it could take a confirmed grant with it (the next leader got the same token).
     p = p.with(ElectionProperties.BACKEND, JDBC)
-        .with(JDBC_URL, "jdbc:h2:file:" + database + ";AUTO_SERVER=TRUE")
+        .with(JDBC_URL, "jdbc:h2:file:" + database + ";AUTO_SERVER=TRUE;WRITE_DELAY=0")
         .with(JDBC_USERNAME, "sa");
     if (p.get(JDBC_CALL_TIMEOUT).isEmpty()) {
       Duration renewDeadline = p.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);

@@ -31,7 +31,7 @@ class ElectionConfigTest {
     ElectionProperties p = config.properties();
     assertThat(config.isEmbedded()).isTrue();
     assertThat(p.get(ElectionProperties.BACKEND)).contains("jdbc");
-    assertThat(p.get(ElectionConfig.JDBC_URL)).contains("jdbc:h2:file:" + dir.toAbsolutePath().resolve(".baton/elect") + ";AUTO_SERVER=TRUE");
+    assertThat(p.get(ElectionConfig.JDBC_URL)).contains("jdbc:h2:file:" + dir.toAbsolutePath().resolve(".baton/elect") + ";AUTO_SERVER=TRUE;WRITE_DELAY=0");
     assertThat(config.election()).isEqualTo("default");
     assertThat(p.get(ElectionConfig.JDBC_CALL_TIMEOUT)).contains("3000ms");
     assertThat(config.describeBackend()).contains(dir.toAbsolutePath().resolve(".baton").toString());

@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.conformance;
 
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -11,9 +11,10 @@ import java.util.stream.Collectors;
 
 /**
  * What slf4j-simple (the test logging backend, which writes to {@code System.err} as it finds it
- * at each line) prints while this is open; it still reaches the console too.
+ * at each line) prints while this is open; it still reaches the console too. For a backend's own
+ * tests of what it logs, as a test logging backend sees it.
  */
-final class CapturedLog implements AutoCloseable {
+public final class CapturedLog implements AutoCloseable {
 
   private static final Pattern WARN_OR_ABOVE = Pattern.compile("\\b(WARN|ERROR|WARNING|SEVERE)\\b");
 
@@ -43,17 +44,17 @@ final class CapturedLog implements AutoCloseable {
     System.setErr(new PrintStream(tee, true, StandardCharsets.UTF_8));
   }
 
-  static CapturedLog start() {
+  public static CapturedLog start() {
     return new CapturedLog();
   }
 
-  String text() {
+  public String text() {
     synchronized (captured) {
       return captured.toString(StandardCharsets.UTF_8);
     }
   }
 
-  List<String> linesAtWarnOrAbove() {
+  public List<String> linesAtWarnOrAbove() {
     return Arrays.stream(text().split("\n")).filter(l -> WARN_OR_ABOVE.matcher(l).find()).collect(Collectors.toList());
   }
 
