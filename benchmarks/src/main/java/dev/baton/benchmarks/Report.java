@@ -190,7 +190,7 @@ final class Report {
         + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is a `sync` and a read (2 packets) plus the client's pings; an etcd renewal is a keep-alive"
         + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
     line("- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
-        + " busy 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). On Kubernetes a first leader is one POST, but"
+        + " 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). On Kubernetes a first leader is one POST, but"
         + " through a fabric8 client built for it: building one and its first request (vert.x starts its event loop and connection pool) took about 5 ms and 12 ms with bare fabric8"
         + " calls straight to the mock, measured apart from this run on the same machine, before the proxy and the elector add anything.");
     for (Scale s : scale) {
@@ -214,8 +214,9 @@ final class Report {
             + " this server, with outliers of 12–37 ms, and HikariCP checks a connection idle for 500 ms before lending it; with 50 rounds one such outlier sets the p99.";
       case "Kubernetes":
         return "the release is a PUT; the mock API server sends the watch event with the Lease, and the follower's acquisition is one PUT from it: two HTTP round trips in series,"
-            + " each through fabric8's vert.x client, the counting proxy and the mock, about six thread hand-offs that each wait for a CPU on a busy 2-core machine. The same two"
-            + " PUTs made with bare fabric8 calls, without Baton, took 13–27 ms p50 at load 5–7; Baton's own share is 0.1–0.3 ms a call.";
+            + " each through fabric8's vert.x client, the counting proxy and the mock, about six thread hand-offs, each a wake-up on a 2-core machine that is also running the mock,"
+            + " the proxies and the other candidates. The same two PUTs made with bare fabric8 calls, without Baton, took 13–27 ms p50 while the machine was busy (load 5–7),"
+            + " measured apart from this run; Baton's own share is 0.1–0.3 ms a call.";
       case "etcd":
         return "the release is a transaction that leaves the key on its lease, marked released; the follower, woken by the watch event when etcd applies it, takes key and"
             + " lease over in one transaction sent with a keep-alive, and is elected when etcd answers that write: an event and a write round trip in series after the release."
@@ -363,7 +364,7 @@ final class Report {
     line("## Scale: many elections in one process");
     line();
     line("One process (a separate JVM, `-Xmx1g`) opens one store and starts N electors for N elections, one candidate each, in batches. Once all lead, it waits until the JIT"
-        + " compiler has gone quiet (three seconds in a row with under 1 % of a core of compiling, at most " + ScaleRun.SETTLE_LIMIT.toSeconds() + " s: compiling the code paths new"
+        + " compiler has gone quiet (three seconds in a row with under 1 % of a core of compiling, at most " + settings.scaleSettleLimit().toSeconds() + " s: compiling the code paths new"
         + " elections bring in is a one-off cost of a fresh process, not the cost of keeping them), and is then watched for " + settings.scaleWindow().toSeconds() + " s."
         + " **Step-downs** are terms that ended in the window (a renewal missed its deadline); **CPU** is the process's CPU time over the window in percent of one core, everything"
         + " included; **JIT / GC** is the time the JVM reports as spent compiling and collecting in the window, in percent of the window (elapsed time, so on a busy machine it can"

@@ -113,6 +113,7 @@ final class ScaleDriver {
       command.add(Integer.toString(proxy.map(FaultProxy::port).orElse(0)));
       command.add(sizes.stream().map(String::valueOf).collect(Collectors.joining(",")));
       command.add(Long.toString(settings.scaleWindow().toMillis()));
+      command.add(Long.toString(settings.scaleSettleLimit().toMillis()));
       command.add(runId);
       ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(false);
       pb.redirectError(logDir.map(d -> ProcessBuilder.Redirect.to(d.resolve("scale-" + plan.backend() + ".err").toFile())).orElse(ProcessBuilder.Redirect.DISCARD));
@@ -132,7 +133,7 @@ final class ScaleDriver {
       }, "scale-reader");
       reader.setDaemon(true);
       reader.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + sizes.stream().mapToLong(n -> 40 + ScaleRun.SETTLE_LIMIT.toSeconds() + settings.scaleWindow().toSeconds() + n / 100).sum());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + sizes.stream().mapToLong(n -> 40 + settings.scaleSettleLimit().toSeconds() + settings.scaleWindow().toSeconds() + n / 100).sum());
       long bytesAtStart = 0;
       long serverAtStart = 0;
       while (true) {

@@ -37,12 +37,10 @@ import org.apache.curator.framework.CuratorFramework;
  *      calls=... requests=... ramp=... settle=... problem=...
  * </pre>
  *
- * Arguments: backend, proxy port (0 for memory), sizes (comma-separated), window millis, run id.
+ * Arguments: backend, proxy port (0 for memory), sizes (comma-separated), window millis, settle
+ * limit millis, run id.
  */
 public final class ScaleRun {
-
-  /** The longest a step waits for the JIT compiler to go quiet before its window. */
-  static final Duration SETTLE_LIMIT = Duration.ofSeconds(15);
 
   private ScaleRun() {}
 
@@ -55,10 +53,11 @@ public final class ScaleRun {
       sizes.add(Integer.parseInt(n));
     }
     Duration window = Duration.ofMillis(Long.parseLong(args[3]));
-    String runId = args[4];
+    Duration settleLimit = Duration.ofMillis(Long.parseLong(args[4]));
+    String runId = args[5];
     PrintStream out = System.out;
     try {
-      new ScaleRun.Steps(backend, port, window, runId, out).run(sizes);
+      new ScaleRun.Steps(backend, port, window, settleLimit, runId, out).run(sizes);
     } catch (Exception | Error e) {
       out.println("FAILED " + oneLine(e.toString()));
       out.flush();
@@ -77,6 +76,7 @@ public final class ScaleRun {
     private final String backend;
     private final int port;
     private final Duration window;
+    private final Duration settleLimit;
     private final String runId;
     private final PrintStream out;
     private static final Duration BATCH_LIMIT = Duration.ofSeconds(15);
@@ -86,10 +86,11 @@ public final class ScaleRun {
     private static final int QUIET_SECONDS = 3;
     private final Settings settings = Settings.full();
 
-    Steps(String backend, int port, Duration window, String runId, PrintStream out) {
+    Steps(String backend, int port, Duration window, Duration settleLimit, String runId, PrintStream out) {
       this.backend = backend;
       this.port = port;
       this.window = window;
+      this.settleLimit = settleLimit;
       this.runId = runId;
       this.out = out;
     }
@@ -251,15 +252,15 @@ public final class ScaleRun {
     }
 
     /**
-     * Waits, at most {@link #SETTLE_LIMIT}, until the JIT compiler has gone quiet: right after a
+     * Waits, at most {@link #settleLimit}, until the JIT compiler has gone quiet: right after a
      * ramp-up it is still compiling the code paths the new elections brought in, a one-off cost
      * of a fresh process that would otherwise be counted as the cost of keeping N elections.
      *
      * @return how long it waited, in seconds
      */
-    private static double settleCompiler() {
+    private double settleCompiler() {
       long start = System.nanoTime();
-      long deadline = start + SETTLE_LIMIT.toNanos();
+      long deadline = start + settleLimit.toNanos();
       int quietSeconds = 0;
       long last = compilationMillis();
       while (quietSeconds < QUIET_SECONDS && System.nanoTime() - deadline < 0) {
