@@ -100,7 +100,8 @@ final class Results {
    * @param elected how many were leading when the window began
    * @param stepDowns terms that ended during the window (a renewal missed its deadline or failed)
    * @param cpuPercentOfCore the process's CPU time over the window, in percent of one core
-   * @param compilerPercentOfCore the JIT compiler's elapsed time in the window as the JVM reports it, in percent of the window
+   * @param compilerPercentOfCore the CPU time the JIT compiler's threads used in the window, in percent of one core (part of {@code
+   *     cpuPercentOfCore})
    * @param collectorPercentOfCore the garbage collectors' elapsed time in the window, in percent of the window
    * @param heapMegabytes heap in use after a full GC with the elections running
    * @param heapBaselineMegabytes the same with the store open and no elections
@@ -124,7 +125,16 @@ final class Results {
       double bytesPerSecond,
       double rampSeconds,
       double settleSeconds,
-      String problem) {}
+      String problem) {
+
+    /**
+     * The process's CPU without the JIT compiler's: what keeping the elections costs once the
+     * process is warm. A fresh process still compiles gRPC and netty paths minutes after start.
+     */
+    double steadyPercentOfCore() {
+      return Math.max(0, cpuPercentOfCore - compilerPercentOfCore);
+    }
+  }
 
   record Scale(String backend, List<ScaleStep> steps, String note) {}
 }
