@@ -255,8 +255,7 @@ final class Report {
       case "Kubernetes":
         return what + " A Lease is one object, so the Kubernetes store cannot batch: each renewal is an HTTP PUT of the whole Lease through fabric8's client (JSON both ways),"
             + " which costs the scale process about "
-            + Stats.fixed(st.cpuPercentOfCore() / Math.max(1, st.storeCallsPerSecond()), 2) + " % of a core per renewal per second here, and every election keeps a watch of its own"
-            + " (one WebSocket connection each).";
+            + Stats.fixed(st.cpuPercentOfCore() / Math.max(1, st.storeCallsPerSecond()), 2) + " % of a core per renewal per second here.";
       default:
         return what + perElection;
     }
