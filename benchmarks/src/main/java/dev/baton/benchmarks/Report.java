@@ -219,12 +219,12 @@ final class Report {
             + " the proxies and the other candidates. The same two PUTs made with bare fabric8 calls, without Baton, took 13–27 ms p50 while the machine was busy (load 5–7),"
             + " measured apart from this run; Baton's own share is 0.1–0.3 ms a call.";
       case "etcd":
-        return "the release is a transaction that leaves the key on its lease, marked released; the follower, woken by the watch event when etcd applies it, takes key and"
-            + " lease over in one transaction sent with a keep-alive, and is elected when etcd answers that write: an event and a write round trip in series after the release."
-            + " The disk is not what costs (etcd's log fsyncs, below the table of handovers, took about a millisecond); round trips through gRPC and etcd's raft loop do: from a"
-            + " warm jetcd client on this machine a transaction took about 3.5 ms and a read 2 ms, measured apart from this run. jetcd's Election elects the next candidate on the"
-            + " watch event of the resign's delete, with no write of its own in between, which is why it takes about a third as long; a lease contract with a durable grant"
-            + " cannot skip the follower's write.";
+        return "two writes through raft in series: the release (a transaction that leaves the key on its lease, marked released) and the follower's takeover (one"
+            + " transaction, sent with a keep-alive of that lease), with the watch event between them. A timeline taken apart from this run, on the same machine while it"
+            + " was busy: release to the followers' watch event 3–4 ms, the takeover transaction 3–5 ms, the elector's own hand-offs 0.3 ms. jetcd's Election needs one"
+            + " write because every candidate keeps a key of its own on a lease of its own, queued by creation revision, so the resign's delete itself makes the next one"
+            + " leader. Baton could hand over the same way only if followers kept a key and a lease alive while they wait, sending keep-alives instead of nothing; the"
+            + " target that followers on watch-capable backends send no requests rules that out, and Baton keeps followers silent.";
       default:
         return "the release deletes the lease node (a write), the follower's watch fires, and its acquisition creates the node (a write, sent at once because the watch saw the"
             + " delete): two writes and an event in series, 1.5–2.5 ms a write here, mostly thread hand-offs in the server and the client; the elector adds about 0.5 ms.";
