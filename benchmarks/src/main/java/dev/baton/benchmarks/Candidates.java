@@ -12,7 +12,11 @@ import java.util.function.Supplier;
  */
 final class Candidates {
 
-  record Entry(String name, Supplier<Optional<String>> missing, Setup<Contender> create) {}
+  /**
+   * @param server the server it runs on: contenders on the same server are measured side by side,
+   *     their first-leader rounds taken in turns
+   */
+  record Entry(String name, String server, Supplier<Optional<String>> missing, Setup<Contender> create) {}
 
   private Candidates() {}
 
@@ -28,56 +32,56 @@ final class Candidates {
         ? Optional.empty()
         : Optional.of("the etcd binary is not installed (scripts/install-etcd)");
     List<Entry> entries = new ArrayList<>();
-    entries.add(new Entry("memory", always, () -> Backends.memory(s)));
-    entries.add(new Entry("H2", always, () -> {
+    entries.add(new Entry("memory", "memory", always, () -> Backends.memory(s)));
+    entries.add(new Entry("H2", "H2", always, () -> {
       H2Server h2 = servers.h2();
       versions.put("H2", h2.version());
       return Backends.h2(s, h2);
     }));
-    entries.add(new Entry("PostgreSQL", postgres, () -> {
+    entries.add(new Entry("PostgreSQL", "PostgreSQL", postgres, () -> {
       String v = postgresVersion(versions);
       Servers.emptyTable(Servers.postgresUrl(Servers.POSTGRES.getPort()), Servers.POSTGRES_USER, Backends.JDBC_TABLE);
       return Backends.postgres(s, v);
     }));
-    entries.add(new Entry("Spring Integration", postgres, () -> {
+    entries.add(new Entry("Spring Integration", "PostgreSQL", postgres, () -> {
       SpringLeaderContender c = new SpringLeaderContender(s, postgresVersion(versions));
       versions.put(c.name() + " (peer)", c.library());
       return c;
     }));
-    entries.add(new Entry("MariaDB", mariadb, () -> {
+    entries.add(new Entry("MariaDB", "MariaDB", mariadb, () -> {
       String v = Servers.databaseVersion(Servers.mariadbUrl(Servers.MARIADB.getPort()), Servers.MARIADB_USER).orElse("MariaDB");
       versions.put("MariaDB", v);
       Servers.emptyTable(Servers.mariadbUrl(Servers.MARIADB.getPort()), Servers.MARIADB_USER, Backends.JDBC_TABLE);
       return Backends.mariadb(s, v);
     }));
-    entries.add(new Entry("ZooKeeper", always, () -> {
+    entries.add(new Entry("ZooKeeper", "ZooKeeper", always, () -> {
       ZooKeeperServerInJvm zk = servers.zookeeper();
       versions.put("ZooKeeper", zk.version() + " (in this JVM, tickTime " + ZooKeeperServerInJvm.TICK_MILLIS + " ms)");
       return Backends.zookeeper(s, zk);
     }));
-    entries.add(new Entry("Curator LeaderLatch", always, () -> {
+    entries.add(new Entry("Curator LeaderLatch", "ZooKeeper", always, () -> {
       CuratorLatchContender c = new CuratorLatchContender(servers.zookeeper(), s);
       versions.put(c.name() + " (peer)", c.library());
       return c;
     }));
-    entries.add(new Entry("etcd", etcd, () -> {
+    entries.add(new Entry("etcd", "etcd", etcd, () -> {
       EtcdServer server = servers.etcd();
       String v = server.version();
       versions.put("etcd", v + " (one member)");
       return Backends.etcd(s, server, v);
     }));
-    entries.add(new Entry("jetcd Election", etcd, () -> {
+    entries.add(new Entry("jetcd Election", "etcd", etcd, () -> {
       EtcdServer server = servers.etcd();
       JetcdElectionContender c = new JetcdElectionContender(server, server.version(), s);
       versions.put(c.name() + " (peer)", c.library());
       return c;
     }));
-    entries.add(new Entry("Kubernetes", always, () -> {
+    entries.add(new Entry("Kubernetes", "Kubernetes", always, () -> {
       KubernetesMock mock = servers.kubernetes();
       versions.put("Kubernetes API", "fabric8 kubernetes-server-mock " + Versions.of(io.fabric8.kubernetes.client.server.mock.KubernetesMockServer.class, "io.fabric8", "kubernetes-server-mock") + " (CRUD mode)");
       return Backends.kubernetes(s, mock);
     }));
-    entries.add(new Entry("fabric8 LeaderElector", always, () -> {
+    entries.add(new Entry("fabric8 LeaderElector", "Kubernetes", always, () -> {
       Fabric8ElectorContender c = new Fabric8ElectorContender(servers.kubernetes(), s);
       versions.put(c.name() + " (peer)", c.library());
       return c;

@@ -9,8 +9,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -91,26 +93,43 @@ public final class Main {
     versions.put("fabric8 kubernetes-client (backend-k8s)", Versions.of(io.fabric8.kubernetes.client.KubernetesClient.class, "io.fabric8", "kubernetes-client-api"));
     try (Servers servers = new Servers()) {
       Measurements measurements = new Measurements(settings, runId, progress);
-      for (Candidates.Entry entry : Candidates.all(settings, servers, versions)) {
-        if (!settings.includes(entry.name())) {
-          continue;
-        }
-        Optional<String> missing = entry.missing().get();
-        if (missing.isPresent()) {
-          skipped.add(entry.name() + ": " + missing.get());
-          progress.println("[" + entry.name() + "] skipped: " + missing.get());
-          continue;
-        }
-        try (Contender c = entry.create().get()) {
-          Optional<EtcdServer.WalFsyncs> before = servers.etcdIfStarted().map(EtcdServer::walFsyncs);
-          ContenderResult result = measurements.run(c);
-          // Set up a contender on etcd starts it: from zero is then what this contender caused.
-          EtcdServer.WalFsyncs from = before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
-          servers.etcdIfStarted().flatMap(e -> e.walFsyncs().since(from).describe()).ifPresent(d -> result.etcdFsyncs = d);
-          results.add(result);
-        } catch (Exception e) {
-          skipped.add(entry.name() + ": could not be set up: " + e);
-          progress.println("[" + entry.name() + "] could not be set up: " + e);
+      for (List<Candidates.Entry> sameServer : byServer(Candidates.all(settings, servers, versions))) {
+        List<Contender> contenders = new ArrayList<>();
+        try {
+          for (Candidates.Entry entry : sameServer) {
+            if (!settings.includes(entry.name())) {
+              continue;
+            }
+            Optional<String> missing = entry.missing().get();
+            if (missing.isPresent()) {
+              skipped.add(entry.name() + ": " + missing.get());
+              progress.println("[" + entry.name() + "] skipped: " + missing.get());
+              continue;
+            }
+            try {
+              contenders.add(entry.create().get());
+            } catch (Exception e) {
+              skipped.add(entry.name() + ": could not be set up: " + e);
+              progress.println("[" + entry.name() + "] could not be set up: " + e);
+            }
+          }
+          Map<Contender, Measurements.FirstLeaderRounds> firstLeaders = measurements.firstLeaders(contenders);
+          for (Contender c : contenders) {
+            Optional<EtcdServer.WalFsyncs> before = servers.etcdIfStarted().map(EtcdServer::walFsyncs);
+            ContenderResult result = measurements.run(c, firstLeaders.get(c));
+            // Set up a contender on etcd starts it: from zero is then what this contender caused.
+            EtcdServer.WalFsyncs from = before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
+            servers.etcdIfStarted().flatMap(e -> e.walFsyncs().since(from).describe()).ifPresent(d -> result.etcdFsyncs = d);
+            results.add(result);
+          }
+        } finally {
+          for (Contender c : contenders) {
+            try {
+              c.close();
+            } catch (Exception e) {
+              progress.println("[" + c.name() + "] could not be closed: " + e);
+            }
+          }
         }
       }
       if (!options.noScale) {
@@ -126,6 +145,15 @@ public final class Main {
     Files.writeString(chart, Chart.svg(results));
     progress.println("wrote " + markdown + " and " + chart + " in " + took.toSeconds() + " s");
     return new Run(List.copyOf(results), List.copyOf(scale), List.copyOf(skipped), markdown, chart);
+  }
+
+  /** The entries in their order, those on the same server together. */
+  private static List<List<Candidates.Entry>> byServer(List<Candidates.Entry> entries) {
+    Map<String, List<Candidates.Entry>> groups = new LinkedHashMap<>();
+    for (Candidates.Entry e : entries) {
+      groups.computeIfAbsent(e.server(), k -> new ArrayList<>()).add(e);
+    }
+    return List.copyOf(groups.values());
   }
 
   /** Command-line options. */

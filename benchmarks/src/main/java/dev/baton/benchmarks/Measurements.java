@@ -10,8 +10,11 @@ import dev.baton.benchmarks.Results.IdleNode;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -32,14 +35,18 @@ final class Measurements {
     this.progress = progress;
   }
 
-  ContenderResult run(Contender c) {
+  /**
+   * Handover, idle load and crash failover of {@code c}, after its first-leader rounds (taken with
+   * its peers on the same server by {@link #firstLeaders}).
+   */
+  ContenderResult run(Contender c, FirstLeaderRounds firstLeader) {
     ContenderResult result = new ContenderResult(c);
     String slug = slug(c.name());
-    try {
-      result.firstLeader = firstLeader(c, slug);
+    if (firstLeader.error != null) {
+      fail(result, "first leader", firstLeader.error);
+    } else {
+      result.firstLeader = firstLeader.result();
       say(c, "first leader: p50 %s ms, max %s ms (cold %s ms)", Stats.ms(result.firstLeader.stats().p50()), Stats.ms(result.firstLeader.stats().max()), Stats.ms(result.firstLeader.coldMillis()));
-    } catch (Exception e) {
-      fail(result, "first leader", e);
     }
     try (Group g = Group.start(c, election(slug, "group"), slug, settings.candidates())) {
       try {
@@ -79,21 +86,59 @@ final class Measurements {
     progress.println("[" + result.name + "] " + message);
   }
 
-  FirstLeader firstLeader(Contender c, String slug) throws Exception {
-    List<Double> samples = new ArrayList<>();
-    double cold = Double.NaN;
-    int failures = 0;
-    Timeline timeline = new Timeline();
+  /**
+   * First-leader rounds of contenders on one server, taken in turns (the order reversed each
+   * round). They share client code (vert.x, gRPC, Jackson, JDBC) and the server's own: measured
+   * one after the other, the second ran on code the first had warmed, which made fabric8's
+   * LeaderElector look 9 ms faster than Baton's Kubernetes store while each alone took the same.
+   */
+  Map<Contender, FirstLeaderRounds> firstLeaders(List<Contender> contenders) {
+    Map<Contender, FirstLeaderRounds> rounds = new LinkedHashMap<>();
+    for (Contender c : contenders) {
+      rounds.put(c, new FirstLeaderRounds(c));
+    }
+    List<FirstLeaderRounds> order = new ArrayList<>(rounds.values());
     for (int round = 0; round <= settings.warmUpRounds() + settings.firstLeaderRounds(); round++) {
+      for (FirstLeaderRounds r : order) {
+        if (r.error == null) {
+          try {
+            r.round(round);
+          } catch (Exception e) {
+            r.error = e;
+          }
+        }
+      }
+      Collections.reverse(order);
+    }
+    return rounds;
+  }
+
+  /** One contender's first-leader rounds so far. */
+  final class FirstLeaderRounds {
+    private final Contender contender;
+    private final String slug;
+    private final Timeline timeline = new Timeline();
+    private final List<Double> samples = new ArrayList<>();
+    private double cold = Double.NaN;
+    private int failures;
+    Exception error;
+
+    private FirstLeaderRounds(Contender contender) {
+      this.contender = contender;
+      this.slug = slug(contender.name());
+    }
+
+    /** From building the node (client and store) to its onElected, on a fresh election. */
+    private void round(int round) throws Exception {
       String id = slug + "-first-" + round;
       long t0 = System.nanoTime();
-      Node n = c.newNode(election(slug, "first-" + round), id, timeline);
+      Node n = contender.newNode(election(slug, "first-" + round), id, timeline);
       try {
         n.start();
         Optional<Timeline.Event> e = timeline.awaitElected(id::equals, t0, settings.patience());
         if (e.isEmpty()) {
           failures++;
-          continue;
+          return;
         }
         double ms = (e.get().nanos() - t0) / 1e6;
         if (round == 0) {
@@ -106,7 +151,10 @@ final class Measurements {
         n.close();
       }
     }
-    return new FirstLeader(Stats.of(samples), cold, failures);
+
+    FirstLeader result() {
+      return new FirstLeader(Stats.of(samples), cold, failures);
+    }
   }
 
   Handover handover(Contender c, Group g) throws Exception {
