@@ -213,7 +213,9 @@ final class StoreCalls {
    * H2 writes a commit to its file in the background, up to WRITE_DELAY (500 ms) later. A grant
    * confirmed in that window dies with the process that hosts the database, and the next leader
    * can be handed the same fencing token again. In-memory databases have no file and nothing to
-   * lose that the process does not lose with them.
+   * lose that the process does not lose with them. A persisted SET WRITE_DELAY 0 is not honoured
+   * when the file is opened again; only the URL that opens the database decides, which is why the
+   * check reads every row H2 reports.
    */
   private void warnIfH2CommitsAreLate(Connection c) throws SQLException {
     try (var st = c.createStatement();
@@ -223,7 +225,8 @@ final class StoreCalls {
       if (rs.next() && rs.getString(1) != null && rs.getInt(2) > 0) {
         log.warn(
             "The H2 database {} writes commits to its file up to {} ms late (WRITE_DELAY): if the process hosting it dies, a confirmed grant"
-                + " can be lost and a fencing token handed out twice. Add ;WRITE_DELAY=0 to election.jdbc.url.",
+                + " can be lost and a fencing token handed out twice. Open it with ;WRITE_DELAY=0 in the URL (H2 takes it from the URL that opens the database,"
+                + " and only from an admin user).",
             rs.getString(1),
             rs.getInt(2));
       }

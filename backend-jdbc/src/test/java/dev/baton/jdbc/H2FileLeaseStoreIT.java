@@ -14,7 +14,7 @@ class H2FileLeaseStoreIT extends H2LeaseStoreContract {
 
   @Override
   String url() {
-    return "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE;WRITE_DELAY=0";
+    return "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE";
   }
 
   /**
