@@ -28,7 +28,7 @@ final class Chart {
   private Chart() {}
 
   static String svg(List<ContenderResult> results) {
-    int width = LABEL + PANEL + GAP + PANEL + 30;
+    int width = LABEL + PANEL + GAP + PANEL + 110;
     int height = TOP + Math.max(1, results.size()) * ROW + 70;
     StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">%n", width, height, width, height));
@@ -36,8 +36,11 @@ final class Chart {
     text(s, 10, 20, "Baton (blue) and the libraries users would pick instead (orange), same servers, same lease", "bold", "start", 14);
     int x1 = LABEL;
     int x2 = LABEL + PANEL + GAP;
-    text(s, x1, 46, "Graceful handover, ms (log scale): p50 dark, p99 light", "bold", "start", 12);
-    text(s, x2, 46, "Crash failover from the cut, × lease: p50 dark, worst light", "bold", "start", 12);
+    // Title and legend on lines of their own: on one line the two panels' titles ran into each other.
+    text(s, x1, 40, "Graceful handover, ms (log scale)", "bold", "start", 12);
+    text(s, x1, 54, "p50 dark, p99 light", "normal", "start", 10);
+    text(s, x2, 40, "Crash failover from the cut, × lease", "bold", "start", 12);
+    text(s, x2, 54, "p50 dark, worst light", "normal", "start", 10);
     int bottom = TOP + results.size() * ROW;
     // handover grid
     for (double v = LOG_MIN; v <= LOG_MAX; v *= 10) {
@@ -74,11 +77,13 @@ final class Chart {
         rect(s, x2, y + 4, worst / maxRatio * PANEL, 16, baton ? BATON_LIGHT : PEER_LIGHT);
         rect(s, x2, y + 8, p50 / maxRatio * PANEL, 8, baton ? BATON : PEER);
         String note = Stats.fixed(c.ratio(c.fromCut().p50()), 2) + " / " + Stats.fixed(c.ratio(c.fromCut().max()), 2);
-        text(s, x2 + worst / maxRatio * PANEL + 4, y + 16, note, "normal", "start", 10);
-        if (c.roundsWithSplitBrain() > 0) {
-          String split = "split brain " + c.roundsWithSplitBrain() + "/" + c.rounds().size() + (c.stillLeading() > 0 ? ", ≥ " : ", up to ") + Stats.ms(c.overlap().max()) + " ms";
-          text(s, x2 + PANEL - 2, y + 16, split, "bold", "end", 10, "#c53030");
-        }
+        // The split-brain note follows the figures in the same text, so the two cannot overlap.
+        String split = c.roundsWithSplitBrain() == 0
+            ? ""
+            : "split brain " + c.roundsWithSplitBrain() + "/" + c.rounds().size() + (c.stillLeading() > 0 ? ", ≥ " : ", up to ") + Stats.ms(c.overlap().max()) + " ms";
+        double at = Math.min(x2 + worst / maxRatio * PANEL + 4, x2 + PANEL * 0.55);
+        s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1a202c\">%s<tspan dx=\"8\" font-weight=\"bold\" fill=\"#c53030\">%s</tspan></text>%n",
+            at, (double) (y + 16), escape(note), escape(split)));
       } else {
         text(s, x2 + 4, y + 16, "not measured", "normal", "start", 10);
       }
