@@ -217,7 +217,7 @@ final class StoreCalls {
    * when the file is opened again; only the URL that opens the database decides, which is why the
    * check reads every row H2 reports.
    */
-  private void warnIfH2CommitsAreLate(Connection c) throws SQLException {
+  private void warnIfH2CommitsAreLate(Connection c) {
     try (var st = c.createStatement();
         var rs =
             st.executeQuery(
@@ -230,6 +230,9 @@ final class StoreCalls {
             rs.getString(1),
             rs.getInt(2));
       }
+    } catch (SQLException e) {
+      // A check that cannot be made must not keep the store from working; it only loses the warning.
+      log.debug("Could not read H2's WRITE_DELAY setting", e);
     }
   }
 
