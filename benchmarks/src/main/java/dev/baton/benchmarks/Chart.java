@@ -109,11 +109,7 @@ final class Chart {
   }
 
   private static void text(StringBuilder s, double x, double y, String t, String weight, String anchor, int size) {
-    text(s, x, y, t, weight, anchor, size, "#1a202c");
-  }
-
-  private static void text(StringBuilder s, double x, double y, String t, String weight, String anchor, int size, String fill) {
-    s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"%s\" text-anchor=\"%s\" font-size=\"%d\" fill=\"%s\">%s</text>%n", x, y, weight, anchor, size, fill, escape(t)));
+    s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"%s\" text-anchor=\"%s\" font-size=\"%d\" fill=\"#1a202c\">%s</text>%n", x, y, weight, anchor, size, escape(t)));
   }
 
   private static String escape(String t) {
