@@ -9,6 +9,7 @@ import dev.baton.conformance.History.Outcome;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.Elector;
+import dev.baton.election.ElectorBuilder;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
@@ -227,7 +228,7 @@ abstract class BasicScenarios extends ConformanceSupport {
   void badConfigurationIsRefusedWithAClearMessage() {
     LeaseStore store = node("node-1").store();
     String election = newElection("s14");
-    Function<Duration[], Elector.Builder> timed =
+    Function<Duration[], ElectorBuilder> timed =
         d -> Elector.builder(store).election(election).candidate("node-1").leaseDuration(d[0]).renewDeadline(d[1]).retryPeriod(d[2]);
 
     assertThatThrownBy(() -> Elector.builder(store).candidate("node-1").build())

@@ -3,6 +3,7 @@ package dev.baton.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.election.Elector;
+import dev.baton.election.ElectorBuilder;
 import dev.baton.election.Term;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -190,12 +191,12 @@ abstract class ConformanceSupport {
    * scheduler. The suite's own listener comes last, so it records a revocation after the work
    * stopped.
    */
-  final Candidate candidate(Node node, String election, Timings timings, Consumer<Elector.Builder> customize) {
+  final Candidate candidate(Node node, String election, Timings timings, Consumer<ElectorBuilder> customize) {
     synchronized (elections) {
       elections.merge(election, timings.renewDeadline(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
     }
     Candidate c = new Candidate(node, election, history);
-    Elector.Builder b =
+    ElectorBuilder b =
         Elector.builder(node.store())
             .election(election)
             .candidate(node.name())

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -122,16 +123,41 @@ final class RenewalBatcher {
     }
     if (first) {
       long delay = Math.max(0, slot - clock.nanoTime());
-      scheduler.schedule(() -> worker.execute(() -> send(slot)), delay, TimeUnit.NANOSECONDS);
+      scheduler.schedule(() -> hand(() -> send(slot), () -> refuse(takeSlot(slot))), delay, TimeUnit.NANOSECONDS);
     }
     return ticket;
   }
 
-  private void send(long slot) {
-    List<Ticket> due;
+  private List<Ticket> takeSlot(long slot) {
     synchronized (slots) {
-      due = slots.remove(slot);
+      return slots.remove(slot);
     }
+  }
+
+  /**
+   * Hands {@code task} to the worker pool; when the pool refuses it (bounded and full, shut down, no
+   * thread to be had), {@code refused} runs here instead: a renewal that cannot be sent must fail
+   * at once, so its leader hears of it and keeps its deadline, rather than wait for ever.
+   */
+  private void hand(Runnable task, Runnable refused) {
+    try {
+      worker.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError e) {
+      refused.run();
+    }
+  }
+
+  private void refuse(List<Ticket> tickets) {
+    long now = clock.nanoTime();
+    for (Ticket t : tickets) {
+      if (t.send()) {
+        t.outcome.arrived(t, now, Renewal.failed(new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
+      }
+    }
+  }
+
+  private void send(long slot) {
+    List<Ticket> due = takeSlot(slot);
     List<Ticket> batch = new ArrayList<>(Math.min(due.size(), limit));
     for (Ticket t : due) {
       if (!t.send()) {
@@ -140,12 +166,19 @@ final class RenewalBatcher {
       batch.add(t);
       if (batch.size() == limit) {
         List<Ticket> full = batch;
-        worker.execute(() -> renewAll(full));
+        hand(() -> renewAll(full), () -> refuseSent(full));
         batch = new ArrayList<>(limit);
       }
     }
     if (!batch.isEmpty()) {
       renewAll(batch);
+    }
+  }
+
+  private void refuseSent(List<Ticket> sent) {
+    long now = clock.nanoTime();
+    for (Ticket t : sent) {
+      t.outcome.arrived(t, now, Renewal.failed(new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
     }
   }
 

@@ -3,6 +3,7 @@ package dev.baton.election;
 import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +11,13 @@ import org.slf4j.LoggerFactory;
  * Runs tasks one at a time, in submission order, on a shared executor: an elector's state is
  * confined to one of these instead of a thread of its own, and its listener callbacks come in
  * order through another.
+ *
+ * <p>Two promises the elector's safety rests on. A task that throws anything, an {@code Error}
+ * included, is logged and the tasks behind it still run: otherwise one {@code AssertionError} in a
+ * listener would leave the queue stopped for good, and no later {@code onRevoked} (the work never
+ * stops) or release would ever run. And when the executor refuses the hand-off (a bounded queue
+ * that is full, a pool shut down, no thread to be had), the caller runs the queue itself: a leader
+ * must still be able to step down by its deadline when its executor takes no more work.
  */
 final class SerialExecutor implements Executor {
 
@@ -19,6 +27,7 @@ final class SerialExecutor implements Executor {
   private final Queue<Runnable> tasks = new ArrayDeque<>();
   private boolean draining;
   private volatile Thread runner;
+  private volatile boolean refusalReported;
 
   SerialExecutor(Executor delegate) {
     this.delegate = delegate;
@@ -26,21 +35,21 @@ final class SerialExecutor implements Executor {
 
   @Override
   public void execute(Runnable task) {
-    boolean start;
     synchronized (tasks) {
       tasks.add(task);
-      start = !draining;
+      if (draining) {
+        return;
+      }
       draining = true;
     }
-    if (start) {
-      try {
-        delegate.execute(this::drain);
-      } catch (RuntimeException e) {
-        synchronized (tasks) {
-          draining = false;
-        }
-        throw e;
+    try {
+      delegate.execute(this::drain);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      if (!refusalReported) {
+        refusalReported = true;
+        log.warn("The elector's executor refused a task ({}); running it on the calling thread", refused.toString());
       }
+      drain(null);
     }
   }
 
@@ -87,9 +96,9 @@ final class SerialExecutor implements Executor {
         }
         try {
           task.run();
-        } catch (RuntimeException e) {
-          // A task of ours that throws is a bug, but it must not stop the ones behind it.
-          log.error("Unexpected failure in an elector task", e);
+        } catch (Throwable e) {
+          // Contained whatever it is: the tasks behind it (an onRevoked, a release) must still run.
+          log.error("Unexpected failure in an elector task; the tasks behind it still run", e);
         }
         task = null;
       }

@@ -1,9 +1,13 @@
 package dev.baton.election;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One continuous period of leadership: from the grant the store confirmed to the moment this node
@@ -12,10 +16,17 @@ import java.util.concurrent.Executor;
  *
  * <p>Leader work belongs to a term. Check {@link #isValid()} before each step that must only
  * happen while leading, pass {@link #token()} with every write to a shared resource, and stop
- * when {@link #ended()} completes. {@link Elector.Builder#whileLeader} does the starting and
+ * when {@link #ended()} completes. {@link ElectorBuilder#whileLeader} does the starting and
  * stopping for you.
+ *
+ * <p>The end of a term is told in order, with the elector's other callbacks and after the ones
+ * before it (an {@code onElected} still running finishes first): the {@link #onEnd} actions, then
+ * the {@link #ended()} dependents, then {@code onRevoked}. {@link #isValid()} turns false earlier,
+ * the moment the elector decides the term is over.
  */
 public final class Term {
+
+  private static final Logger log = LoggerFactory.getLogger(Term.class);
 
   private final String election;
   private final String candidate;
@@ -23,6 +34,9 @@ public final class Term {
   private final MonotonicClock clock;
   private final Executor callbackExecutor;
   private final CompletableFuture<Void> ended = new CompletableFuture<>();
+  private final List<Runnable> onEnd = new ArrayList<>();
+  private volatile boolean over;
+  private boolean told;
   private volatile long validUntilNanos;
   private volatile long endedAtNanos;
 
@@ -54,29 +68,42 @@ public final class Term {
    * It turns false on its own after a stall, before the elector even runs again.
    */
   public boolean isValid() {
-    return !ended.isDone() && clock.nanoTime() - validUntilNanos < 0;
+    return !over && clock.nanoTime() - validUntilNanos < 0;
   }
 
   /** How long the term stays valid if no further renewal succeeds; zero once it is not valid. */
   public Duration remaining() {
-    if (ended.isDone()) {
+    if (over) {
       return Duration.ZERO;
     }
     return Duration.ofNanos(Math.max(0, validUntilNanos - clock.nanoTime()));
   }
 
+  /** True once the elector decided the term is over; its end may not have been told yet. */
   public boolean isEnded() {
-    return ended.isDone();
+    return over;
   }
 
-  /** Completes when the term ends (the moment the elector decides it, before {@code onRevoked}). */
+  /**
+   * Completes when the term's end is told: on the elector's callbacks executor, after the {@link
+   * #onEnd} actions and before {@code onRevoked}. Dependents added without an executor run there.
+   */
   public CompletionStage<Void> ended() {
     return ended.minimalCompletionStage();
   }
 
-  /** Runs {@code action} off the elector's own threads once the term has ended. */
+  /**
+   * Runs {@code action} when the term's end is told, before {@code onRevoked}; at once on the
+   * elector's pool when that has already happened. An action that throws is logged.
+   */
   public void onEnd(Runnable action) {
-    ended.whenCompleteAsync((v, e) -> action.run(), callbackExecutor);
+    synchronized (onEnd) {
+      if (!told) {
+        onEnd.add(action);
+        return;
+      }
+    }
+    callbackExecutor.execute(() -> runLogged(action));
   }
 
   long validUntilNanos() {
@@ -87,9 +114,30 @@ public final class Term {
     validUntilNanos = nanos;
   }
 
-  void end() {
+  /** The elector decided the term is over: it is invalid from now on. */
+  void markEnded() {
     endedAtNanos = clock.nanoTime();
+    over = true;
+  }
+
+  /** Tells the end: on the callbacks executor, ahead of {@code onRevoked}. */
+  void signalEnded() {
+    List<Runnable> actions;
+    synchronized (onEnd) {
+      actions = List.copyOf(onEnd);
+      onEnd.clear();
+      told = true;
+    }
+    actions.forEach(this::runLogged);
     ended.complete(null);
+  }
+
+  private void runLogged(Runnable action) {
+    try {
+      action.run();
+    } catch (Throwable e) {
+      log.warn("election '{}' candidate '{}': an onEnd action of the term with token {} threw", election, candidate, token, e);
+    }
   }
 
   /**

@@ -25,7 +25,8 @@ final class TermScopedWork implements ElectionListener {
     try {
       running = requireNonNull(work.start(term), "TermWork.start must return what stops the work");
       runningTerm = term;
-    } catch (Exception e) {
+    } catch (Exception | Error e) {
+      // An Error too (an AssertionError, a class that cannot load): the term is given up either way.
       log.error("election '{}' candidate '{}': leader work failed to start for token {}; the term is given up", term.election(), term.candidate(), term.token(), e);
       throw new WorkFailedException(term, e);
     }
@@ -41,7 +42,7 @@ final class TermScopedWork implements ElectionListener {
     runningTerm = null;
     try {
       stop.close();
-    } catch (Exception e) {
+    } catch (Exception | Error e) {
       log.warn("election '{}' candidate '{}': stopping leader work of token {} failed", term.election(), term.candidate(), term.token(), e);
     }
   }

@@ -1,7 +1,7 @@
 package dev.baton.election;
 
 /**
- * Leader-only work scoped to a term, for {@link Elector.Builder#whileLeader}: started with each
+ * Leader-only work scoped to a term, for {@link ElectorBuilder#whileLeader}: started with each
  * new term, stopped when that term ends, started afresh with the next one.
  */
 @FunctionalInterface

@@ -4,7 +4,7 @@ package dev.baton.election;
 final class WorkFailedException extends ElectionException {
   final transient Term term;
 
-  WorkFailedException(Term term, Exception cause) {
+  WorkFailedException(Term term, Throwable cause) {
     super(term.election(), "leader work failed to start", cause);
     this.term = term;
   }

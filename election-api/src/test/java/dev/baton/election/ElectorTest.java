@@ -59,7 +59,7 @@ class ElectorTest {
     }
   }
 
-  Elector.Builder builder(ScriptedStore store, String candidate, RecordingListener listener, Executor executor) {
+  ElectorBuilder builder(ScriptedStore store, String candidate, RecordingListener listener, Executor executor) {
     return Elector.builder(store)
         .election("billing")
         .candidate(candidate)
@@ -606,26 +606,26 @@ class ElectorTest {
   static Stream<Arguments> badSettings() {
     return Stream.of(
         Arguments.of(
-            (Consumer<Elector.Builder>) b -> b.leaseDuration(Duration.ofSeconds(10)),
+            (Consumer<ElectorBuilder>) b -> b.leaseDuration(Duration.ofSeconds(10)),
             "renewDeadline (election.renew-deadline) must be shorter than leaseDuration (10s), but was 10s"),
         Arguments.of(
-            (Consumer<Elector.Builder>) b -> b.retryPeriod(Duration.ofSeconds(9)),
+            (Consumer<ElectorBuilder>) b -> b.retryPeriod(Duration.ofSeconds(9)),
             "retryPeriod (election.retry-period) × 1.2 must be shorter than renewDeadline (10s), but retryPeriod was 9s"),
         Arguments.of(
-            (Consumer<Elector.Builder>) b -> b.retryPeriod(Duration.ZERO),
+            (Consumer<ElectorBuilder>) b -> b.retryPeriod(Duration.ZERO),
             "retryPeriod (election.retry-period) must be positive, but was 0s"),
         Arguments.of(
-            (Consumer<Elector.Builder>) b -> b.leaseDuration(Duration.ofSeconds(-1)),
+            (Consumer<ElectorBuilder>) b -> b.leaseDuration(Duration.ofSeconds(-1)),
             "leaseDuration (election.lease-duration) must be positive, but was"),
-        Arguments.of((Consumer<Elector.Builder>) b -> b.election(" "), "election.name (election) must not be blank, but was ' '"),
-        Arguments.of((Consumer<Elector.Builder>) b -> b.candidate(""), "election.candidate-id (candidate) must not be blank, but was ''"));
+        Arguments.of((Consumer<ElectorBuilder>) b -> b.election(" "), "election.name (election) must not be blank, but was ' '"),
+        Arguments.of((Consumer<ElectorBuilder>) b -> b.candidate(""), "election.candidate-id (candidate) must not be blank, but was ''"));
   }
 
   @ParameterizedTest(name = "refuses {1}")
   @MethodSource("badSettings")
   @DisplayName("the builder refuses bad settings, naming the field, the rule and the value")
-  void builderRefusesBadSettings(Consumer<Elector.Builder> change, String message) {
-    Elector.Builder builder = Elector.builder(new MemoryLeaseStore()).election("billing").candidate("a");
+  void builderRefusesBadSettings(Consumer<ElectorBuilder> change, String message) {
+    ElectorBuilder builder = Elector.builder(new MemoryLeaseStore()).election("billing").candidate("a");
     change.accept(builder);
 
     assertThatThrownBy(builder::build).isInstanceOf(ConfigurationException.class).hasMessageContaining(message);

@@ -16,6 +16,10 @@ class ScriptedStore implements LeaseStore {
   final MemoryLeaseStore memory;
   final AtomicInteger acquires = new AtomicInteger();
   final AtomicInteger renewals = new AtomicInteger();
+  /** Renewals the store answered (with a lease or a refusal), not counting scripted failures. */
+  final AtomicInteger renewalsAnswered = new AtomicInteger();
+  /** When set, grants report this TTL instead of the one applied, as a store that clamps would. */
+  volatile Duration grantedTtl;
   final List<String> calls = new ArrayList<>();
   volatile Supplier<RuntimeException> failNext;
   volatile boolean failAll;
@@ -67,7 +71,13 @@ class ScriptedStore implements LeaseStore {
     record("acquire " + candidate);
     pass(acquireGate);
     maybeFail();
-    return memory.tryAcquire(election, candidate, ttl);
+    Acquisition a = memory.tryAcquire(election, candidate, ttl);
+    Duration reported = grantedTtl;
+    if (reported != null && a.isGranted()) {
+      Lease l = a.lease().orElseThrow();
+      return Acquisition.granted(new Lease(l.election(), l.candidate(), l.token(), reported, l.handle()));
+    }
+    return a;
   }
 
   @Override
@@ -76,7 +86,11 @@ class ScriptedStore implements LeaseStore {
     record("renew " + lease.candidate());
     pass(renewGate);
     maybeFail();
-    return memory.renew(lease);
+    try {
+      return memory.renew(lease);
+    } finally {
+      renewalsAnswered.incrementAndGet();
+    }
   }
 
   @Override

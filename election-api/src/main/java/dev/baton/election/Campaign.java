@@ -1,0 +1,419 @@
+package dev.baton.election;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state machine behind an {@link Elector}: the current {@link Phase}, the one method that moves
+ * between phases ({@link #transition}, checked against {@link Phase#MOVES}), and the one routine
+ * by which every term ends ({@link #endTerm}), so that "end the term, stop its work, then release"
+ * is written once. What the phases share (store calls, the watch, callbacks, timers) lives here.
+ *
+ * <p>Everything but the volatile fields read by {@link Elector}'s queries runs on {@link #engine},
+ * one task at a time.
+ */
+final class Campaign {
+
+  // Logged under the Elector's name: that is the class users configure their logging for.
+  static final Logger log = LoggerFactory.getLogger(Elector.class);
+
+  /** Why a term ends; what follows differs only by these. */
+  enum StepDown {
+    /** No renewal confirmed within the renew deadline: the lease may still be ours, so release. */
+    DEADLINE,
+    /** The store said the lease is gone: nothing to release; campaign again at once. */
+    LOST,
+    /** {@link Elector#stepDown()}: release, and let the others go first. */
+    REQUESTED,
+    /** The term's work failed to start: as a requested step-down. */
+    WORK_FAILED,
+    /** {@link Elector#close()}: release, then stop. */
+    CLOSED
+  }
+
+  final LeaseStore store;
+  final String election;
+  final String candidate;
+  final Duration leaseDuration;
+  final Duration renewDeadline;
+  final Duration retryPeriod;
+  final MonotonicClock clock;
+  final ScheduledExecutorService scheduler;
+  final Executor worker;
+  final SerialExecutor engine;
+  final SerialExecutor callbacks;
+  final String logId;
+  final FailureStreak failures;
+  private final RenewalBatcher batcher;
+  private final List<ElectionListener> listeners;
+
+  // Confined to the engine executor.
+  private Phase phase = new Phase.Stopped();
+  private boolean restartAfterStop;
+  private final List<CompletableFuture<Void>> stopWaiters = new ArrayList<>();
+
+  // Store calls, releases and watch changes started and not yet finished (any thread). A stop
+  // completes only when none is left, so nothing of a closed elector reaches the store after
+  // close() returns, where it could end the term of a successor with the same candidate id.
+  private final AtomicInteger storeOps = new AtomicInteger();
+
+  // Published for readers on other threads.
+  private volatile Phase.Kind published = Phase.Kind.STOPPED;
+  private volatile Term publishedTerm;
+  private volatile Optional<String> knownLeader = Optional.empty();
+
+  Campaign(ElectorBuilder b) {
+    this.store = b.store;
+    this.election = b.election;
+    this.candidate = b.candidate;
+    this.leaseDuration = b.leaseDuration;
+    this.renewDeadline = b.renewDeadline;
+    this.retryPeriod = b.retryPeriod;
+    this.clock = b.clock;
+    this.scheduler = b.scheduler;
+    this.worker = b.worker;
+    this.engine = new SerialExecutor(worker);
+    this.callbacks = new SerialExecutor(worker);
+    this.listeners = List.copyOf(b.listeners);
+    this.logId = "election '" + election + "' candidate '" + candidate + "'";
+    this.failures = new FailureStreak(log, logId, store.describe());
+    this.batcher = store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;
+  }
+
+  // ---------------------------------------------------------------- requests (engine)
+
+  void start() {
+    if (phase.kind() == Phase.Kind.STOPPING) {
+      restartAfterStop = true;
+      return;
+    }
+    if (phase.kind() != Phase.Kind.STOPPED) {
+      return;
+    }
+    failures.reset();
+    log.debug("{}: campaigning on {}", logId, store.describe());
+    // No watch yet: most starts on a free election lead at once, and a watch set up beside the
+    // first attempt would compete with it for the connection and then be closed unused.
+    transition(new Following(this, Duration.ZERO, false), null);
+  }
+
+  void stop(CompletableFuture<Void> done) {
+    if (phase.kind() == Phase.Kind.STOPPED) {
+      done.complete(null);
+      return;
+    }
+    restartAfterStop = false;
+    stopWaiters.add(done);
+    if (phase instanceof Leading) {
+      endTerm((Leading) phase, StepDown.CLOSED, "closing", Optional.empty());
+    } else if (phase.kind() == Phase.Kind.FOLLOWING) {
+      transition(new Stopping(this), null);
+    }
+  }
+
+  void stepDown() {
+    if (phase instanceof Leading) {
+      ((Leading) phase).stepDown(StepDown.REQUESTED, "stepping down");
+    }
+  }
+
+  void workFailed(Term term) {
+    if (phase instanceof Leading && ((Leading) phase).term() == term) {
+      ((Leading) phase).stepDown(StepDown.WORK_FAILED, "leader work failed to start; giving the term up");
+    }
+  }
+
+  // ---------------------------------------------------------------- the machine (engine)
+
+  /**
+   * Moves to {@code next}: checks the move is legal, runs the current phase's exit (its timers,
+   * watch and pending renewal are cancelled), runs {@code onTheWay}, then enters {@code next}.
+   */
+  void transition(Phase next, Runnable onTheWay) {
+    Phase from = phase;
+    if (!Phase.legal(from.kind(), next.kind())) {
+      throw new IllegalStateException(logId + ": no move from " + from.kind() + " to " + next.kind());
+    }
+    from.exited();
+    phase = next;
+    published = next.kind();
+    if (onTheWay != null) {
+      onTheWay.run();
+    }
+    next.entered();
+  }
+
+  /**
+   * Ends the term {@code leading} holds, for any reason. The term is invalid at once; its {@code
+   * onEnd} actions, {@code ended()} dependents and {@code onRevoked} run next on the callbacks
+   * executor; and a release, when the reason calls for one, is queued behind them, so the next
+   * leader can only come once this term's work has stopped.
+   */
+  void endTerm(Leading leading, StepDown why, String detail, Optional<String> nextLeader) {
+    Term t = leading.term();
+    if (why == StepDown.DEADLINE) {
+      log.error("{}: {} ({}); stepping down with token {}", logId, detail, Durations.format(renewDeadline), t.token());
+    } else {
+      log.info("{}: {}; ending the term with token {}", logId, detail, t.token());
+    }
+    Phase next;
+    switch (why) {
+      case CLOSED:
+        next = new Stopping(this);
+        break;
+      case LOST:
+        next = new Following(this, Duration.ZERO, true);
+        break;
+      case DEADLINE:
+        next = new Following(this, jittered(retryPeriod), true);
+        break;
+      default:
+        // The pause gives the others the first chance at the lease we give back.
+        next = new Following(this, retryPeriod.multipliedBy(2), true);
+    }
+    transition(
+        next,
+        () -> {
+          publishedTerm = null;
+          t.markEnded();
+          callbacks.execute(t::signalEnded);
+          emit(l -> l.onRevoked(t));
+          if (why != StepDown.LOST) {
+            releaseAfterWork(leading.lease());
+          }
+          learnLeader(nextLeader);
+        });
+  }
+
+  void stopped() {
+    transition(new Phase.Stopped(), null);
+    learnLeader(Optional.empty());
+    List<CompletableFuture<Void>> waiters = new ArrayList<>(stopWaiters);
+    stopWaiters.clear();
+    waiters.forEach(w -> w.complete(null));
+    if (restartAfterStop) {
+      restartAfterStop = false;
+      start();
+    }
+  }
+
+  RenewalSchedule renewalsFor(Leading leading) {
+    return batcher == null ? new RenewalSchedule.Direct(this, leading) : new RenewalSchedule.Batched(this, leading, batcher);
+  }
+
+  // ---------------------------------------------------------------- what readers see (any thread)
+
+  void publishTerm(Term t) {
+    publishedTerm = t;
+  }
+
+  Term publishedTerm() {
+    return publishedTerm;
+  }
+
+  Phase.Kind published() {
+    return published;
+  }
+
+  Optional<String> knownLeader() {
+    return knownLeader;
+  }
+
+  void learnLeader(Optional<String> leader) {
+    if (!leader.equals(knownLeader)) {
+      knownLeader = leader;
+      emit(l -> l.onLeaderChanged(leader));
+    }
+  }
+
+  void emit(Consumer<ElectionListener> event) {
+    callbacks.execute(
+        () -> {
+          for (ElectionListener l : listeners) {
+            try {
+              event.accept(l);
+            } catch (WorkFailedException e) {
+              engine.execute(() -> workFailed(e.term));
+            } catch (Throwable e) {
+              // An Error too: a listener's bug must not cost the others their callbacks.
+              log.warn("{}: a listener threw; the others still run", logId, e);
+            }
+          }
+        });
+  }
+
+  // ---------------------------------------------------------------- store calls
+
+  interface StoreCall<T> {
+    T run();
+  }
+
+  /**
+   * Runs a blocking store call on the worker pool and hands its outcome back to the engine. When the
+   * pool refuses the call, that is its outcome: a failure, handled like any other.
+   */
+  <T> void call(StoreCall<T> body, Consumer<T> onResult, Consumer<RuntimeException> onError) {
+    storeOpStarted();
+    Runnable task =
+        () -> {
+          T result;
+          try {
+            result = body.run();
+          } catch (RuntimeException e) {
+            engine.runOrExecute(() -> handOver(() -> onError.accept(e)));
+            return;
+          } catch (Error e) {
+            engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "store call failed", e))));
+            throw e;
+          }
+          // This pool thread is free now: carry on with the outcome here rather than wake another.
+          engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
+        };
+    try {
+      worker.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "the executor refused the store call", refused))));
+    }
+  }
+
+  /** Runs a call's outcome on the engine, then counts the call finished (after any release it started). */
+  void handOver(Runnable outcome) {
+    try {
+      outcome.run();
+    } finally {
+      storeOpEnded();
+    }
+  }
+
+  /** Releases a grant that never became a term (no work ran for it): at once. */
+  void releaseNow(Lease l) {
+    storeOpStarted();
+    try {
+      worker.execute(() -> release(l));
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      log.warn("{}: could not release the lease with token {} ({}); it will expire on its own", logId, l.token(), refused.toString());
+      storeOpEnded();
+    }
+  }
+
+  /** Releases a term's lease behind every callback queued so far: after its onRevoked returned. */
+  void releaseAfterWork(Lease l) {
+    storeOpStarted();
+    callbacks.execute(() -> release(l));
+  }
+
+  private void release(Lease l) {
+    try {
+      store.release(l);
+    } catch (RuntimeException e) {
+      log.warn("{}: could not release the lease with token {}; it will expire on its own: {}", logId, l.token(), FailureStreak.causes(e));
+    } finally {
+      storeOpEnded();
+    }
+  }
+
+  /** Watches the election; {@code whenLive} gets the subscription, or empty when polling must do. */
+  void watch(Runnable onEvent, Consumer<Optional<Subscription>> whenLive) {
+    storeOpStarted();
+    Runnable task =
+        () -> {
+          Optional<Subscription> sub;
+          try {
+            // The store's thread only starts a call here (an attempt never blocks), so the event
+            // need not wait for a pool thread to be handed over.
+            sub = store.watch(election, () -> engine.runOrExecute(onEvent));
+          } catch (RuntimeException ex) {
+            log.warn("{}: cannot watch the election on {}; polling instead", logId, store.describe(), ex);
+            sub = Optional.empty();
+          }
+          Optional<Subscription> result = sub;
+          engine.execute(() -> handOver(() -> whenLive.accept(result)));
+        };
+    try {
+      worker.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      engine.execute(() -> handOver(() -> whenLive.accept(Optional.empty())));
+    }
+  }
+
+  void closeWatch(Subscription w) {
+    storeOpStarted();
+    Runnable task =
+        () -> {
+          try {
+            w.close();
+          } catch (RuntimeException ex) {
+            log.warn("{}: closing the watch failed", logId, ex);
+          } finally {
+            storeOpEnded();
+          }
+        };
+    try {
+      worker.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      task.run();
+    }
+  }
+
+  void storeOpStarted() {
+    storeOps.incrementAndGet();
+  }
+
+  void storeOpEnded() {
+    if (storeOps.decrementAndGet() == 0 && published == Phase.Kind.STOPPING) {
+      engine.execute(
+          () -> {
+            if (phase instanceof Stopping) {
+              ((Stopping) phase).finishIfIdle();
+            }
+          });
+    }
+  }
+
+  boolean storeIdle() {
+    return storeOps.get() == 0;
+  }
+
+  // ---------------------------------------------------------------- time
+
+  /** Timers only hand their action to the engine: the shared timer thread never runs our code. */
+  ScheduledFuture<?> schedule(Duration delay, Runnable action) {
+    return scheduler.schedule(() -> engine.execute(action), delay.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** How much earlier than due a renewal may go, so that renewals due close together share a call or a wake-up. */
+  long renewSlack() {
+    return Math.min(retryPeriod.toNanos() / 8, TimeUnit.MILLISECONDS.toNanos(100));
+  }
+
+  static void cancel(ScheduledFuture<?> timer) {
+    if (timer != null) {
+      timer.cancel(false);
+    }
+  }
+
+  static Duration jittered(Duration base) {
+    double factor = 1 + ThreadLocalRandom.current().nextDouble() * (Elector.JITTER - 1);
+    return Duration.ofNanos((long) (base.toNanos() * factor));
+  }
+
+  static Duration spread(Duration max) {
+    if (max.isZero()) {
+      return Duration.ZERO;
+    }
+    return Duration.ofNanos(ThreadLocalRandom.current().nextLong(max.toNanos() + 1));
+  }
+}

@@ -1,0 +1,202 @@
+package dev.baton.election;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * Following: campaigning for the lease. One acquire call in flight at a time (later requests
+ * coalesce into one more); tries again when the watch reports a change, when the holder's lease
+ * could first expire, or every retry period when there is no watch.
+ *
+ * <p>A follower that has just given a lease back (a step-down, a late grant) backs off first, and
+ * ignores watch events until then: its own release must not call it straight back in ahead of the
+ * others. The back-off belongs to this phase object, so a stop and a new start never inherit it.
+ */
+final class Following extends Phase {
+
+  private final Campaign c;
+  private final Duration backOffAtStart;
+  private final boolean watchAtOnce;
+
+  private boolean backingOff;
+  private long quietUntil;
+  private boolean callInFlight;
+  private boolean attemptPending;
+  private ScheduledFuture<?> nextAttempt;
+  private Subscription watch;
+  private boolean watching;
+  private boolean subscribing;
+
+  /**
+   * @param backOff how long to wait before the first attempt; zero to try at once
+   * @param watchAtOnce whether to watch from the start (after leading: someone else likely leads
+   *     now); a fresh start watches only once an attempt shows another leads
+   */
+  Following(Campaign c, Duration backOff, boolean watchAtOnce) {
+    this.c = c;
+    this.backOffAtStart = backOff;
+    this.watchAtOnce = watchAtOnce;
+  }
+
+  @Override
+  Kind kind() {
+    return Kind.FOLLOWING;
+  }
+
+  @Override
+  void enter() {
+    if (watchAtOnce) {
+      watchAgain();
+    }
+    if (backOffAtStart.isZero()) {
+      attempt();
+    } else {
+      backOff(backOffAtStart);
+    }
+  }
+
+  @Override
+  void exit() {
+    Campaign.cancel(nextAttempt);
+    nextAttempt = null;
+    attemptPending = false;
+    // A leader learns what it needs from its renewals, and a stopped elector needs nothing: drop
+    // the watch, or each of our own renewals could come back as an event to ignore.
+    if (watch != null) {
+      c.closeWatch(watch);
+    }
+    watch = null;
+    watching = false;
+  }
+
+  private boolean quiet() {
+    return backingOff && c.clock.nanoTime() - quietUntil < 0;
+  }
+
+  private void onWatchEvent() {
+    if (isActive() && !quiet()) {
+      attempt();
+    }
+  }
+
+  private void attempt() {
+    if (!isActive()) {
+      return;
+    }
+    if (callInFlight) {
+      attemptPending = true;
+      return;
+    }
+    Campaign.cancel(nextAttempt);
+    nextAttempt = null;
+    attemptPending = false;
+    callInFlight = true;
+    long t0 = c.clock.nanoTime();
+    c.call(() -> c.store.tryAcquire(c.election, c.candidate, c.leaseDuration), r -> acquired(t0, r), this::acquireFailed);
+  }
+
+  private void acquired(long t0, Acquisition result) {
+    callInFlight = false;
+    if (!isActive()) {
+      // Stopped while the call was out; no term was started for this grant, so nothing must stop first.
+      result.lease().ifPresent(c::releaseNow);
+      return;
+    }
+    c.failures.recovered();
+    if (result.isGranted()) {
+      Lease granted = result.lease().orElseThrow();
+      long validUntil = t0 + c.renewDeadline.toNanos();
+      if (c.clock.nanoTime() - validUntil >= 0) {
+        // Confirmed so late that the renew deadline is already behind us: leading now could
+        // outlast the lease. Give it back and try again.
+        Campaign.log.warn("{}: grant confirmed only after the renew deadline ({}); releasing it", c.logId, Durations.format(c.renewDeadline));
+        refuse(granted);
+        return;
+      }
+      if (granted.ttl().compareTo(c.renewDeadline) <= 0) {
+        // The store applies a shorter lease than asked (a clamped session, say): a leader would
+        // only step down at its renew deadline, after others could already be granted.
+        Campaign.log.error(
+            "{}: {} granted a lease of {}, not longer than the renew deadline ({}): leading on it could overlap the next leader; releasing it. Set election.renew-deadline below {}",
+            c.logId, c.store.describe(), Durations.format(granted.ttl()), Durations.format(c.renewDeadline), Durations.format(granted.ttl()));
+        refuse(granted);
+        return;
+      }
+      c.transition(new Leading(c, granted, validUntil), null);
+      return;
+    }
+    watchAgain();
+    LeaseRecord holder = result.holder().orElseThrow();
+    c.learnLeader(Optional.of(holder.holder()));
+    scheduleAfterRefusal(holder.expiresIn());
+    if (attemptPending && !quiet()) {
+      attempt();
+    }
+  }
+
+  private void refuse(Lease granted) {
+    c.releaseNow(granted);
+    watchAgain();
+    backOff(Campaign.jittered(c.retryPeriod));
+  }
+
+  private void acquireFailed(RuntimeException ex) {
+    callInFlight = false;
+    if (!isActive()) {
+      return;
+    }
+    watchAgain();
+    c.failures.failed("cannot reach the store to campaign", ex);
+    scheduleAttempt(Campaign.jittered(c.retryPeriod));
+  }
+
+  private void scheduleAfterRefusal(Optional<Duration> expiresIn) {
+    if (watching && c.store.watchReportsExpiry()) {
+      // The watch reports release and expiry alike: nothing to poll for.
+      Campaign.cancel(nextAttempt);
+      nextAttempt = null;
+      return;
+    }
+    Duration spread = Campaign.spread(Duration.ofMillis(Math.min(50, c.retryPeriod.toMillis() / 10)));
+    if (expiresIn.isPresent() && (watching || expiresIn.get().compareTo(c.retryPeriod) < 0)) {
+      // Try right when the holder's lease could run out (releases arrive by watch); a small
+      // spread keeps followers apart.
+      scheduleAttempt(expiresIn.get().plus(spread));
+    } else {
+      scheduleAttempt(Campaign.jittered(c.retryPeriod));
+    }
+  }
+
+  private void backOff(Duration pause) {
+    backingOff = true;
+    quietUntil = c.clock.nanoTime() + pause.toNanos();
+    scheduleAttempt(pause);
+  }
+
+  private void scheduleAttempt(Duration delay) {
+    Campaign.cancel(nextAttempt);
+    nextAttempt = c.schedule(delay, this::attempt);
+  }
+
+  private void watchAgain() {
+    if (watch == null && !subscribing) {
+      subscribing = true;
+      c.watch(this::onWatchEvent, this::subscribed);
+    }
+  }
+
+  private void subscribed(Optional<Subscription> sub) {
+    if (!isActive()) {
+      sub.ifPresent(c::closeWatch);
+      return;
+    }
+    subscribing = false;
+    watching = sub.isPresent();
+    watch = sub.orElse(null);
+    if (watching && !callInFlight && !quiet()) {
+      // A release between our last attempt and the watch going live would go unseen.
+      attempt();
+    }
+  }
+}

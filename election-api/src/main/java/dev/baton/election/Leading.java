@@ -1,0 +1,144 @@
+package dev.baton.election;
+
+import java.util.Optional;
+
+/**
+ * Leading: holds a term, renews its lease every retry period, and ends the term (through {@link
+ * Campaign#endTerm}) when the store says the lease is gone, when asked to, or when no renewal was
+ * confirmed within the renew deadline, whichever comes first.
+ *
+ * <p>The deadline is checked first in every event of this phase, so a leader that was stalled (a GC
+ * pause, a suspended VM) stops before it does anything else. Outcomes of renewals that arrive once
+ * this phase has exited are late: a late success means the lease is ours again in the store, and it
+ * is given back behind the ended term's callbacks, never before its work has stopped.
+ */
+final class Leading extends Phase {
+
+  private final Campaign c;
+  private final Term term;
+  private final RenewalSchedule renewals;
+  private Lease lease;
+  private DeadlineTimer deadline;
+
+  Leading(Campaign c, Lease granted, long validUntilNanos) {
+    this.c = c;
+    this.lease = granted;
+    this.term = new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
+    this.renewals = c.renewalsFor(this);
+  }
+
+  @Override
+  Kind kind() {
+    return Kind.LEADING;
+  }
+
+  Term term() {
+    return term;
+  }
+
+  Lease lease() {
+    return lease;
+  }
+
+  @Override
+  void enter() {
+    Campaign.log.info("{}: elected with fencing token {} on {} (lease {})", c.logId, term.token(), c.store.describe(), Durations.format(lease.ttl()));
+    c.publishTerm(term);
+    c.emit(l -> l.onElected(term));
+    c.learnLeader(Optional.of(c.candidate));
+    if (!renewals.watchesDeadline()) {
+      deadline = new DeadlineTimer(this, true);
+    }
+    renewals.renewAt(lease, term.validUntilNanos() - c.renewDeadline.toNanos() + c.retryPeriod.toNanos());
+  }
+
+  @Override
+  void exit() {
+    renewals.cancel();
+    if (deadline != null) {
+      deadline.cancel();
+      deadline = null;
+    }
+  }
+
+  /** Ends the term when its renew deadline has passed; true when it did. */
+  boolean deadlinePassed() {
+    if (c.clock.nanoTime() - term.validUntilNanos() < 0) {
+      return false;
+    }
+    c.endTerm(this, Campaign.StepDown.DEADLINE, "no renewal confirmed within the renew deadline", Optional.empty());
+    return true;
+  }
+
+  void stepDown(Campaign.StepDown why, String detail) {
+    if (isActive() && !deadlinePassed()) {
+      c.endTerm(this, why, detail, Optional.empty());
+    }
+  }
+
+  void renewed(long startedNanos, Lease renewed) {
+    if (!isActive()) {
+      c.releaseAfterWork(renewed);
+      return;
+    }
+    c.failures.recovered();
+    // Kept before the deadline check: a release must carry the newest handle the store gave.
+    lease = renewed;
+    if (deadlinePassed()) {
+      return;
+    }
+    long validUntil = startedNanos + c.renewDeadline.toNanos();
+    if (validUntil - term.validUntilNanos() > 0) {
+      term.extendTo(validUntil);
+    }
+    Campaign.log.debug("{}: renewed, token {}", c.logId, term.token());
+    renewals.renewAt(lease, startedNanos + c.retryPeriod.toNanos());
+  }
+
+  void renewFailed(RuntimeException ex) {
+    if (!isActive() || deadlinePassed()) {
+      return;
+    }
+    if (ex instanceof LeaseLostException) {
+      c.endTerm(this, Campaign.StepDown.LOST, "lost leadership: " + ex.getMessage(), ((LeaseLostException) ex).holder());
+      return;
+    }
+    c.failures.failed("renewal failed; leading on until the renew deadline (" + Durations.format(term.remaining()) + " left)", ex);
+    guardDeadline();
+    long now = c.clock.nanoTime();
+    renewals.renewAt(lease, now + Math.min(c.retryPeriod.toNanos(), Math.max(0, term.validUntilNanos() - now)));
+  }
+
+  /** A renewal call is still out at a deadline of its batch. */
+  void overdue() {
+    if (isActive() && !deadlinePassed()) {
+      guardDeadline();
+    }
+  }
+
+  /**
+   * A leader whose renewals are in trouble times its own deadline, whatever watches its calls: the
+   * one thing that must happen even when nothing else can is the step-down.
+   */
+  private void guardDeadline() {
+    if (deadline == null) {
+      deadline = new DeadlineTimer(this, false);
+    }
+  }
+
+  void deadlineDue(DeadlineTimer timer) {
+    if (isActive() && deadline == timer) {
+      deadlinePassed();
+    }
+  }
+
+  void deadlineTimerEnded(DeadlineTimer timer) {
+    if (deadline == timer) {
+      deadline = null;
+    }
+  }
+
+  Campaign campaign() {
+    return c;
+  }
+}
