@@ -30,20 +30,6 @@ final class Campaign {
   // Logged under the Elector's name: that is the class users configure their logging for.
   static final Logger log = LoggerFactory.getLogger(Elector.class);
 
-  /** Why a term ends; what follows differs only by these. */
-  enum StepDown {
-    /** No renewal confirmed within the renew deadline: the lease may still be ours, so release. */
-    DEADLINE,
-    /** The store said the lease is gone: nothing to release; campaign again at once. */
-    LOST,
-    /** {@link Elector#stepDown()}: release, and let the others go first. */
-    REQUESTED,
-    /** The term's work failed to start: as a requested step-down. */
-    WORK_FAILED,
-    /** {@link Elector#close()}: release, then stop. */
-    CLOSED
-  }
-
   final LeaseStore store;
   final String election;
   final String candidate;
@@ -59,6 +45,7 @@ final class Campaign {
   final FailureStreak failures;
   private final RenewalBatcher batcher;
   private final List<ElectionListener> listeners;
+  private final List<ElectorObserver> observers;
 
   // Confined to the engine executor.
   private Phase phase = new Phase.Stopped();
@@ -88,6 +75,7 @@ final class Campaign {
     this.engine = new SerialExecutor(worker);
     this.callbacks = new SerialExecutor(worker);
     this.listeners = List.copyOf(b.listeners);
+    this.observers = List.copyOf(b.observers);
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
     this.failures = new FailureStreak(log, logId, store.describe());
     this.batcher = store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;
@@ -118,7 +106,7 @@ final class Campaign {
     restartAfterStop = false;
     stopWaiters.add(done);
     if (phase instanceof Leading) {
-      endTerm((Leading) phase, StepDown.CLOSED, "closing", Optional.empty());
+      endTerm((Leading) phase, StepDownReason.CLOSED, "closing", Optional.empty());
     } else if (phase.kind() == Phase.Kind.FOLLOWING) {
       transition(new Stopping(this), null);
     }
@@ -126,13 +114,13 @@ final class Campaign {
 
   void stepDown() {
     if (phase instanceof Leading) {
-      ((Leading) phase).stepDown(StepDown.REQUESTED, "stepping down");
+      ((Leading) phase).stepDown(StepDownReason.STEPPED_DOWN, "stepping down");
     }
   }
 
   void workFailed(Term term) {
     if (phase instanceof Leading && ((Leading) phase).term() == term) {
-      ((Leading) phase).stepDown(StepDown.WORK_FAILED, "leader work failed to start; giving the term up");
+      ((Leading) phase).stepDown(StepDownReason.WORK_FAILED, "leader work failed to start; giving the term up");
     }
   }
 
@@ -162,22 +150,24 @@ final class Campaign {
    * executor; and a release, when the reason calls for one, is queued behind them, so the next
    * leader can only come once this term's work has stopped.
    */
-  void endTerm(Leading leading, StepDown why, String detail, Optional<String> nextLeader) {
+  void endTerm(Leading leading, StepDownReason why, String detail, Optional<String> nextLeader) {
     Term t = leading.term();
-    if (why == StepDown.DEADLINE) {
+    if (why == StepDownReason.DEADLINE_PASSED) {
       log.error("{}: {} ({}); stepping down with token {}", logId, detail, Durations.format(renewDeadline), t.token());
     } else {
       log.info("{}: {}; ending the term with token {}", logId, detail, t.token());
     }
     Phase next;
+    // What follows differs only by the reason: a lost lease has nothing to release and campaigns
+    // again at once; a passed deadline releases (the lease may still be ours) and retries soon.
     switch (why) {
       case CLOSED:
         next = new Stopping(this);
         break;
-      case LOST:
+      case LEASE_LOST:
         next = new Following(this, Duration.ZERO, true);
         break;
-      case DEADLINE:
+      case DEADLINE_PASSED:
         next = new Following(this, jittered(retryPeriod), true);
         break;
       default:
@@ -191,7 +181,8 @@ final class Campaign {
           t.markEnded();
           callbacks.execute(t::signalEnded);
           emit(l -> l.onRevoked(t));
-          if (why != StepDown.LOST) {
+          observe(o -> o.termEnded(t, why));
+          if (why != StepDownReason.LEASE_LOST) {
             releaseAfterWork(leading.lease());
           }
           learnLeader(nextLeader);
@@ -253,6 +244,17 @@ final class Campaign {
             }
           }
         });
+  }
+
+  /** Tells the observers, on the engine; one that throws costs nothing but a log line. */
+  void observe(Consumer<ElectorObserver> event) {
+    for (ElectorObserver o : observers) {
+      try {
+        event.accept(o);
+      } catch (Throwable e) {
+        log.warn("{}: an observer threw; the elector carries on", logId, e);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- store calls

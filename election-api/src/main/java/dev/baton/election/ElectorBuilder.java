@@ -24,6 +24,7 @@ public final class ElectorBuilder {
   ScheduledExecutorService scheduler;
   Executor worker;
   final List<ElectionListener> listeners = new ArrayList<>();
+  final List<ElectorObserver> observers = new ArrayList<>();
 
   ElectorBuilder(LeaseStore store) {
     this.store = requireNonNull(store, "store");
@@ -90,6 +91,12 @@ public final class ElectorBuilder {
   public ElectorBuilder whileLeader(TermWork work) {
     requireNonNull(work, "work");
     listeners.add(new TermScopedWork(work));
+    return this;
+  }
+
+  /** Told what the elector does, for metrics (a Micrometer binder, say). */
+  public ElectorBuilder observer(ElectorObserver observer) {
+    observers.add(requireNonNull(observer, "observer"));
     return this;
   }
 

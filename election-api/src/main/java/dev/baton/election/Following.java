@@ -27,6 +27,10 @@ final class Following extends Phase {
   private Subscription watch;
   private boolean watching;
   private boolean subscribing;
+  // For ElectorObserver.termStarted: since when this follower has known of no holder.
+  private boolean sawHolder;
+  private boolean leaderGone;
+  private long leaderGoneAt;
 
   /**
    * @param backOff how long to wait before the first attempt; zero to try at once
@@ -46,6 +50,7 @@ final class Following extends Phase {
 
   @Override
   void enter() {
+    sawHolder = c.knownLeader().filter(l -> !l.equals(c.candidate)).isPresent();
     if (watchAtOnce) {
       watchAgain();
     }
@@ -93,6 +98,12 @@ final class Following extends Phase {
     attemptPending = false;
     callInFlight = true;
     long t0 = c.clock.nanoTime();
+    if (sawHolder && !leaderGone) {
+      // An attempt after a refusal is made because the holder may be gone (a watch event, its
+      // lease running out, a poll): from here this follower knows of no leader until told again.
+      leaderGone = true;
+      leaderGoneAt = t0;
+    }
     c.call(() -> c.store.tryAcquire(c.election, c.candidate, c.leaseDuration), r -> acquired(t0, r), this::acquireFailed);
   }
 
@@ -123,10 +134,13 @@ final class Following extends Phase {
         refuse(granted);
         return;
       }
-      c.transition(new Leading(c, granted, validUntil), null);
+      Optional<Duration> withoutLeader = leaderGone ? Optional.of(Duration.ofNanos(c.clock.nanoTime() - leaderGoneAt)) : Optional.empty();
+      c.transition(new Leading(c, granted, validUntil, withoutLeader), null);
       return;
     }
     watchAgain();
+    sawHolder = true;
+    leaderGone = false;
     LeaseRecord holder = result.holder().orElseThrow();
     c.learnLeader(Optional.of(holder.holder()));
     scheduleAfterRefusal(holder.expiresIn());
@@ -147,6 +161,7 @@ final class Following extends Phase {
       return;
     }
     watchAgain();
+    c.observe(o -> o.campaignFailed(ex));
     c.failures.failed("cannot reach the store to campaign", ex);
     scheduleAttempt(Campaign.jittered(c.retryPeriod));
   }

@@ -1,5 +1,6 @@
 package dev.baton.election;
 
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -18,10 +19,12 @@ final class Leading extends Phase {
   private final Term term;
   private final RenewalSchedule renewals;
   private Lease lease;
+  private final Optional<Duration> withoutLeader;
   private DeadlineTimer deadline;
 
-  Leading(Campaign c, Lease granted, long validUntilNanos) {
+  Leading(Campaign c, Lease granted, long validUntilNanos, Optional<Duration> withoutLeader) {
     this.c = c;
+    this.withoutLeader = withoutLeader;
     this.lease = granted;
     this.term = new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
     this.renewals = c.renewalsFor(this);
@@ -46,6 +49,7 @@ final class Leading extends Phase {
     c.publishTerm(term);
     c.emit(l -> l.onElected(term));
     c.learnLeader(Optional.of(c.candidate));
+    c.observe(o -> o.termStarted(term, withoutLeader));
     if (!renewals.watchesDeadline()) {
       deadline = new DeadlineTimer(this, true);
     }
@@ -66,11 +70,11 @@ final class Leading extends Phase {
     if (c.clock.nanoTime() - term.validUntilNanos() < 0) {
       return false;
     }
-    c.endTerm(this, Campaign.StepDown.DEADLINE, "no renewal confirmed within the renew deadline", Optional.empty());
+    c.endTerm(this, StepDownReason.DEADLINE_PASSED, "no renewal confirmed within the renew deadline", Optional.empty());
     return true;
   }
 
-  void stepDown(Campaign.StepDown why, String detail) {
+  void stepDown(StepDownReason why, String detail) {
     if (isActive() && !deadlinePassed()) {
       c.endTerm(this, why, detail, Optional.empty());
     }
@@ -92,6 +96,8 @@ final class Leading extends Phase {
       term.extendTo(validUntil);
     }
     Campaign.log.debug("{}: renewed, token {}", c.logId, term.token());
+    Duration latency = Duration.ofNanos(c.clock.nanoTime() - startedNanos);
+    c.observe(o -> o.renewed(term, latency));
     renewals.renewAt(lease, startedNanos + c.retryPeriod.toNanos());
   }
 
@@ -100,9 +106,10 @@ final class Leading extends Phase {
       return;
     }
     if (ex instanceof LeaseLostException) {
-      c.endTerm(this, Campaign.StepDown.LOST, "lost leadership: " + ex.getMessage(), ((LeaseLostException) ex).holder());
+      c.endTerm(this, StepDownReason.LEASE_LOST, "lost leadership: " + ex.getMessage(), ((LeaseLostException) ex).holder());
       return;
     }
+    c.observe(o -> o.renewalFailed(term, ex));
     c.failures.failed("renewal failed; leading on until the renew deadline (" + Durations.format(term.remaining()) + " left)", ex);
     guardDeadline();
     long now = c.clock.nanoTime();
