@@ -77,6 +77,8 @@ final class ElectionDirectory {
         return new Head(highest, Optional.of(LeaseVersion.decode(Files.readAllBytes(file), file.toString())));
       } catch (NoSuchFileException e) {
         // superseded and deleted since the listing: list again
+      } catch (IllegalArgumentException e) {
+        throw new IOException(e.getMessage(), e);
       }
     }
     throw new IOException("the versions in " + dir + " were deleted faster than they could be read, " + READ_ATTEMPTS + " times in a row");
