@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
@@ -41,7 +42,7 @@ final class ElectionDirectory {
   static final long PRUNE_AFTER = TimeUnit.SECONDS.toNanos(10);
 
   private static final Pattern VERSION = Pattern.compile("(\\d{1,18})\\.lease");
-  private static final Pattern TEMPORARY = Pattern.compile("\\.tmp-(\\d+)-\\d+");
+  private static final Pattern TEMPORARY = Pattern.compile("\\.tmp-(\\d+)-\\d+-\\d+");
   private static final long PID = ProcessHandle.current().pid();
   private static final AtomicLong TEMPORARIES = new AtomicLong();
   /** Re-listings when the highest version was deleted between listing and reading it. */
@@ -91,7 +92,9 @@ final class ElectionDirectory {
    */
   boolean create(long number, LeaseVersion content) throws IOException {
     Files.createDirectories(dir);
-    Path temporary = dir.resolve(".tmp-" + PID + "-" + TEMPORARIES.incrementAndGet());
+    // The pid names the owner for the clean-up of orphans; the random part keeps names apart across
+    // pid namespaces and reboots, where a pid can come again.
+    Path temporary = dir.resolve(".tmp-" + PID + "-" + TEMPORARIES.incrementAndGet() + "-" + ThreadLocalRandom.current().nextInt(1_000_000_000));
     try {
       try (FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
         ByteBuffer bytes = ByteBuffer.wrap(content.encode());
@@ -100,9 +103,11 @@ final class ElectionDirectory {
         }
         out.force(true);
       }
-      Files.createLink(dir.resolve(name(number)), temporary);
-    } catch (FileAlreadyExistsException e) {
-      return false;
+      try {
+        Files.createLink(dir.resolve(name(number)), temporary);
+      } catch (FileAlreadyExistsException e) {
+        return false;
+      }
     } finally {
       Files.deleteIfExists(temporary);
     }

@@ -106,7 +106,7 @@ class FileLeaseStoreTest {
     Lease lease = a.tryAcquire("e", "a", Duration.ofMinutes(1)).lease().orElseThrow();
     Process dead = new ProcessBuilder("true").start();
     dead.waitFor();
-    Files.write(dir.resolve("e").resolve(".tmp-" + dead.pid() + "-1"), new byte[0]);
+    Files.write(dir.resolve("e").resolve(".tmp-" + dead.pid() + "-1-1"), new byte[0]);
     for (int i = 0; i < 5; i++) {
       advance(Duration.ofSeconds(1));
       lease = a.renew(lease);
