@@ -79,50 +79,27 @@ public final class FileLeaseStore implements LeaseStore {
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
     }
-    ElectionDirectory dir = open(election);
-    long callStart = clock.nanoTime();
-    try {
-      // Another writer won the number we read as free: read again, until the call timeout.
-      while (true) {
-        long start = clock.nanoTime();
-        ElectionDirectory.Head head = dir.head();
-        long now = clock.nanoTime();
-        Optional<LeaseVersion> current = head.version().filter(v -> v.liveAt(now, clock.bootId()));
-        if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
-          return Acquisition.held(record(election, current.get(), now));
-        }
-        long token = head.number() + 1;
-        if (write(dir, head.number(), LeaseVersion.held(token, candidate, ttl, start + ttl.toNanos(), clock.bootId(), wallClock.instant()), start, "grant to '" + candidate + "'")) {
-          return Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), ttl, ""));
-        }
-        checkCallTime(election, "tryAcquire for '" + candidate + "'", callStart);
+    return update(election, "tryAcquire for '" + candidate + "'", (head, start) -> {
+      long now = clock.nanoTime();
+      Optional<LeaseVersion> current = head.version().filter(v -> v.liveAt(now, clock.bootId()));
+      if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
+        return Step.answer(Acquisition.held(record(election, current.get(), now)));
       }
-    } catch (IOException e) {
-      throw failure(election, "tryAcquire for '" + candidate + "'", dir, e);
-    }
+      // Free, expired, or ours already (then a new term): the next number is the new token.
+      long token = head.number() + 1;
+      return Step.write(
+          LeaseVersion.held(token, candidate, ttl, start + ttl.toNanos(), clock.bootId(), wallClock.instant()),
+          Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), ttl, "")));
+    });
   }
 
   @Override
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
-    ElectionDirectory dir = open(lease.election());
-    long callStart = clock.nanoTime();
-    try {
-      // Lost the race for the next number: to a renewal of this same lease by another thread
-      // (read again and renew on top of it), or to a release or takeover (then the read says lost).
-      while (true) {
-        long start = clock.nanoTime();
-        ElectionDirectory.Head head = dir.head();
-        LeaseVersion current = ownLiveVersion(lease, head);
-        LeaseVersion renewed = LeaseVersion.held(current.token(), lease.candidate(), lease.ttl(), start + lease.ttl().toNanos(), clock.bootId(), wallClock.instant());
-        if (write(dir, head.number(), renewed, start, "renewal of '" + lease.candidate() + "'")) {
-          return lease;
-        }
-        checkCallTime(lease.election(), "renewal of '" + lease.candidate() + "'", callStart);
-      }
-    } catch (IOException e) {
-      throw failure(lease.election(), "renewal of '" + lease.candidate() + "'", dir, e);
-    }
+    return update(lease.election(), "renewal of '" + lease.candidate() + "'", (head, start) -> {
+      LeaseVersion current = ownLiveVersion(lease, head);
+      return Step.write(LeaseVersion.held(current.token(), lease.candidate(), lease.ttl(), start + lease.ttl().toNanos(), clock.bootId(), wallClock.instant()), lease);
+    });
   }
 
   private LeaseVersion ownLiveVersion(Lease lease, ElectionDirectory.Head head) {
@@ -141,24 +118,12 @@ public final class FileLeaseStore implements LeaseStore {
   @Override
   public void release(Lease lease) {
     requireNonNull(lease, "lease");
-    ElectionDirectory dir = open(lease.election());
-    long callStart = clock.nanoTime();
-    try {
-      while (true) {
-        long start = clock.nanoTime();
-        ElectionDirectory.Head head = dir.head();
-        Optional<LeaseVersion> current = head.version().filter(v -> v.isHeldBy(lease.candidate(), lease.token().value()));
-        if (current.isEmpty()) {
-          return; // not ours any more: never release somebody else's lease
-        }
-        if (write(dir, head.number(), current.get().released(wallClock.instant()), start, "release by '" + lease.candidate() + "'")) {
-          return;
-        }
-        checkCallTime(lease.election(), "release by '" + lease.candidate() + "'", callStart);
-      }
-    } catch (IOException e) {
-      throw failure(lease.election(), "release by '" + lease.candidate() + "'", dir, e);
-    }
+    // Not ours any more: nothing to write, since a release never removes somebody else's lease.
+    update(lease.election(), "release by '" + lease.candidate() + "'", (head, start) ->
+        head.version()
+            .filter(v -> v.isHeldBy(lease.candidate(), lease.token().value()))
+            .map(v -> Step.write(v.released(wallClock.instant()), lease))
+            .orElse(Step.answer(lease)));
   }
 
   @Override
@@ -170,6 +135,47 @@ public final class FileLeaseStore implements LeaseStore {
       return current.filter(v -> v.liveAt(now, clock.bootId())).map(v -> record(election, v, now));
     } catch (IOException e) {
       throw failure(election, "read", dir, e);
+    }
+  }
+
+  /** What a call makes of the head it read: an answer, and the version to write first, if any. */
+  private record Step<T>(Optional<LeaseVersion> next, T answer) {
+    static <T> Step<T> answer(T answer) {
+      return new Step<>(Optional.empty(), answer);
+    }
+
+    static <T> Step<T> write(LeaseVersion next, T answer) {
+      return new Step<>(Optional.of(next), answer);
+    }
+  }
+
+  @FunctionalInterface
+  private interface Decision<T> {
+    /** {@code start}: the host clock before the head was read, which a written lease counts from. */
+    Step<T> decide(ElectionDirectory.Head head, long start);
+  }
+
+  /**
+   * Reads the election's head and writes the version {@code decision} makes of it as the next
+   * number. When another writer took that number first, reads again, until the call timeout.
+   */
+  private <T> T update(String election, String what, Decision<T> decision) {
+    ElectionDirectory dir = open(election);
+    long callStart = clock.nanoTime();
+    try {
+      while (true) {
+        long start = clock.nanoTime();
+        ElectionDirectory.Head head = dir.head();
+        Step<T> step = decision.decide(head, start);
+        if (step.next().isEmpty() || write(dir, head.number(), step.next().get(), start, what)) {
+          return step.answer();
+        }
+        if (clock.nanoTime() - callStart > callTimeout.toNanos()) {
+          throw new LeaseStoreException(election, what + ": other writers took every next version within the call timeout (" + callTimeout.toMillis() + "ms)");
+        }
+      }
+    } catch (IOException e) {
+      throw failure(election, what, dir, e);
     }
   }
 
@@ -188,12 +194,6 @@ public final class FileLeaseStore implements LeaseStore {
     }
     dir.prune();
     return true;
-  }
-
-  private void checkCallTime(String election, String what, long callStart) {
-    if (clock.nanoTime() - callStart > callTimeout.toNanos()) {
-      throw new LeaseStoreException(election, what + ": other writers took every next version within the call timeout (" + callTimeout.toMillis() + "ms)");
-    }
   }
 
   /** Refuses names that are not a plain file name: letters, digits, '.', '_', '-', not starting with '.', '_' or '-'. */

@@ -17,17 +17,11 @@ class FileLeaseStoreProviderTest {
 
   @TempDir Path dir;
 
-  private static ElectionProperties props(String... keyValues) {
-    Properties p = new Properties();
-    for (int i = 0; i < keyValues.length; i += 2) {
-      p.setProperty(keyValues[i], keyValues[i + 1]);
-    }
-    return ElectionProperties.of(p);
-  }
+  private static final ElectionProperties NONE = ElectionProperties.of(new Properties());
 
   @Test
   void it_is_found_by_name_and_opens_a_store_in_the_configured_directory() {
-    try (LeaseStore store = props(ElectionProperties.BACKEND, "file", FileLeaseStoreProvider.DIRECTORY, dir.toString()).openStore()) {
+    try (LeaseStore store = NONE.with(ElectionProperties.BACKEND, "file").with(FileLeaseStoreProvider.DIRECTORY, dir.toString()).openStore()) {
       assertThat(store).isInstanceOf(FileLeaseStore.class);
       assertThat(store.describe()).isEqualTo("file (" + dir.toAbsolutePath() + ")");
     }
@@ -35,7 +29,9 @@ class FileLeaseStoreProviderTest {
 
   @Test
   void a_call_timeout_over_half_the_renew_deadline_is_refused_naming_the_key() {
-    ElectionProperties p = props(FileLeaseStoreProvider.DIRECTORY, dir.toString(), FileLeaseStoreProvider.CALL_TIMEOUT, "2s", ElectionProperties.RENEW_DEADLINE, "3s");
+    ElectionProperties p = NONE.with(FileLeaseStoreProvider.DIRECTORY, dir.toString())
+            .with(FileLeaseStoreProvider.CALL_TIMEOUT, "2s")
+            .with(ElectionProperties.RENEW_DEADLINE, "3s");
 
     assertThatThrownBy(() -> new FileLeaseStoreProvider().open(p))
         .isInstanceOf(ConfigurationException.class)
@@ -47,7 +43,7 @@ class FileLeaseStoreProviderTest {
   @Test
   void an_unusable_directory_is_refused_naming_the_key_and_the_value() throws IOException {
     Path file = Files.writeString(dir.resolve("plain-file"), "x");
-    ElectionProperties p = props(FileLeaseStoreProvider.DIRECTORY, file.toString());
+    ElectionProperties p = NONE.with(FileLeaseStoreProvider.DIRECTORY, file.toString());
 
     assertThatThrownBy(() -> new FileLeaseStoreProvider().open(p))
         .isInstanceOf(ConfigurationException.class)
