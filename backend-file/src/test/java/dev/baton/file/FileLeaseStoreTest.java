@@ -125,6 +125,16 @@ class FileLeaseStoreTest {
   }
 
   @Test
+  void a_write_completed_later_than_the_call_timeout_after_its_read_is_not_trusted() {
+    // Every reading of the clock is 600 ms after the last: read, decide and write span more than 1 s.
+    FileLeaseStore slow = FileLeaseStore.builder(dir).clock(() -> now.addAndGet(TimeUnit.MILLISECONDS.toNanos(600))).build();
+
+    assertThatThrownBy(() -> slow.tryAcquire("e", "a", TTL))
+        .isInstanceOf(LeaseStoreException.class)
+        .hasMessageContaining("more than the call timeout (1000ms); whether it applied is unknown");
+  }
+
+  @Test
   void a_head_it_cannot_read_is_an_error_naming_the_file() throws IOException {
     Files.createDirectories(dir.resolve("e"));
     Files.writeString(dir.resolve("e").resolve(ElectionDirectory.name(3)), "not a lease");
