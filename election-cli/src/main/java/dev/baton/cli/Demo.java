@@ -18,8 +18,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code elect demo}: three candidates in this process, each with its own connection pool to the
- * embedded default database, and a narration of what happens to them: the first election, a crash
+ * {@code elect demo}: three candidates in this process, each with its own store on the embedded
+ * default's lease files, and a narration of what happens to them: the first election, a crash
  * of the leader (no release), and a graceful handover, with how long each took.
  */
 final class Demo {
@@ -71,7 +71,7 @@ final class Demo {
 
     out.println("elect demo: leader election among three candidates on the embedded default");
     out.println("  backend    " + config.describeBackend());
-    out.println("  election   " + election + "; candidates node-1, node-2, node-3, in this process, each with its own connection pool");
+    out.println("  election   " + election + "; candidates node-1, node-2, node-3, in this process, each with its own store");
     out.println("  timing     lease " + Durations.format(LEASE) + ", renew deadline " + Durations.format(RENEW_DEADLINE) + ", retry " + Durations.format(RETRY)
         + " (shortened for the demo; the defaults are 15s, 10s, 2s)");
     out.println();
@@ -90,7 +90,7 @@ final class Demo {
       Elected first = awaitElected(Set.of(), "a first leader");
       Duration firstTook = Duration.ofNanos(first.nanos() - campaignAt);
       say(first.node() + " is elected with fencing token " + first.token() + ", " + Durations.format(firstTook)
-          + " after the campaign began (the first connection to the database included)");
+          + " after the campaign began (the first write to disk included)");
       rows.add(new Row("first election", first.node(), first.token(), firstTook, "-"));
 
       pause(LEAD_A_WHILE);
@@ -98,7 +98,7 @@ final class Demo {
       long crashAt = System.nanoTime();
       crashed.store().crash();
       crashed.elector().close();
-      say(crashed.name() + " crashes: its connection to the database is cut, it releases nothing; its lease stays until the database sees it expire");
+      say(crashed.name() + " crashes: it stops writing, it releases nothing; its lease stays until it expires on the host's clock");
       Elected second = awaitElected(Set.of(crashed.name()), "a new leader after the crash");
       Duration failover = Duration.ofNanos(second.nanos() - crashAt);
       say(second.node() + " is elected with fencing token " + second.token() + ": failover took " + Durations.format(failover)
@@ -113,7 +113,7 @@ final class Demo {
       Elected third = awaitElected(Set.of(crashed.name(), handing.name()), "a leader after the handover");
       Duration handover = Duration.ofNanos(third.nanos() - handAt);
       say(third.node() + " is elected with fencing token " + third.token() + ": handover took " + Durations.format(handover)
-          + " (H2 sends no change notifications, so the follower noticed at its next try, within " + Durations.format(RETRY) + ")");
+          + " (the followers poll the lease files, so one noticed at its next try, within " + Durations.format(RETRY) + ")");
       rows.add(new Row("graceful handover", third.node(), third.token(), handover, "retry " + Durations.format(RETRY) + " (polling)"));
     } catch (StepMissing e) {
       out.println();

@@ -21,8 +21,8 @@ public final class Elect {
   private Elect() {}
 
   public static void main(String[] args) {
-    // H2's AUTO_SERVER (the embedded default) serves the database to the other elect processes;
-    // on loopback only.
+    // H2's AUTO_SERVER (with election.jdbc.url=jdbc:h2:file:...;AUTO_SERVER=TRUE) serves the
+    // database to the other elect processes; on loopback only.
     if (System.getProperty("h2.bindAddress") == null) {
       System.setProperty("h2.bindAddress", "127.0.0.1");
     }
@@ -71,7 +71,7 @@ public final class Elect {
           "",
           "Configuration: --config FILE (properties), else system properties; ELECTION_* environment variables",
           "override either (ELECTION_JDBC_URL for election.jdbc.url). Without any backend settings: the",
-          "embedded default, an H2 database under ./.baton/ shared by every elect started in this directory.",
+          "embedded default, lease files under ./.baton/leases shared by every elect started in this directory.",
           "--name overrides election.name (default: 'default').",
           "",
           "Exit status: run: COMMAND's (127 if it could not be started); status: 0 leader, 1 none;",

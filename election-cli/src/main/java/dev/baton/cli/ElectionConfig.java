@@ -1,6 +1,5 @@
 package dev.baton.cli;
 
-import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.Elector;
 import dev.baton.election.LeaseStore;
@@ -16,26 +15,27 @@ import java.util.ServiceLoader;
 /**
  * The library's configuration ({@code election.*} properties, {@code ELECTION_*} environment
  * variables) as {@code elect} uses it: {@code --name} overrides {@code election.name}, and with no
- * backend configured at all, the embedded default: the JDBC backend on an H2 file database under
- * {@code ./.baton/} that every {@code elect} started in the same directory shares.
+ * backend configured at all, the embedded default: the file backend in {@code ./.baton/leases},
+ * which every {@code elect} started in the same directory shares, and no candidate serves.
  */
 final class ElectionConfig {
 
   static final String DEFAULT_NAME = "default";
-  static final String JDBC = "jdbc";
   static final String JDBC_URL = "election.jdbc.url";
-  static final String JDBC_USERNAME = "election.jdbc.username";
   static final String JDBC_CALL_TIMEOUT = "election.jdbc.call-timeout";
-  /** The JDBC backend's own default; shorter when the renew deadline asks for it. */
-  static final Duration JDBC_DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+  static final String FILE = "file";
+  static final String FILE_DIRECTORY = "election.file.directory";
+  static final String FILE_CALL_TIMEOUT = "election.file.call-timeout";
+  /** The file backend's own default; shorter when the renew deadline asks for it. */
+  static final Duration FILE_DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
 
   private final ElectionProperties properties;
-  private final Optional<Path> embeddedDatabase;
+  private final Optional<Path> embeddedDirectory;
 
-  private ElectionConfig(ElectionProperties properties, Optional<Path> embeddedDatabase) {
+  private ElectionConfig(ElectionProperties properties, Optional<Path> embeddedDirectory) {
     this.properties = properties;
-    this.embeddedDatabase = embeddedDatabase;
+    this.embeddedDirectory = embeddedDirectory;
   }
 
   /** From {@code --config FILE} (with the environment overriding it), or system properties and environment. */
@@ -63,26 +63,13 @@ final class ElectionConfig {
       // Settings for several backends: the library's message lists them and asks for election.backend.
       return new ElectionConfig(p, Optional.empty());
     }
-    Path database = workingDirectory.resolve(".baton").resolve("elect").toAbsolutePath().normalize();
-    if (database.toString().contains(";")) {
-      throw new ConfigurationException(
-          "the embedded default keeps its database under " + database.getParent() + ", but H2 cannot open a path with ';';"
-              + " run elect from another directory or set " + JDBC_URL);
+    Path leases = workingDirectory.resolve(".baton").resolve("leases").toAbsolutePath().normalize();
+    p = p.with(ElectionProperties.BACKEND, FILE).with(FILE_DIRECTORY, leases.toString());
+    if (p.get(FILE_CALL_TIMEOUT).isEmpty()) {
+      Duration half = p.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE).dividedBy(2);
+      p = p.with(FILE_CALL_TIMEOUT, (half.compareTo(FILE_DEFAULT_CALL_TIMEOUT) < 0 ? half : FILE_DEFAULT_CALL_TIMEOUT).toMillis() + "ms");
     }
-    // AUTO_SERVER: the first elect to open the file serves it to the others over loopback. H2
-    // closes the database in a shutdown hook of its own (it refuses DB_CLOSE_ON_EXIT=FALSE with
-    // AUTO_SERVER), which is why elect run releases on SIGTERM/SIGINT before the JVM shuts down.
-    // WRITE_DELAY=0: H2 otherwise writes commits to the file up to 500 ms late, and a kill of the
-    // elect serving it could take a confirmed grant with it (the next leader got the same token).
-    p = p.with(ElectionProperties.BACKEND, JDBC)
-        .with(JDBC_URL, "jdbc:h2:file:" + database + ";AUTO_SERVER=TRUE;WRITE_DELAY=0")
-        .with(JDBC_USERNAME, "sa");
-    if (p.get(JDBC_CALL_TIMEOUT).isEmpty()) {
-      Duration renewDeadline = p.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
-      Duration half = renewDeadline.dividedBy(2);
-      p = p.with(JDBC_CALL_TIMEOUT, (half.compareTo(JDBC_DEFAULT_CALL_TIMEOUT) < 0 ? half : JDBC_DEFAULT_CALL_TIMEOUT).toMillis() + "ms");
-    }
-    return new ElectionConfig(p, Optional.of(database));
+    return new ElectionConfig(p, Optional.of(leases));
   }
 
   /** Backends on the classpath with at least one of their own keys set (in the properties or the environment). */
@@ -105,13 +92,13 @@ final class ElectionConfig {
   }
 
   boolean isEmbedded() {
-    return embeddedDatabase.isPresent();
+    return embeddedDirectory.isPresent();
   }
 
-  /** Where the backend is, for people: the embedded database's directory, or the backend's name. */
+  /** Where the backend is, for people: the embedded default's directory, or the backend's name. */
   String describeBackend() {
-    return embeddedDatabase
-        .map(db -> "embedded H2 database in " + db.getParent() + " (shared by every elect started in " + db.getParent().getParent() + ")")
+    return embeddedDirectory
+        .map(dir -> "lease files in " + dir + " (shared by every elect started in " + dir.getParent().getParent() + ")")
         .orElseGet(() -> properties.get(ElectionProperties.BACKEND).orElse("the backend on the classpath"));
   }
 
@@ -129,7 +116,7 @@ final class ElectionConfig {
     }
   }
 
-  /** Opens the configured backend's store; the embedded database is created by its first connection. */
+  /** Opens the configured backend's store; the embedded default creates its directory. */
   LeaseStore openStore() {
     return properties.openStore();
   }

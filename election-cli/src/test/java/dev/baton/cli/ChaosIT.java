@@ -31,7 +31,7 @@ class ChaosIT {
 
   @Test
   void embedded_default() {
-    List<String> violations = new Chaos(dir, "the embedded default (H2, AUTO_SERVER)", true, "", seed()).run(LENGTH);
+    List<String> violations = new Chaos(dir, "the embedded default (lease files)", false, "", seed()).run(LENGTH);
 
     keepLogsIf(!violations.isEmpty(), "embedded-default");
     assertThat(violations).isEmpty();

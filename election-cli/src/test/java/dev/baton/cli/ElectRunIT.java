@@ -21,8 +21,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code elect run} and {@code elect status} as real processes on the embedded default (an H2 file
- * database under ./.baton/ of a temporary working directory), built from the shaded jar.
+ * {@code elect run} and {@code elect status} as real processes on the embedded default (lease files
+ * under ./.baton/leases of a temporary working directory), built from the shaded jar.
  */
 class ElectRunIT {
 
@@ -114,7 +114,7 @@ class ElectRunIT {
         .contains("leader    " + fields[1])
         .contains("token     " + fields[2])
         .contains("renewed   ")
-        .contains("backend   jdbc (H2)");
+        .contains("backend   file (" + dir.toAbsolutePath().resolve(".baton/leases"));
   }
 
   /** The lines of leaders.txt whose command (the pid in the last field) still runs. */

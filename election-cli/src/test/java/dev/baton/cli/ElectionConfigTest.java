@@ -25,23 +25,23 @@ class ElectionConfigTest {
   }
 
   @Test
-  void without_backend_settings_it_is_h2_under_dot_baton_shared_by_processes() {
+  void without_backend_settings_it_is_lease_files_under_dot_baton_shared_by_processes() {
     ElectionConfig config = ElectionConfig.resolve(props(), Optional.empty(), dir);
 
     ElectionProperties p = config.properties();
     assertThat(config.isEmbedded()).isTrue();
-    assertThat(p.get(ElectionProperties.BACKEND)).contains("jdbc");
-    assertThat(p.get(ElectionConfig.JDBC_URL)).contains("jdbc:h2:file:" + dir.toAbsolutePath().resolve(".baton/elect") + ";AUTO_SERVER=TRUE;WRITE_DELAY=0");
+    assertThat(p.get(ElectionProperties.BACKEND)).contains("file");
+    assertThat(p.get(ElectionConfig.FILE_DIRECTORY)).contains(dir.toAbsolutePath().resolve(".baton/leases").toString());
     assertThat(config.election()).isEqualTo("default");
-    assertThat(p.get(ElectionConfig.JDBC_CALL_TIMEOUT)).contains("3000ms");
+    assertThat(p.get(ElectionConfig.FILE_CALL_TIMEOUT)).contains("1000ms");
     assertThat(config.describeBackend()).contains(dir.toAbsolutePath().resolve(".baton").toString());
   }
 
   @Test
   void the_embedded_call_timeout_stays_within_half_the_renew_deadline() {
-    ElectionConfig config = ElectionConfig.resolve(props(ElectionProperties.RENEW_DEADLINE, "2s"), Optional.empty(), dir);
+    ElectionConfig config = ElectionConfig.resolve(props(ElectionProperties.RENEW_DEADLINE, "1s"), Optional.empty(), dir);
 
-    assertThat(config.properties().get(ElectionConfig.JDBC_CALL_TIMEOUT)).contains("1000ms");
+    assertThat(config.properties().get(ElectionConfig.FILE_CALL_TIMEOUT)).contains("500ms");
   }
 
   @Test

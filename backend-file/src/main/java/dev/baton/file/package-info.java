@@ -1,0 +1,54 @@
+/**
+ * Leader election among processes of one host through a directory of its local file system: {@link
+ * dev.baton.file.FileLeaseStore} and its provider ({@code election.backend=file}). It is the
+ * embedded default of {@code elect}: nothing to install, and no candidate serves the store to the
+ * others, so a candidate that is paused or killed delays the next leader by no more than its own
+ * lease.
+ *
+ * <h2>What a lease is</h2>
+ *
+ * Each election is a directory of numbered version files ({@code 000000000042.lease}); the highest
+ * number is the election's state: holder, fencing token, TTL, and the end of the lease on the
+ * host's monotonic clock with the boot it belongs to. A grant, a renewal and a release each create
+ * the next number. The content is written to a temporary file and synced first, then hard-linked to
+ * the number, which fails if the number exists, then the directory is synced; only then is the
+ * grant reported. So two candidates that read the same state cannot both write the next one (the
+ * link is the compare-and-set), nobody ever reads half a version, and a reported grant survives a
+ * crash. No lock is held, at any time, by anyone.
+ *
+ * <h2>What it guarantees</h2>
+ *
+ * <ul>
+ *   <li><b>Exclusion.</b> A candidate is granted only over a version that showed no live holder
+ *       when it was read, and only if nobody wrote after it. The lease ends at the start of the
+ *       granting or renewing call plus its TTL, on {@code CLOCK_MONOTONIC} ({@code
+ *       System.nanoTime()} on Linux), which all processes of a boot share.
+ *   <li><b>Fencing.</b> The token is the number of the version that granted the term; renewals and
+ *       the release carry it on. Numbers only grow, so tokens strictly increase, also after a crash
+ *       of any candidate or of the host (the highest version is never deleted).
+ *   <li><b>Failover.</b> A paused or killed holder is one whose versions stop; the others take
+ *       the lease as soon as it has run out, at their next try (they poll every retry period; the
+ *       store has no watch). A holder paused in the middle of a write delays nobody either.
+ *   <li><b>Reboots.</b> A version records the boot id ({@code /proc/sys/kernel/random/boot_id});
+ *       one from an earlier boot has expired, since the monotonic clock started again.
+ * </ul>
+ *
+ * <p>Old versions are deleted ten seconds after a newer one was seen, so a directory holds a few
+ * dozen small files per election. A write completed later than the call timeout after the read it
+ * was based on is not trusted (the call fails), because the number it used might have been deleted
+ * and created again.
+ *
+ * <h2>Limits</h2>
+ *
+ * <ul>
+ *   <li><b>One host.</b> Every candidate runs on the host whose disk holds the directory: other
+ *       hosts' clocks are not this one's. Directories on network and FUSE file systems (NFS, SMB,
+ *       CephFS, sshfs, virtiofs, ...) are refused when the store is built.
+ *   <li><b>One clock.</b> Processes in different time namespaces of one kernel agree (the offset in
+ *       {@code /proc/self/timens_offsets} is taken out); virtual machines and hosts do not.
+ *   <li><b>The directory is the state.</b> Deleting it, or an election's sub-directory, starts the
+ *       tokens again from 1; restoring an old copy of it can hand out old tokens again.
+ *   <li>A lease cannot stop a paused leader from acting late: pass the token with its writes.
+ * </ul>
+ */
+package dev.baton.file;
