@@ -300,18 +300,12 @@ final class Campaign {
     }
   }
 
-  /** Releases a grant that never became a term (no work ran for it): at once. */
-  void releaseNow(Lease l) {
-    storeOpStarted();
-    try {
-      worker.execute(() -> release(l));
-    } catch (RejectedExecutionException | OutOfMemoryError refused) {
-      log.warn("{}: could not release the lease with token {} ({}); it will expire on its own", logId, l.token(), refused.toString());
-      storeOpEnded();
-    }
-  }
-
-  /** Releases a term's lease behind every callback queued so far: after its onRevoked returned. */
+  /**
+   * Releases behind every callback queued so far, so after the onRevoked of any term that has
+   * ended. Every release goes this way, a grant that never became a term (answered after close(),
+   * or refused) included: while an earlier term's work is still stopping, the lease in the store
+   * is what keeps the next leader out.
+   */
   void releaseAfterWork(Lease l) {
     storeOpStarted();
     callbacks.execute(() -> release(l));

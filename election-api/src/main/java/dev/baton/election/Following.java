@@ -110,8 +110,9 @@ final class Following extends Phase {
   private void acquired(long t0, Acquisition result) {
     callInFlight = false;
     if (!isActive()) {
-      // Stopped while the call was out; no term was started for this grant, so nothing must stop first.
-      result.lease().ifPresent(c::releaseNow);
+      // Stopped while the call was out. No term was started for this grant, but an earlier term's
+      // work may still be stopping: the lease goes back behind it.
+      result.lease().ifPresent(c::releaseAfterWork);
       return;
     }
     c.failures.recovered();
@@ -150,7 +151,7 @@ final class Following extends Phase {
   }
 
   private void refuse(Lease granted) {
-    c.releaseNow(granted);
+    c.releaseAfterWork(granted);
     watchAgain();
     backOff(Campaign.jittered(c.retryPeriod));
   }

@@ -159,6 +159,47 @@ class ElectorSafetyTest {
     assertThat(work).containsExactly("stopping", "stopped");
   }
 
+  @Test
+  @DisplayName("a grant answered after close() is given back only once the previous term's work has stopped")
+  void grantAnsweredAfterCloseReleasesAfterTheWorkStopped() {
+    CountDownLatch stopWork = gate();
+    Elector ea =
+        track(
+            builder(storeA, "a", a, pool)
+                .whileLeader(
+                    term ->
+                        () -> {
+                          storeA.record("work stopping " + term.token());
+                          awaitLatch(stopWork);
+                          storeA.record("work stopped " + term.token());
+                        })
+                .build());
+    ea.start();
+    await().until(ea::isLeader);
+    Elector eb = track(builder(storeB, "b", b, pool).build());
+    eb.start();
+    await().until(() -> eb.currentLeader().equals(Optional.of("a")));
+
+    ea.stepDown(); // its work takes its time to stop, and the release waits behind it
+    await().until(() -> storeA.calls().contains("work stopping 1"));
+    storeA.acquireGate = new CountDownLatch(1);
+    gates.add(storeA.acquireGate);
+    scheduler.advance(RETRY.multipliedBy(2)); // the back-off ends: a campaigns again, still holding the lease
+    await().until(() -> storeA.acquires.get() == 2);
+    CompletableFuture<Void> closed = CompletableFuture.runAsync(ea::close);
+    await().until(() -> ea.toString().contains("state=STOPPING"));
+
+    storeA.acquireGate.countDown(); // granted anew to a, which is stopping
+    await().until(() -> storeA.calls().contains("acquire a") && pool.active() == 1); // only the stopping work is left
+
+    assertThat(storeA.calls()).as("released while the work was still stopping").noneMatch(c -> c.startsWith("release"));
+    assertThat(eb.isLeader()).isFalse();
+
+    stopWork.countDown();
+    await().until(closed::isDone);
+    await().until(eb::isLeader);
+  }
+
   // ------------------------------------------------------------ 2. errors from user code
 
   @Test
