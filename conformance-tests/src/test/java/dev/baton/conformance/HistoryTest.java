@@ -87,4 +87,30 @@ class HistoryTest {
     history.recordBreach("e", "renew changed the token");
     assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("renew changed the token");
   }
+
+  @Test
+  void catchesAGrantToAnotherWhileTheOldTermsWorkWasStillStopping() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    // The term ends (its validity judged by the deadline), the lease is released at once, b comes in...
+    release("a", 1, now + 1000);
+    grant("b", 2, now + 3000, now + 4000);
+    // ...and only then has a's work stopped.
+    history.recordWorkStopped("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("b on b was granted token 2").hasMessageContaining("was still stopping");
+  }
+
+  @Test
+  void passesAGrantAfterAStalledLeadersLeaseRanOutOnItsOwn() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 5 * S, now - 5 * S + 1000);
+    // a stalls: b is granted after a's lease ran out, a's work stops only when a wakes up.
+    grant("b", 2, now - S, now - S + 1000);
+    history.recordElected("e", "a", FencingToken.of(1));
+    history.recordWorkStopped("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
 }
