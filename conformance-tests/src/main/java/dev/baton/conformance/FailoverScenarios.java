@@ -372,7 +372,7 @@ abstract class FailoverScenarios extends BasicScenarios {
     assertThat(refusals).as("renewals of token %s the store refused after it granted %s at %s", term.token(), anew.token(), at(takenAt)).isNotEmpty();
     long firstRefusal = refusals.stream().mapToLong(Call::endNanos).min().orElseThrow();
     log.info("s18: the store answered 'lease lost' {} ms after the take-over; onRevoked {} ms after that, {} ms before the renew deadline", (firstRefusal - takenAt) / 1_000_000, (revoked - firstRefusal) / 1_000_000, (deadline - revoked) / 1_000_000);
-    assertThat(history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - firstRefusal > 0))
+    assertThat(history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - firstRefusal > 0).stream().map(c -> at(c.startNanos()) + " " + c.outcome()).toList())
         .as("renewals of token %s sent after the store answered 'lease lost' at %s: a lost lease is no passing failure", term.token(), at(firstRefusal))
         .isEmpty();
     assertThat(revoked)
