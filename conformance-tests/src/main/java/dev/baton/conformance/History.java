@@ -293,9 +293,12 @@ public final class History {
     }
     for (int i = 0; i < intervals.size(); i++) {
       for (int j = i + 1; j < intervals.size(); j++) {
-        Interval a = intervals.get(i);
-        Interval b = intervals.get(j);
-        if (a.start - b.end < 0 && b.start - a.end < 0) {
+        Interval a = intervals.get(i).start - intervals.get(j).start <= 0 ? intervals.get(i) : intervals.get(j);
+        Interval b = a == intervals.get(i) ? intervals.get(j) : intervals.get(i);
+        // A candidate's own terms are told in order: a re-grant to it that comes while its previous
+        // term is still being revoked begins, for its work, only at its onElected.
+        long bStart = a.term.candidate.equals(b.term.candidate) ? Math.max(b.start, b.term.electedNanos) : b.start;
+        if (a.start - b.end < 0 && bStart - a.end < 0) {
           problems.add(
               "terms overlapped: " + a.term.candidate + " (token " + a.term.token + ", " + at(a.start) + " to " + at(a.end) + ") and "
                   + b.term.candidate + " (token " + b.term.token + ", " + at(b.start) + " to " + at(b.end) + "); calls then:\n      "

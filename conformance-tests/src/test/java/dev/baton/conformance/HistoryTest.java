@@ -113,4 +113,29 @@ class HistoryTest {
     history.recordRevoked("e", "a", FencingToken.of(1));
     assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
   }
+
+  @Test
+  void passesAReGrantToTheHolderToldAfterItsPreviousTermWasRevoked() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    // a takes its own lease anew while the first term's work is still stopping...
+    grant("a", 2, System.nanoTime(), System.nanoTime());
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    // ...and is told of the new term only once the first was revoked.
+    history.recordElected("e", "a", FencingToken.of(2));
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void catchesTwoTermsOfOneCandidateIdToldAtOnce() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    grant("a", 2, System.nanoTime(), System.nanoTime());
+    // Two electors sharing the id: the second is told while the first still leads.
+    history.recordElected("e", "a", FencingToken.of(2));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("terms overlapped");
+  }
 }
