@@ -2,17 +2,13 @@ package dev.baton.conformance;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
-import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
-import dev.baton.election.Subscription;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * A node's store whose renewals can be held at the door and then let through, as a network that
@@ -24,9 +20,8 @@ import java.util.Optional;
  * <p>Everything else goes straight to the node's (recorded) store, which it never closes; {@link
  * #close()} lets held renewals through.
  */
-final class HeldRenewals implements LeaseStore {
+final class HeldRenewals extends ForwardingLeaseStore {
 
-  private final LeaseStore delegate;
   private final int batchLimit;
   private final Duration holdAtMost;
   private final Object lock = new Object();
@@ -38,7 +33,7 @@ final class HeldRenewals implements LeaseStore {
    *     elector for ever
    */
   HeldRenewals(LeaseStore delegate, int batchLimit, Duration holdAtMost) {
-    this.delegate = requireNonNull(delegate, "delegate");
+    super(delegate);
     if (batchLimit < 1) {
       throw new IllegalArgumentException("batchLimit must be at least 1, but was " + batchLimit);
     }
@@ -89,7 +84,7 @@ final class HeldRenewals implements LeaseStore {
   @Override
   public Lease renew(Lease lease) {
     awaitDoor(lease.election());
-    return delegate.renew(lease);
+    return super.renew(lease);
   }
 
   @Override
@@ -98,10 +93,10 @@ final class HeldRenewals implements LeaseStore {
       awaitDoor(leases.get(0).election());
     }
     // In chunks the store takes (one at a time where it only renews one by one).
-    int limit = delegate.renewBatchLimit();
+    int limit = delegate().renewBatchLimit();
     List<Renewal> outcomes = new ArrayList<>(leases.size());
     for (int from = 0; from < leases.size(); from += limit) {
-      outcomes.addAll(delegate.renewAll(leases.subList(from, Math.min(leases.size(), from + limit))));
+      outcomes.addAll(super.renewAll(leases.subList(from, Math.min(leases.size(), from + limit))));
     }
     return outcomes;
   }
@@ -109,41 +104,6 @@ final class HeldRenewals implements LeaseStore {
   @Override
   public int renewBatchLimit() {
     return batchLimit;
-  }
-
-  @Override
-  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
-    return delegate.tryAcquire(election, candidate, ttl);
-  }
-
-  @Override
-  public void release(Lease lease) {
-    delegate.release(lease);
-  }
-
-  @Override
-  public Optional<LeaseRecord> read(String election) {
-    return delegate.read(election);
-  }
-
-  @Override
-  public Optional<Subscription> watch(String election, Runnable changed) {
-    return delegate.watch(election, changed);
-  }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return delegate.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    delegate.checkElectionName(election);
-  }
-
-  @Override
-  public String describe() {
-    return delegate.describe();
   }
 
   @Override
