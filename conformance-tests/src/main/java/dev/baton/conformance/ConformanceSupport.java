@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.election.Elector;
 import dev.baton.election.ElectorBuilder;
+import dev.baton.election.LeaseStore;
 import dev.baton.election.Term;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -58,6 +59,7 @@ abstract class ConformanceSupport {
   private final List<Candidate> candidates = new CopyOnWriteArrayList<>();
   private final Map<String, Duration> elections = new LinkedHashMap<>();
   private final Deque<AutoCloseable> cleanups = new ArrayDeque<>();
+  private volatile boolean userCodeThrows;
 
   @BeforeAll
   final void startFixture() throws Exception {
@@ -103,6 +105,7 @@ abstract class ConformanceSupport {
       elections.clear();
     }
     candidates.clear();
+    userCodeThrows = false;
     if (!failures.isEmpty()) {
       Throwable first = failures.get(0);
       failures.subList(1, failures.size()).forEach(first::addSuppressed);
@@ -192,12 +195,17 @@ abstract class ConformanceSupport {
    * stopped.
    */
   final Candidate candidate(Node node, String election, Timings timings, Consumer<ElectorBuilder> customize) {
+    return candidate(node, node.store(), election, timings, customize);
+  }
+
+  /** {@link #candidate(Node, String, Timings, Consumer)} on {@code store}, which wraps the node's recorded store. */
+  final Candidate candidate(Node node, LeaseStore store, String election, Timings timings, Consumer<ElectorBuilder> customize) {
     synchronized (elections) {
       elections.merge(election, timings.renewDeadline(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
     }
     Candidate c = new Candidate(node, election, history);
     ElectorBuilder b =
-        Elector.builder(node.store())
+        Elector.builder(store)
             .election(election)
             .candidate(node.name())
             .leaseDuration(timings.leaseDuration())
@@ -236,7 +244,16 @@ abstract class ConformanceSupport {
   }
 
   final ConditionFactory waiting(String what, Duration atMost) {
-    return Awaitility.await(what).atMost(atMost).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
+    ConditionFactory wait = Awaitility.await(what).atMost(atMost).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
+    return userCodeThrows ? wait.dontCatchUncaughtExceptions() : wait;
+  }
+
+  /**
+   * This scenario's user code throws on the elector's threads on purpose: what escapes the elector
+   * (a pool thread's uncaught Error) is not a failure by itself; what the scenario checks decides.
+   */
+  final void userCodeThrows() {
+    userCodeThrows = true;
   }
 
   /** Waits until exactly one of {@code among} leads (and was told so) and returns it. */
@@ -320,7 +337,7 @@ abstract class ConformanceSupport {
 
   /** Work that writes to {@code register} every tenth of a retry period while its term is valid. */
   final LeaderWork leaderWork(Node node, FencedRegister register, Executor executor) {
-    return new LeaderWork(node.name(), register, ticker, executor, timings.retryPeriod().dividedBy(10));
+    return new LeaderWork(node.name(), register, ticker, executor, timings.retryPeriod().dividedBy(10), history);
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Term;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -296,6 +297,89 @@ abstract class FailoverScenarios extends BasicScenarios {
     assertThat(history.grants(election)).filteredOn(g -> g.startNanos() - outageAt > 0 && g.endNanos() - restoredAt < 0).as("grants during the outage").isEmpty();
     awaitAgreement(all, back);
     assertThat(all).allMatch(c -> c.elector().isRunning());
+  }
+
+  /** How long the leader's work takes to stop in scenario 16: long enough for any follower to try. */
+  static final Duration SLOW_STOP = Duration.ofSeconds(1);
+
+  @Test
+  @DisplayName("16a slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (renewals one by one)")
+  void aLateRenewalLetsNobodyInBeforeTheOldWorkStopped() {
+    lateRenewalDuringASlowStop("s16a", 1);
+  }
+
+  @Test
+  @DisplayName("16b slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (batched renewals)")
+  void aLateBatchedRenewalLetsNobodyInBeforeTheOldWorkStopped() {
+    lateRenewalDuringASlowStop("s16b", Math.max(2, node("node-1").store().renewBatchLimit()));
+  }
+
+  /**
+   * The leader's renewal is held on its way until the renew deadline has ended the term, then
+   * reaches the store and succeeds there: the lease is the old leader's again, while its work
+   * takes {@link #SLOW_STOP} to stop. Whatever the elector does with that renewed lease, it may
+   * give it up only once the work stopped.
+   */
+  private void lateRenewalDuringASlowStop(String scenario, int batchLimit) {
+    String election = newElection(scenario);
+    List<Node> nodes = nodes(2);
+    HeldRenewals door = cleanup(new HeldRenewals(nodes.get(0).store(), batchLimit, timings.patience()));
+    FaultyUserCode work = FaultyUserCode.slowToStop(SLOW_STOP, history);
+    Candidate leader = startAndAwaitLeading(candidate(nodes.get(0), door, election, timings, b -> b.whileLeader(work)));
+    Candidate follower = candidate(nodes.get(1), election);
+    follower.elector().start();
+    awaitAgreement(List.of(leader, follower), leader);
+    Term term = leader.toldTerm().orElseThrow();
+
+    door.hold();
+    waiting("until a renewal of " + leader.name() + " is held").until(() -> door.held() > 0);
+    waiting("until the renew deadline ends " + leader.name() + "'s term", timings.renewDeadline().plus(timings.allowance())).until(term::isEnded);
+    long lateAt = System.nanoTime();
+    door.letThrough();
+
+    long stopped = waiting("until " + leader.name() + "'s work stopped").until(() -> work.stoppedAt(term), Optional::isPresent).orElseThrow();
+    // Either may lead next: the old leader holds the lease again, and may take it anew as its holder.
+    Term next = awaitNewTerm(List.of(leader, follower), lateAt);
+    List<Call> late = history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - lateAt >= 0);
+    List<Call> early = history.grants(election).stream().filter(g -> g.candidate().equals(follower.name()) && g.endNanos() - stopped < 0).toList();
+    log.info("{}: the held renewal {}; {} leads next with token {}, the old work stopped {} ms after the renewal was let through", scenario, late.isEmpty() ? "never reached the store" : late.get(0).outcome(), next.candidate(), next.token(), (stopped - lateAt) / 1_000_000);
+    assertThat(early.stream().map(g -> g.candidate() + " granted token " + g.token() + " at " + at(g.endNanos())).toList())
+        .as("grants to %s while %s's work for token %s was still stopping (until %s); the held renewal was let through at %s and answered %s",
+            follower.name(), leader.name(), term.token(), at(stopped), at(lateAt), late.stream().map(c -> c.outcome() + " at " + at(c.endNanos())).toList())
+        .isEmpty();
+    assertThat(leader.revoked()).as("terms revoked of %s", leader.name()).startsWith(term);
+    Candidate leading = next.candidate().equals(leader.name()) ? leader : follower;
+    awaitAgreement(List.of(leader, follower), leading);
+  }
+
+  @Test
+  @DisplayName("18 lease lost: a leader whose lease the store granted anew under another token steps down at its next renewal, before its renew deadline")
+  void aLeaderWhoseLeaseWasGrantedAnewStepsDownAtItsNextRenewal() {
+    String election = newElection("s18");
+    Node node = node("node-1");
+    Candidate leader = startAndAwaitLeading(candidate(node, election));
+    Term term = leader.toldTerm().orElseThrow();
+    // Just after a confirmed renewal, so the term has most of its renew deadline left.
+    long since = System.nanoTime();
+    waiting("until " + leader.name() + " renewed").until(() -> !history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.startNanos() - since > 0).isEmpty());
+
+    // Every grant begins a new term, a re-grant to the holder too (07a): the elector's lease is stale now.
+    Lease anew = granted(node.store().tryAcquire(election, node.name(), timings.leaseDuration()));
+    cleanup(() -> node.store().release(anew));
+    long takenAt = System.nanoTime();
+    long revoked = revokedAt(election, leader.name(), term.token());
+
+    long deadline = history.calls(election, c -> c.confirmedLease() && c.token().equals(term.token())).stream().mapToLong(Call::startNanos).max().orElseThrow() + timings.renewDeadline().toNanos();
+    List<Call> refusals = history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.REFUSED && c.token().equals(term.token()));
+    assertThat(refusals).as("renewals of token %s the store refused after it granted %s at %s", term.token(), anew.token(), at(takenAt)).isNotEmpty();
+    long firstRefusal = refusals.stream().mapToLong(Call::endNanos).min().orElseThrow();
+    log.info("s18: the store answered 'lease lost' {} ms after the take-over; onRevoked {} ms after that, {} ms before the renew deadline", (firstRefusal - takenAt) / 1_000_000, (revoked - firstRefusal) / 1_000_000, (deadline - revoked) / 1_000_000);
+    assertThat(history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - firstRefusal > 0).stream().map(c -> at(c.startNanos()) + " " + c.outcome()).toList())
+        .as("renewals of token %s sent after the store answered 'lease lost' at %s: a lost lease is no passing failure", term.token(), at(firstRefusal))
+        .isEmpty();
+    assertThat(revoked)
+        .as("%s was revoked at %s; the store answered 'lease lost' at %s, and the renew deadline was %s", leader.name(), at(revoked), at(firstRefusal), at(deadline))
+        .isLessThan(deadline);
   }
 
   // ---------------------------------------------------------------- helpers

@@ -30,6 +30,10 @@ import java.util.function.Predicate;
  *   <li>the lease contract held: no candidate was granted before {@code t0 + ttl} of another
  *       candidate's last successful acquire or renew that started at {@code t0}, unless that lease
  *       was released first;
+ *   <li>no candidate was granted while another candidate's term still had work stopping, unless that
+ *       term's lease had run out on its own by then: a leader gives its lease up only after its work
+ *       stopped (its {@code onRevoked} returned, or its work said so with {@link #recordWorkStopped}),
+ *       so the next leader's work never runs beside it;
  *   <li>every single answer kept the contract (renew keeps the token, a grant's TTL is never shorter
  *       than asked, nobody is told "held" by itself).
  * </ul>
@@ -80,6 +84,7 @@ public final class History {
   private final long origin = System.nanoTime();
   private final Map<String, List<Call>> calls = new HashMap<>();
   private final List<TermRecord> terms = new ArrayList<>();
+  private final Map<String, Long> workStops = new HashMap<>();
   private final List<String> breaches = new ArrayList<>();
 
   // ---------------------------------------------------------------- recording
@@ -118,6 +123,29 @@ public final class History {
       }
     }
     breaches.add(election + ": " + candidate + " was revoked for token " + token + " without being elected for it");
+  }
+
+  /**
+   * The leader work of {@code candidate}'s term {@code token} has stopped, now. For work that does
+   * not stop within {@code onRevoked} (or runs before the listener that records the revocation);
+   * the later of this and the revocation counts as the moment the term's work stopped.
+   */
+  public synchronized void recordWorkStopped(String election, String candidate, FencingToken token) {
+    workStops.merge(workKey(election, candidate, token), System.nanoTime(), (a, b) -> b - a > 0 ? b : a);
+  }
+
+  /** When the work of a term stopped: the later of its {@code onRevoked} and a recorded stop; empty while either is missing. */
+  public synchronized Optional<Long> workStoppedNanos(TermRecord term) {
+    Long stop = workStops.get(workKey(term.election, term.candidate, term.token));
+    if (term.revokedNanos.isEmpty()) {
+      return Optional.empty();
+    }
+    long revoked = term.revokedNanos.get();
+    return Optional.of(stop == null || revoked - stop >= 0 ? revoked : stop);
+  }
+
+  private static String workKey(String election, String candidate, FencingToken token) {
+    return election + "\n" + candidate + "\n" + token;
   }
 
   // ---------------------------------------------------------------- queries
@@ -166,6 +194,7 @@ public final class History {
     checkTokens(mine, problems);
     checkExclusion(mine, problems);
     checkTerms(terms(election), mine, renewDeadline, problems);
+    checkWorkStoppedBeforeOthersGranted(terms(election), mine, problems);
     if (!problems.isEmpty()) {
       throw new AssertionError("election '" + election + "' broke the lease contract:\n  " + String.join("\n  ", problems));
     }
@@ -264,13 +293,47 @@ public final class History {
     }
     for (int i = 0; i < intervals.size(); i++) {
       for (int j = i + 1; j < intervals.size(); j++) {
-        Interval a = intervals.get(i);
-        Interval b = intervals.get(j);
-        if (a.start - b.end < 0 && b.start - a.end < 0) {
+        Interval a = intervals.get(i).start - intervals.get(j).start <= 0 ? intervals.get(i) : intervals.get(j);
+        Interval b = a == intervals.get(i) ? intervals.get(j) : intervals.get(i);
+        // A candidate's own terms are told in order: a re-grant to it that comes while its previous
+        // term is still being revoked begins, for its work, only at its onElected.
+        long bStart = a.term.candidate.equals(b.term.candidate) ? Math.max(b.start, b.term.electedNanos) : b.start;
+        if (a.start - b.end < 0 && bStart - a.end < 0) {
           problems.add(
               "terms overlapped: " + a.term.candidate + " (token " + a.term.token + ", " + at(a.start) + " to " + at(a.end) + ") and "
                   + b.term.candidate + " (token " + b.term.token + ", " + at(b.start) + " to " + at(b.end) + "); calls then:\n      "
                   + String.join("\n      ", callsBetween(calls, Math.min(a.start, b.start), Math.max(a.end, b.end))));
+        }
+      }
+    }
+  }
+
+  /**
+   * A term's lease may end before its work has stopped only by running out: a release (or a late
+   * renewal's release) that lets another candidate in while the old work still runs breaks the
+   * promise that two terms' work never overlaps. A term whose work never stopped counts as still
+   * stopping; a stalled leader's lease that ran out on its own excuses it.
+   */
+  private void checkWorkStoppedBeforeOthersGranted(List<TermRecord> mine, List<Call> calls, List<String> problems) {
+    List<Call> grants = calls.stream().filter(Call::isGrant).toList();
+    for (TermRecord t : mine) {
+      long ranOut =
+          calls.stream()
+              .filter(c -> c.confirmedLease() && c.token.equals(t.token) && c.candidate.equals(t.candidate))
+              .mapToLong(c -> c.startNanos + c.ttl.toNanos())
+              .max()
+              .orElse(t.electedNanos);
+      Optional<Long> stopped = workStoppedNanos(t);
+      for (Call g : grants) {
+        if (g.candidate.equals(t.candidate) || !g.token.isNewerThan(t.token) || g.endNanos - ranOut >= 0) {
+          continue;
+        }
+        if (stopped.isEmpty() || g.endNanos - stopped.get() < 0) {
+          problems.add(
+              describe(g) + " while the work of " + t.candidate + "'s term (token " + t.token + ") was still stopping (stopped "
+                  + stopped.map(this::at).orElse("never") + ", its lease would have run out at " + at(ranOut)
+                  + "): a lease must be given up only after the work stopped; calls then:\n      "
+                  + String.join("\n      ", callsBetween(calls, t.electedNanos, stopped.orElse(g.endNanos))));
         }
       }
     }

@@ -24,13 +24,15 @@ final class LeaderWork implements TermWork {
   private final ScheduledExecutorService ticker;
   private final Executor executor;
   private final Duration period;
+  private final History history;
   private final List<Term> started = new CopyOnWriteArrayList<>();
   private final List<Term> stopped = new CopyOnWriteArrayList<>();
   private final List<String> anomalies = new CopyOnWriteArrayList<>();
   private final AtomicInteger skippedTicks = new AtomicInteger();
 
-  LeaderWork(String writer, FencedRegister register, ScheduledExecutorService ticker, Executor executor, Duration period) {
+  LeaderWork(String writer, FencedRegister register, ScheduledExecutorService ticker, Executor executor, Duration period, History history) {
     this.writer = writer;
+    this.history = history;
     this.register = register;
     this.ticker = ticker;
     this.executor = executor;
@@ -50,6 +52,7 @@ final class LeaderWork implements TermWork {
         anomalies.add("work for token " + term.token() + " was stopped while its term had not ended");
       }
       stopped.add(term);
+      history.recordWorkStopped(term.election(), term.candidate(), term.token());
     };
   }
 

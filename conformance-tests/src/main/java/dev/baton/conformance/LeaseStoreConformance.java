@@ -2,12 +2,14 @@ package dev.baton.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.conformance.History.Call;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
+import dev.baton.election.Term;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -177,7 +179,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
   }
 
   @Test
-  @DisplayName("15 renewAll renews every live lease of a batch and refuses each lost one on its own, in order")
+  @DisplayName("15a renewAll renews every live lease of a batch and refuses each lost one on its own, in order")
   void renewAllRenewsEveryLiveLeaseAndRefusesEachLostOneOnItsOwn() {
     List<Node> nodes = nodes(2);
     LeaseStore store = nodes.get(0).store();
@@ -227,5 +229,106 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     store.release(outcomes.get(0).lease().orElseThrow());
     store.release(outcomes.get(2).lease().orElseThrow());
     other.release(successor);
+  }
+
+  @Test
+  @DisplayName("15b renewAll refuses a lease its own holder was granted again under a new token, and renews the new one")
+  void renewAllRefusesATermItsOwnHolderWasGrantedAgain() {
+    LeaseStore store = node("node-1").store();
+    Duration ttl = timings.leaseDuration();
+    String regranted = newElection("s15b-regranted");
+    String live = newElection("s15b-live");
+    Lease old = granted(store.tryAcquire(regranted, "s15b-a", ttl));
+    Lease anew = granted(store.tryAcquire(regranted, "s15b-a", ttl));
+    assertThat(anew.token()).as("token of the holder's second grant").isGreaterThan(old.token());
+    Lease liveLease = granted(store.tryAcquire(live, "s15b-a", ttl));
+
+    // The stale term beside a live lease of another election, as an elector's batch would carry it.
+    List<Lease> batch = List.of(liveLease, old);
+    List<Renewal> outcomes = new ArrayList<>();
+    for (int from = 0; from < batch.size(); from += store.renewBatchLimit()) {
+      outcomes.addAll(store.renewAll(batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()))));
+    }
+    assertThat(outcomes).as("outcomes of renewAll").hasSize(2);
+    assertThat(outcomes.get(0).lease()).as("renewal of the live lease of %s", live).isPresent();
+    assertThat(outcomes.get(1).failure())
+        .as("renewal of %s under token %s, superseded by the holder's own grant of token %s", regranted, old.token(), anew.token())
+        .containsInstanceOf(LeaseLostException.class);
+
+    List<Renewal> current = store.renewAll(List.of(anew));
+    Lease renewed = current.get(0).lease().orElseThrow(() -> new AssertionError("the holder's current lease of " + regranted + " was not renewed: " + current.get(0)));
+    assertThat(renewed.token()).as("token of the renewed current lease").isEqualTo(anew.token());
+    assertHeldBy(store, regranted, "s15b-a", anew.token());
+
+    store.release(renewed);
+    store.release(outcomes.get(0).lease().orElseThrow());
+  }
+
+  @Test
+  @DisplayName("17a an Error thrown by TermWork.start gives the term up at once, and the elector leads again later")
+  void anErrorFromStartingTheWorkGivesTheTermUp() {
+    errorInUserCode("s17a", FaultyUserCode.Fault.ERROR_ON_START);
+  }
+
+  @Test
+  @DisplayName("17b an Error thrown when the work stops still ends the term and releases the lease, and the elector leads again later")
+  void anErrorFromStoppingTheWorkStillReleasesTheLease() {
+    errorInUserCode("s17b", FaultyUserCode.Fault.ERROR_ON_STOP);
+  }
+
+  @Test
+  @DisplayName("17c an Error thrown by a listener's onElected and onRevoked is contained: the others are told, the lease is released, the elector leads again later")
+  void anErrorFromAListenerIsContained() {
+    errorInUserCode("s17c", FaultyUserCode.Fault.ERROR_IN_LISTENER);
+  }
+
+  /**
+   * Node 1's user code throws an {@link Error} once; node 2 follows. The term with the failure ends
+   * (on its own when the work could not start, by {@code stepDown()} otherwise) and node 1 gives its
+   * lease back, so node 2 leads before node 1's lease could have run out. Then node 2 closes, node
+   * 1 leads again and is told so, and its {@code close()} ends it for good.
+   */
+  private void errorInUserCode(String scenario, FaultyUserCode.Fault fault) {
+    userCodeThrows();
+    String election = newElection(scenario);
+    List<Node> nodes = nodes(2);
+    FaultyUserCode code = FaultyUserCode.throwing(fault, history);
+    boolean inWork = fault != FaultyUserCode.Fault.ERROR_IN_LISTENER;
+    Candidate faulty = candidate(nodes.get(0), election, timings, b -> {
+      if (inWork) {
+        b.whileLeader(code);
+      } else {
+        b.listener(code);
+      }
+    });
+    faulty.elector().start();
+    Call first = waiting("until " + faulty.name() + " is granted").until(() -> history.grants(election), g -> !g.isEmpty()).get(0);
+    Candidate other = candidate(nodes.get(1), election);
+    other.elector().start();
+    if (fault == FaultyUserCode.Fault.ERROR_ON_START) {
+      waiting("until " + faulty.name() + " gives up the term whose work failed to start").until(() -> !faulty.isLeader());
+    } else {
+      waiting("until " + faulty.name() + " is told that it leads").until(() -> !faulty.elected().isEmpty());
+      Term failing = faulty.elected().get(0);
+      faulty.elector().stepDown();
+      waiting("until " + faulty.name() + "'s listener after the failing one is told that token " + failing.token() + " was revoked").until(() -> faulty.revoked().contains(failing));
+    }
+
+    awaitNewLeader(List.of(other), first.endNanos());
+    Call grant = firstGrantAfter(election, first.endNanos());
+    Call lastOfFaulty = history.lastConfirmed(election, faulty.name()).orElseThrow();
+    long ranOut = lastOfFaulty.startNanos() + lastOfFaulty.ttl().toNanos();
+    assertThat(grant.endNanos())
+        .as("%s was granted at %s, when %s's lease ran out (%s): %s did not give its lease back after the Error", other.name(), at(grant.endNanos()), faulty.name(), at(ranOut), faulty.name())
+        .isLessThan(ranOut);
+
+    long handingBack = System.nanoTime();
+    other.elector().close();
+    Term again = awaitNewTerm(List.of(faulty), handingBack);
+    waiting("until " + faulty.name() + "'s user code runs for token " + again.token()).until(() -> code.started().contains(again));
+    faulty.elector().close();
+    assertThat(faulty.elector().isRunning()).as("%s is running after close() returned", faulty.name()).isFalse();
+    assertThat(faulty.revoked()).as("terms revoked of %s", faulty.name()).contains(again);
+    assertThat(code.stoppedAt(again)).as("the stop of %s's user code for token %s", faulty.name(), again.token()).isPresent();
   }
 }

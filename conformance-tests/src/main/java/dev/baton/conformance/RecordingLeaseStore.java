@@ -21,22 +21,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One node's store as the suite sees it: every call is timed and recorded in the {@link History},
  * single answers are checked against the contract on the spot, and live watches are counted.
  */
-final class RecordingLeaseStore implements LeaseStore {
+final class RecordingLeaseStore extends ForwardingLeaseStore {
 
   private final String node;
-  private final LeaseStore delegate;
   private final History history;
   private final Map<String, AtomicInteger> liveWatches = new ConcurrentHashMap<>();
   private final AtomicInteger callsInFlight = new AtomicInteger();
 
   RecordingLeaseStore(String node, LeaseStore delegate, History history) {
+    super(delegate);
     this.node = node;
-    this.delegate = delegate;
     this.history = history;
-  }
-
-  LeaseStore delegate() {
-    return delegate;
   }
 
   @Override
@@ -53,7 +48,7 @@ final class RecordingLeaseStore implements LeaseStore {
     long start = System.nanoTime();
     Acquisition result;
     try {
-      result = delegate.tryAcquire(election, candidate, ttl);
+      result = delegate().tryAcquire(election, candidate, ttl);
     } catch (RuntimeException e) {
       history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, System.nanoTime(), Outcome.FAILED, null, null));
       throw e;
@@ -92,7 +87,7 @@ final class RecordingLeaseStore implements LeaseStore {
     long start = System.nanoTime();
     Lease renewed;
     try {
-      renewed = delegate.renew(lease);
+      renewed = delegate().renew(lease);
     } catch (RuntimeException e) {
       recordRenewal(lease, start, Renewal.failed(e));
       throw e;
@@ -109,7 +104,7 @@ final class RecordingLeaseStore implements LeaseStore {
       long start = System.nanoTime();
       List<Renewal> outcomes;
       try {
-        outcomes = delegate.renewAll(leases);
+        outcomes = delegate().renewAll(leases);
       } catch (RuntimeException e) {
         leases.forEach(l -> recordRenewal(l, start, Renewal.failed(e)));
         throw e;
@@ -125,11 +120,6 @@ final class RecordingLeaseStore implements LeaseStore {
     } finally {
       callsInFlight.decrementAndGet();
     }
-  }
-
-  @Override
-  public int renewBatchLimit() {
-    return delegate.renewBatchLimit();
   }
 
   private void recordRenewal(Lease lease, long start, Renewal outcome) {
@@ -153,7 +143,7 @@ final class RecordingLeaseStore implements LeaseStore {
     callsInFlight.incrementAndGet();
     long start = System.nanoTime();
     try {
-      delegate.release(lease);
+      delegate().release(lease);
     } catch (RuntimeException e) {
       history.recordCall(call(lease, Kind.RELEASE, start, Outcome.FAILED, null));
       throw e;
@@ -173,13 +163,8 @@ final class RecordingLeaseStore implements LeaseStore {
   }
 
   @Override
-  public Optional<LeaseRecord> read(String election) {
-    return delegate.read(election);
-  }
-
-  @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
-    Optional<Subscription> inner = delegate.watch(election, changed);
+    Optional<Subscription> inner = delegate().watch(election, changed);
     if (inner.isEmpty()) {
       return inner;
     }
@@ -201,23 +186,4 @@ final class RecordingLeaseStore implements LeaseStore {
     AtomicInteger live = liveWatches.get(election);
     return live == null ? 0 : live.get();
   }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return delegate.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    delegate.checkElectionName(election);
-  }
-
-  @Override
-  public String describe() {
-    return delegate.describe();
-  }
-
-  /** The fixture closes the real store. */
-  @Override
-  public void close() {}
 }

@@ -87,4 +87,55 @@ class HistoryTest {
     history.recordBreach("e", "renew changed the token");
     assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("renew changed the token");
   }
+
+  @Test
+  void catchesAGrantToAnotherWhileTheOldTermsWorkWasStillStopping() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    // The term ends (its validity judged by the deadline), the lease is released at once, b comes in...
+    release("a", 1, now + 1000);
+    grant("b", 2, now + 3000, now + 4000);
+    // ...and only then has a's work stopped.
+    history.recordWorkStopped("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("b on b was granted token 2").hasMessageContaining("was still stopping");
+  }
+
+  @Test
+  void passesAGrantAfterAStalledLeadersLeaseRanOutOnItsOwn() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 5 * S, now - 5 * S + 1000);
+    // a stalls: b is granted after a's lease ran out, a's work stops only when a wakes up.
+    grant("b", 2, now - S, now - S + 1000);
+    history.recordElected("e", "a", FencingToken.of(1));
+    history.recordWorkStopped("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void passesAReGrantToTheHolderToldAfterItsPreviousTermWasRevoked() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    // a takes its own lease anew while the first term's work is still stopping...
+    grant("a", 2, System.nanoTime(), System.nanoTime());
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    // ...and is told of the new term only once the first was revoked.
+    history.recordElected("e", "a", FencingToken.of(2));
+    assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
+  }
+
+  @Test
+  void catchesTwoTermsOfOneCandidateIdToldAtOnce() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 1000, now - 500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    grant("a", 2, System.nanoTime(), System.nanoTime());
+    // Two electors sharing the id: the second is told while the first still leads.
+    history.recordElected("e", "a", FencingToken.of(2));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("terms overlapped");
+  }
 }

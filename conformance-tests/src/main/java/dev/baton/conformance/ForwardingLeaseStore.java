@@ -1,0 +1,84 @@
+package dev.baton.conformance;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.baton.election.Acquisition;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.Renewal;
+import dev.baton.election.Subscription;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A store that hands every call to another; the suite's wrappers override what they change. It
+ * never closes the store it wraps: the fixture owns that.
+ */
+abstract class ForwardingLeaseStore implements LeaseStore {
+
+  private final LeaseStore delegate;
+
+  ForwardingLeaseStore(LeaseStore delegate) {
+    this.delegate = requireNonNull(delegate, "delegate");
+  }
+
+  /** The wrapped store. */
+  final LeaseStore delegate() {
+    return delegate;
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    return delegate.tryAcquire(election, candidate, ttl);
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    return delegate.renew(lease);
+  }
+
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    return delegate.renewAll(leases);
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return delegate.renewBatchLimit();
+  }
+
+  @Override
+  public void release(Lease lease) {
+    delegate.release(lease);
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return delegate.read(election);
+  }
+
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    return delegate.watch(election, changed);
+  }
+
+  @Override
+  public boolean watchReportsExpiry() {
+    return delegate.watchReportsExpiry();
+  }
+
+  @Override
+  public void checkElectionName(String election) {
+    delegate.checkElectionName(election);
+  }
+
+  @Override
+  public String describe() {
+    return delegate.describe();
+  }
+
+  @Override
+  public void close() {}
+}
