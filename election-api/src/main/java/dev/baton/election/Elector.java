@@ -63,6 +63,7 @@ public final class Elector implements AutoCloseable {
   private final RenewalBatcher batcher;
   private final List<ElectionListener> listeners;
   private final String logId;
+  private final boolean closeOnShutdown;
 
   // Confined to the engine executor.
   private State state = State.STOPPED;
@@ -109,6 +110,7 @@ public final class Elector implements AutoCloseable {
     this.batcher = b.store.renewBatchLimit() > 1 ? RenewalBatcher.of(b.store, scheduler, worker, clock) : null;
     this.listeners = List.copyOf(b.listeners);
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
+    this.closeOnShutdown = b.closeOnShutdown;
   }
 
   public static Builder builder(LeaseStore store) {
@@ -123,6 +125,9 @@ public final class Elector implements AutoCloseable {
    * #close()}.
    */
   public void start() {
+    if (closeOnShutdown) {
+      ShutdownRelease.register(this);
+    }
     engine.execute(this::doStart);
   }
 
@@ -134,6 +139,7 @@ public final class Elector implements AutoCloseable {
    */
   @Override
   public void close() {
+    ShutdownRelease.unregister(this);
     CompletableFuture<Void> done = new CompletableFuture<>();
     if (callbacks.inTask() || engine.inTask()) {
       engine.execute(() -> doStop(done));
@@ -898,6 +904,7 @@ public final class Elector implements AutoCloseable {
     private MonotonicClock clock = MonotonicClock.system();
     private ScheduledExecutorService scheduler;
     private Executor worker;
+    private boolean closeOnShutdown = true;
     private final List<ElectionListener> listeners = new ArrayList<>();
 
     private Builder(LeaseStore store) {
@@ -972,6 +979,18 @@ public final class Elector implements AutoCloseable {
     /** Where blocking store calls and listener callbacks run. Default: a shared elastic pool. */
     public Builder executor(Executor executor) {
       this.worker = requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
+     * Whether the JVM's shutdown (SIGTERM, Ctrl-C, {@code System.exit}) closes this elector once
+     * started, so its lease is released and another replica takes over at once. Default true: a
+     * stopped replica should hand over in milliseconds, not after its lease runs out. Turn it off
+     * where something else closes the elector in its own shutdown order (a Spring context, say),
+     * so the leader's work stops while what it uses is still open.
+     */
+    public Builder closeOnShutdown(boolean closeOnShutdown) {
+      this.closeOnShutdown = closeOnShutdown;
       return this;
     }
 
