@@ -7,8 +7,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -905,6 +907,7 @@ public final class Elector implements AutoCloseable {
     private ScheduledExecutorService scheduler;
     private Executor worker;
     private boolean closeOnShutdown = true;
+    private final Set<String> timingsSet = new HashSet<>();
     private final List<ElectionListener> listeners = new ArrayList<>();
 
     private Builder(LeaseStore store) {
@@ -926,27 +929,33 @@ public final class Elector implements AutoCloseable {
     /** How long a lease lasts without renewal: the longest failover after a crash. Default 15 s. */
     public Builder leaseDuration(Duration leaseDuration) {
       this.leaseDuration = requireNonNull(leaseDuration, "leaseDuration");
+      timingsSet.add(ElectionProperties.LEASE_DURATION);
       return this;
     }
 
     /** How long a leader goes on without a confirmed renewal before it steps down. Default 10 s. */
     public Builder renewDeadline(Duration renewDeadline) {
       this.renewDeadline = requireNonNull(renewDeadline, "renewDeadline");
+      timingsSet.add(ElectionProperties.RENEW_DEADLINE);
       return this;
     }
 
     /** How often a leader renews and a polling follower tries. Default 2 s. */
     public Builder retryPeriod(Duration retryPeriod) {
       this.retryPeriod = requireNonNull(retryPeriod, "retryPeriod");
+      timingsSet.add(ElectionProperties.RETRY_PERIOD);
       return this;
     }
 
     /**
      * Reads {@code election.name}, {@code election.candidate-id} and the three durations; values
-     * set on the builder before or after this call win in the order of the calls.
+     * set on the builder before or after this call win in the order of the calls. Refuses, as
+     * likely typos, {@code election.*} keys that neither the core nor a backend on the classpath
+     * reads, and keys with a misspelt prefix ({@code electon.name}).
      */
     public Builder configure(ElectionProperties properties) {
       requireNonNull(properties, "properties");
+      properties.checkKeys();
       properties.get(ElectionProperties.NAME).ifPresent(this::election);
       properties.get(ElectionProperties.CANDIDATE_ID).ifPresent(this::candidate);
       properties.duration(ElectionProperties.LEASE_DURATION).ifPresent(this::leaseDuration);
@@ -1010,18 +1019,7 @@ public final class Elector implements AutoCloseable {
       if (candidate.isBlank()) {
         throw new ConfigurationException(ElectionProperties.CANDIDATE_ID + " (candidate) must not be blank, but was '" + candidate + "'");
       }
-      positive(ElectionProperties.LEASE_DURATION, "leaseDuration", leaseDuration);
-      positive(ElectionProperties.RENEW_DEADLINE, "renewDeadline", renewDeadline);
-      positive(ElectionProperties.RETRY_PERIOD, "retryPeriod", retryPeriod);
-      if (renewDeadline.compareTo(leaseDuration) >= 0) {
-        throw new ConfigurationException(
-            "renewDeadline (" + ElectionProperties.RENEW_DEADLINE + ") must be shorter than leaseDuration (" + Durations.format(leaseDuration) + "), but was " + Durations.format(renewDeadline));
-      }
-      Duration jitteredRetry = Duration.ofNanos((long) (retryPeriod.toNanos() * JITTER));
-      if (jitteredRetry.compareTo(renewDeadline) >= 0) {
-        throw new ConfigurationException(
-            "retryPeriod (" + ElectionProperties.RETRY_PERIOD + ") × " + JITTER + " must be shorter than renewDeadline (" + Durations.format(renewDeadline) + "), but retryPeriod was " + Durations.format(retryPeriod));
-      }
+      TimingRules.check(leaseDuration, renewDeadline, retryPeriod, JITTER, timingsSet);
       store.checkElectionName(election);
       if (scheduler == null) {
         scheduler = SharedExecutors.scheduler();
@@ -1030,12 +1028,6 @@ public final class Elector implements AutoCloseable {
         worker = SharedExecutors.worker();
       }
       return new Elector(this);
-    }
-
-    private static void positive(String key, String field, Duration d) {
-      if (d.isNegative() || d.isZero()) {
-        throw new ConfigurationException(field + " (" + key + ") must be positive, but was " + Durations.format(d));
-      }
     }
 
     static String defaultCandidate() {
