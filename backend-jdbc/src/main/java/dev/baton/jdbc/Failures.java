@@ -118,14 +118,16 @@ final class Failures {
   }
 
   /**
-   * The database's own words, without the SQL text jOOQ puts in front: the distinct messages of
-   * the cause chain, outermost first, and the SQLState.
+   * The database's own words, without the SQL text jOOQ puts in front or the pool's "timed out"
+   * in front of the failure it timed out on: the distinct messages of the cause chain, outermost
+   * first, and the SQLState.
    */
   static String describe(Throwable t) {
     Set<String> messages = new LinkedHashSet<>();
     for (Throwable c = t; c != null && messages.size() < 3; c = c.getCause()) {
-      boolean jooqWrapper = c instanceof DataAccessException && c.getCause() != null;
-      if (!jooqWrapper && c.getMessage() != null && !c.getMessage().isBlank()) {
+      // jOOQ's wrapper repeats the SQL; the pool's timeout only says it waited, and its cause says why.
+      boolean wrapper = (c instanceof DataAccessException || c instanceof SQLTransientConnectionException) && c.getCause() != null;
+      if (!wrapper && c.getMessage() != null && !c.getMessage().isBlank()) {
         messages.add(c.getMessage().strip());
       }
     }

@@ -49,7 +49,7 @@ final class UnknownKeys {
       problems.add(text.toString());
     }
     if (!problems.isEmpty()) {
-      throw new ConfigurationException(String.join("; ", problems) + "; " + accepted);
+      throw new ConfigurationException(String.join("; ", problems) + ". " + Character.toUpperCase(accepted.charAt(0)) + accepted.substring(1));
     }
   }
 
