@@ -49,7 +49,8 @@ final class UnknownKeys {
       problems.add(text.toString());
     }
     if (!problems.isEmpty()) {
-      throw new ConfigurationException(String.join("; ", problems) + ". " + Character.toUpperCase(accepted.charAt(0)) + accepted.substring(1));
+      String named = String.join("; ", problems);
+      throw new ConfigurationException(named + (named.endsWith("?") ? " " : ". ") + Character.toUpperCase(accepted.charAt(0)) + accepted.substring(1));
     }
   }
 

@@ -26,7 +26,7 @@ class ConfigurationTyposTest {
 
     assertThatThrownBy(() -> Elector.builder(new MemoryLeaseStore()).configure(p))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("unknown configuration key election.renew-dealine (a typo?); did you mean election.renew-deadline?");
+        .hasMessageStartingWith("unknown configuration key election.renew-dealine (a typo?); did you mean election.renew-deadline? Accepted: election.backend, ");
   }
 
   @Test
