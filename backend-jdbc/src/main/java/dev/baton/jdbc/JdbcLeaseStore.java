@@ -449,21 +449,30 @@ public final class JdbcLeaseStore implements LeaseStore {
   /** {@link #inTerm(Lease, Function)} for an elector's term: its election, candidate and token. */
   public <T> T inTerm(String election, String candidate, FencingToken token, Function<DSLContext, T> work) {
     requireNonNull(work, "work");
-    return guarded(election, candidate, token, (c, d) -> work.apply(callerDsl(c, d)));
+    try {
+      return guarded(election, candidate, token, (c, d) -> work.apply(callerDsl(c, d)));
+    } catch (SQLException e) {
+      // Only the commit throws it here (jOOQ work throws DataAccessException): jOOQ's own words.
+      throw new DataAccessException("guarded write in election '" + election + "' failed to commit: " + e.getMessage(), e);
+    }
   }
 
   /**
    * {@link #inTerm(Lease, Function)} on plain JDBC: {@code work} gets the transaction's
-   * connection; it must not commit, roll back or close it. An {@link SQLException} from it comes
-   * back as jOOQ's {@link DataAccessException}, after the rollback.
+   * connection; it must not commit, roll back or close it.
+   *
+   * @throws SQLException the one your work threw (or the commit's), as it was, after the rollback:
+   *     plain JDBC code handles its own exceptions, not a library's wrapper of them
+   * @throws LeaseLostException when the lease is no longer current; nothing ran
+   * @throws LeaseStoreException when the lease could not be checked
    */
-  public <T> T inTermWithConnection(Lease lease, ConnectionWork<T> work) {
+  public <T> T inTermWithConnection(Lease lease, ConnectionWork<T> work) throws SQLException {
     requireNonNull(lease, "lease");
     return inTermWithConnection(lease.election(), lease.candidate(), lease.token(), work);
   }
 
   /** {@link #inTermWithConnection(Lease, ConnectionWork)} for an elector's term. */
-  public <T> T inTermWithConnection(String election, String candidate, FencingToken token, ConnectionWork<T> work) {
+  public <T> T inTermWithConnection(String election, String candidate, FencingToken token, ConnectionWork<T> work) throws SQLException {
     requireNonNull(work, "work");
     return guarded(election, candidate, token, (c, d) -> work.run(c));
   }
@@ -473,7 +482,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     T run(Connection connection, Dialect dialect) throws SQLException;
   }
 
-  private <T> T guarded(String election, String candidate, FencingToken token, GuardedWork<T> work) {
+  private <T> T guarded(String election, String candidate, FencingToken token, GuardedWork<T> work) throws SQLException {
     checkName("election", election);
     checkName("candidate", candidate);
     requireNonNull(token, "token");
@@ -485,6 +494,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     boolean previousAutoCommit = true;
     try {
       boolean current;
+      Optional<LeaseRow> instead = Optional.empty();
       try {
         previousAutoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
@@ -492,6 +502,10 @@ public final class JdbcLeaseStore implements LeaseStore {
         Throwable checkFailure = null;
         try {
           current = s.lockIfCurrent(c, election, candidate, token.value(), deadline);
+          if (!current) {
+            // Who holds it now, for the exception: the caller may want to say so or follow it.
+            instead = s.read(c, election, deadline).filter(LeaseRow::isLive);
+          }
         } catch (RuntimeException ex) {
           checkFailure = ex;
           throw ex;
@@ -505,17 +519,15 @@ public final class JdbcLeaseStore implements LeaseStore {
       if (!current) {
         throw new LeaseLostException(
             election,
-            "guarded write refused: the lease of " + candidate + " with token " + token
-                + " is no longer current (expired, released or taken over); nothing was committed",
-            null);
+            "guarded write refused: the lease of " + candidate + " with token " + token + " is no longer current ("
+                + instead.map(r -> "now held by " + r.holder() + " with token " + r.term()).orElse("expired or released")
+                + "); nothing was committed",
+            instead.map(LeaseRow::holder).orElse(null));
       }
       T result = work.run(c, d);
       c.commit();
       return result;
-    } catch (SQLException e) {
-      failure = e;
-      throw new DataAccessException("guarded write in election '" + election + "' failed: " + e.getMessage(), e);
-    } catch (RuntimeException | Error e) {
+    } catch (SQLException | RuntimeException | Error e) {
       failure = e;
       throw e;
     } finally {

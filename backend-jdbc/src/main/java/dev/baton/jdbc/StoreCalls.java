@@ -205,7 +205,7 @@ final class StoreCalls {
       statements = s;
       return s;
     } catch (SQLException | DataAccessException e) {
-      throw failure(election, "reach the database", e);
+      throw failure(election, "connect to learn which database it is", e);
     }
   }
 
@@ -252,8 +252,10 @@ final class StoreCalls {
     if (e instanceof LeaseStoreException) {
       return (LeaseStoreException) e;
     }
+    Failures.Kind kind = Failures.kind(e);
+    String what = kind == Failures.Kind.OTHER ? "" : kind.phrase + ": ";
     return new LeaseStoreException(
-        election, "could not " + action + " on table " + table.qualifiedName() + " of " + describe() + ": " + Failures.describe(e), e);
+        election, what + "could not " + action + " (table " + table.qualifiedName() + " on " + describe() + "): " + Failures.describe(e), e);
   }
 
   /**

@@ -592,7 +592,7 @@ abstract class JdbcLeaseStoreContract {
   // ---- guarded writes ----
 
   @Test
-  void guardedWriteCommitsWhileTheTermIsCurrent() {
+  void guardedWriteCommitsWhileTheTermIsCurrent() throws SQLException {
     String e = election("guarded");
     Lease a = grant(storeA, e, "node-a", LONG);
 
@@ -605,7 +605,7 @@ abstract class JdbcLeaseStoreContract {
   }
 
   @Test
-  void guardedWriteOfALeaderWhoseLeaseWasTakenOverIsRolledBack() {
+  void guardedWriteOfALeaderWhoseLeaseWasTakenOverIsRolledBack() throws SQLException {
     String e = election("guarded-stale");
     Lease a = grant(storeA, e, "node-a", SHORT);
     Lease b = awaitGrant(storeB, e, "node-b", LONG);
@@ -614,7 +614,9 @@ abstract class JdbcLeaseStoreContract {
         .isInstanceOf(LeaseLostException.class)
         .hasMessageContaining("nothing was committed");
     assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> insertWork(c, e, "node-a", a.token())))
-        .isInstanceOf(LeaseLostException.class);
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("now held by node-b with token " + b.token().value())
+        .satisfies(t -> assertThat(((LeaseLostException) t).holder()).contains("node-b"));
     storeB.inTermWithConnection(b, c -> insertWork(c, e, "node-b", b.token()));
 
     assertThat(workRows(e)).containsExactly("node-b");
@@ -634,8 +636,10 @@ abstract class JdbcLeaseStoreContract {
                       throw new IllegalStateException("work failed after its insert");
                     }))
         .isInstanceOf(IllegalStateException.class);
+    // The caller's own SQLException, as the driver threw it: not a wrapper of the library's.
     assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> c.createStatement().executeUpdate("insert into no_such_table_x values (1)")))
-        .isInstanceOf(org.jooq.exception.DataAccessException.class);
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining("no_such_table_x");
 
     assertThat(workRows(e)).isEmpty();
     assertThat(storeA.renew(a).token()).isEqualTo(a.token());
@@ -772,6 +776,22 @@ abstract class JdbcLeaseStoreContract {
     }
   }
 
+  @Test
+  void aUserWithoutPrivilegesOnTheTableIsToldSo() throws SQLException {
+    String user = "baton_it_noright_" + suffix;
+    String e = election("no-privilege");
+    storeA.read(e); // the table exists
+    runAsAdmin(createUserSql(user, "pw-" + suffix, Optional.of(workTable))); // rights on another table only
+    try (HikariDataSource ds = pool(unprivilegedUrl(), "noright", user, "pw-" + suffix);
+        JdbcLeaseStore store = JdbcLeaseStore.builder(ds).table(tableName).build()) {
+      assertThatThrownBy(() -> store.tryAcquire(e, "node-a", LONG))
+          .isInstanceOf(LeaseStoreException.class)
+          .hasMessageContaining(": " + Failures.Kind.PERMISSION.phrase + ": could not acquire (table " + tableName + " on jdbc (" + displayName() + ")): ");
+    } finally {
+      runAsAdmin(dropUserSql(user));
+    }
+  }
+
   void runAsAdmin(List<String> statements) throws SQLException {
     for (String sql : statements) {
       execute(poolA, sql);
@@ -820,7 +840,10 @@ abstract class JdbcLeaseStoreContract {
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
-    assertStoreErrorWithinBound(urlOnPort(port));
+    // H2's client retries a refused connect for longer than the pool waits: the pool's timeout comes first.
+    assertThat(assertStoreErrorWithinBound(urlOnPort(port)).getMessage())
+        .containsPattern(": (" + Failures.Kind.UNREACHABLE.phrase + "|" + java.util.regex.Pattern.quote(Failures.Kind.NO_CONNECTION.phrase) + ")"
+            + ": could not connect to learn which database it is \\(table baton_lease on jdbc\\): ");
   }
 
   @Test
@@ -903,16 +926,18 @@ abstract class JdbcLeaseStoreContract {
     }
   }
 
-  private void assertStoreErrorWithinBound(String url) {
+  private Throwable assertStoreErrorWithinBound(String url) {
     Properties p = new Properties();
     p.setProperty(JdbcLeaseStoreProvider.URL, url);
     p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
     p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, "1s");
     try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
       // A generous bound that only a hang exceeds; how fast it fails is not the point.
-      assertTimeoutPreemptively(
-          Duration.ofSeconds(30),
-          () -> assertThatThrownBy(() -> store.tryAcquire(election("unreachable"), "node-a", LONG)).isInstanceOf(LeaseStoreException.class));
+      Throwable thrown =
+          assertTimeoutPreemptively(
+              Duration.ofSeconds(30), () -> org.assertj.core.api.Assertions.catchThrowable(() -> store.tryAcquire(election("unreachable"), "node-a", LONG)));
+      assertThat(thrown).isInstanceOf(LeaseStoreException.class);
+      return thrown;
     }
   }
 
@@ -931,7 +956,7 @@ abstract class JdbcLeaseStoreContract {
       System.setErr(originalErr);
     }
 
-    assertThat(thrown).isInstanceOf(LeaseStoreException.class);
+    assertThat(thrown).isInstanceOf(LeaseStoreException.class).hasMessageContaining(": " + Failures.Kind.CREDENTIALS.phrase + ": could not ");
     for (Throwable t = thrown; t != null; t = t.getCause()) {
       assertThat(String.valueOf(t.getMessage())).doesNotContain(password);
     }

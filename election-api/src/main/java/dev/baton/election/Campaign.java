@@ -43,6 +43,7 @@ final class Campaign {
   final SerialExecutor callbacks;
   final String logId;
   final FailureStreak failures;
+  final boolean closeOnShutdown;
   private final RenewalBatcher batcher;
   private final List<ElectionListener> listeners;
   private final List<ElectorObserver> observers;
@@ -76,6 +77,7 @@ final class Campaign {
     this.callbacks = new SerialExecutor(worker);
     this.listeners = List.copyOf(b.listeners);
     this.observers = List.copyOf(b.observers);
+    this.closeOnShutdown = b.closeOnShutdown;
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
     this.failures = new FailureStreak(log, logId, store.describe());
     this.batcher = store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;

@@ -53,10 +53,13 @@ public final class ElectionProperties {
 
   private final Map<String, String> values;
   private final Map<String, String> environment;
+  /** Keys whose prefix is a near miss of {@code election.}: refused by the key check, never read. */
+  private final Set<String> misspelt;
 
-  private ElectionProperties(Map<String, String> values, Map<String, String> environment) {
+  private ElectionProperties(Map<String, String> values, Map<String, String> environment, Set<String> misspelt) {
     this.values = Collections.unmodifiableMap(new TreeMap<>(values));
     this.environment = Collections.unmodifiableMap(new TreeMap<>(environment));
+    this.misspelt = Collections.unmodifiableSet(new TreeSet<>(misspelt));
   }
 
   /** Properties alone, without environment overrides (tests, embedded use). */
@@ -69,9 +72,12 @@ public final class ElectionProperties {
     requireNonNull(properties, "properties");
     requireNonNull(environment, "environment");
     Map<String, String> values = new TreeMap<>();
+    Set<String> misspelt = new TreeSet<>();
     for (String key : properties.stringPropertyNames()) {
       if (key.startsWith(PREFIX)) {
         values.put(key, properties.getProperty(key).trim());
+      } else if (UnknownKeys.looksMisspelt(key)) {
+        misspelt.add(key);
       }
     }
     Map<String, String> env = new TreeMap<>();
@@ -81,7 +87,7 @@ public final class ElectionProperties {
             env.put(k, v.trim());
           }
         });
-    return new ElectionProperties(values, env);
+    return new ElectionProperties(values, env, misspelt);
   }
 
   /** Reads a properties file, with this process's environment overriding it. */
@@ -111,7 +117,7 @@ public final class ElectionProperties {
     copy.put(key, value.trim());
     Map<String, String> env = new TreeMap<>(environment);
     env.remove(environmentName(key));
-    return new ElectionProperties(copy, env);
+    return new ElectionProperties(copy, env, misspelt);
   }
 
   /** The environment variable that overrides {@code key}: {@code election.jdbc.url} → {@code ELECTION_JDBC_URL}. */
@@ -211,13 +217,50 @@ public final class ElectionProperties {
     return openStore(Thread.currentThread().getContextClassLoader());
   }
 
+  /**
+   * {@link #openStore()} typed as the backend's own store, for what only that backend offers (the
+   * JDBC store's guarded writes): {@code openStore(JdbcLeaseStore.class)}. Fails, without leaving
+   * a store open, when the configured backend opens another kind of store.
+   */
+  public <S extends LeaseStore> S openStore(Class<S> type) {
+    requireNonNull(type, "type");
+    Map<String, LeaseStoreProvider> found = providers(Thread.currentThread().getContextClassLoader());
+    LeaseStoreProvider provider = chooseProvider(found);
+    LeaseStore store = open(provider, found);
+    if (type.isInstance(store)) {
+      return type.cast(store);
+    }
+    store.close();
+    throw new ConfigurationException(
+        BACKEND + ": the code needs a store of type " + type.getSimpleName() + ", but backend '" + provider.name() + "' opens one of type "
+            + store.getClass().getSimpleName() + "; configure the backend the code was written for, or use openStore() and the LeaseStore interface");
+  }
+
   LeaseStore openStore(ClassLoader loader) {
     // One lookup serves both the choice and the key check, so "another backend that is present"
     // means present in this loader, not in whichever loader defined the chosen provider.
     Map<String, LeaseStoreProvider> found = providers(loader);
-    LeaseStoreProvider provider = chooseProvider(found);
+    return open(chooseProvider(found), found);
+  }
+
+  private LeaseStore open(LeaseStoreProvider provider, Map<String, LeaseStoreProvider> found) {
     checkKeys(provider, found);
     return provider.open(this);
+  }
+
+  /**
+   * For {@code ElectorBuilder.configure}, which is given a store and so does not know its backend:
+   * refuses the keys that neither the core nor any backend on the classpath reads, and keys with a
+   * misspelt prefix, as {@link #openStore()} does.
+   */
+  void checkKeys() {
+    Map<String, LeaseStoreProvider> found = providers(Thread.currentThread().getContextClassLoader());
+    Set<String> known = new TreeSet<>(CORE_KEYS);
+    found.values().forEach(p -> known.addAll(p.keys()));
+    List<String> unknown = values.keySet().stream().filter(k -> !known.contains(k)).collect(Collectors.toList());
+    UnknownKeys.refuse(
+        unknown, misspelt, known, "accepted: " + String.join(", ", CORE_KEYS.stream().sorted().collect(Collectors.toList()))
+            + " and the keys of the backends on the classpath (" + String.join(", ", found.keySet()) + ")");
   }
 
   /** The backend that {@link #openStore()} would open, without opening it. */
@@ -283,11 +326,7 @@ public final class ElectionProperties {
       }
       unknown.add(key);
     }
-    if (!unknown.isEmpty()) {
-      throw new ConfigurationException(
-          "unknown configuration key" + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown)
-              + " (a typo?); backend '" + chosen.name() + "' accepts: " + String.join(", ", known));
-    }
+    UnknownKeys.refuse(unknown, misspelt, known, "backend '" + chosen.name() + "' accepts: " + String.join(", ", known));
     Set<String> knownEnv = known.stream().map(ElectionProperties::environmentName).collect(Collectors.toSet());
     for (String name : environment.keySet()) {
       if (!knownEnv.contains(name)) {

@@ -42,6 +42,9 @@ public final class Elector implements AutoCloseable {
    * #close()}.
    */
   public void start() {
+    if (campaign.closeOnShutdown) {
+      ShutdownRelease.register(this);
+    }
     campaign.engine.execute(campaign::start);
   }
 
@@ -49,10 +52,12 @@ public final class Elector implements AutoCloseable {
    * Stops: ends the current term (its work is stopped and {@code onRevoked} has returned), then
    * releases the lease so the next candidate takes over at once. Blocks until that is done, at most
    * about {@code leaseDuration}; when called from one of this elector's own callbacks it does not
-   * wait for the callbacks to finish.
+   * wait for the callbacks to finish. This is what the JVM's shutdown calls, unless the builder's
+   * {@code closeOnShutdown(false)} said not to.
    */
   @Override
   public void close() {
+    ShutdownRelease.unregister(this);
     CompletableFuture<Void> done = new CompletableFuture<>();
     if (campaign.callbacks.inTask() || campaign.engine.inTask()) {
       campaign.engine.execute(() -> campaign.stop(done));

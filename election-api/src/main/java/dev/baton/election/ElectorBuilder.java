@@ -6,8 +6,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,6 +27,9 @@ public final class ElectorBuilder {
   Executor worker;
   final List<ElectionListener> listeners = new ArrayList<>();
   final List<ElectorObserver> observers = new ArrayList<>();
+  boolean closeOnShutdown = true;
+  // The timings set explicitly, so that a message about one the user never set can say it is a default.
+  private final Set<String> timingsSet = new HashSet<>();
 
   ElectorBuilder(LeaseStore store) {
     this.store = requireNonNull(store, "store");
@@ -50,27 +55,33 @@ public final class ElectorBuilder {
   /** How long a lease lasts without renewal: the longest failover after a crash. Default 15 s. */
   public ElectorBuilder leaseDuration(Duration leaseDuration) {
     this.leaseDuration = requireNonNull(leaseDuration, "leaseDuration");
+    timingsSet.add(ElectionProperties.LEASE_DURATION);
     return this;
   }
 
   /** How long a leader goes on without a confirmed renewal before it steps down. Default 10 s. */
   public ElectorBuilder renewDeadline(Duration renewDeadline) {
     this.renewDeadline = requireNonNull(renewDeadline, "renewDeadline");
+    timingsSet.add(ElectionProperties.RENEW_DEADLINE);
     return this;
   }
 
   /** How often a leader renews and a polling follower tries. Default 2 s. */
   public ElectorBuilder retryPeriod(Duration retryPeriod) {
     this.retryPeriod = requireNonNull(retryPeriod, "retryPeriod");
+    timingsSet.add(ElectionProperties.RETRY_PERIOD);
     return this;
   }
 
   /**
    * Reads {@code election.name}, {@code election.candidate-id} and the three durations; values
-   * set on the builder before or after this call win in the order of the calls.
+   * set on the builder before or after this call win in the order of the calls. Refuses, as
+   * likely typos, {@code election.*} keys that neither the core nor a backend on the classpath
+   * reads, and keys with a misspelt prefix ({@code electon.name}).
    */
   public ElectorBuilder configure(ElectionProperties properties) {
     requireNonNull(properties, "properties");
+    properties.checkKeys();
     properties.get(ElectionProperties.NAME).ifPresent(this::election);
     properties.get(ElectionProperties.CANDIDATE_ID).ifPresent(this::candidate);
     properties.duration(ElectionProperties.LEASE_DURATION).ifPresent(this::leaseDuration);
@@ -112,6 +123,18 @@ public final class ElectorBuilder {
     return this;
   }
 
+  /**
+   * Whether the JVM's shutdown (SIGTERM, Ctrl-C, {@code System.exit}) closes this elector once
+   * started, so its lease is released and another replica takes over at once. Default true: a
+   * stopped replica should hand over in milliseconds, not after its lease runs out. Turn it off
+   * where something else closes the elector in its own shutdown order (a Spring context, say),
+   * so the leader's work stops while what it uses is still open.
+   */
+  public ElectorBuilder closeOnShutdown(boolean closeOnShutdown) {
+    this.closeOnShutdown = closeOnShutdown;
+    return this;
+  }
+
   /** The monotonic clock for deadlines. Default: {@link System#nanoTime()}. */
   public ElectorBuilder clock(MonotonicClock clock) {
     this.clock = requireNonNull(clock, "clock");
@@ -128,18 +151,7 @@ public final class ElectorBuilder {
     if (candidate.isBlank()) {
       throw new ConfigurationException(ElectionProperties.CANDIDATE_ID + " (candidate) must not be blank, but was '" + candidate + "'");
     }
-    positive(ElectionProperties.LEASE_DURATION, "leaseDuration", leaseDuration);
-    positive(ElectionProperties.RENEW_DEADLINE, "renewDeadline", renewDeadline);
-    positive(ElectionProperties.RETRY_PERIOD, "retryPeriod", retryPeriod);
-    if (renewDeadline.compareTo(leaseDuration) >= 0) {
-      throw new ConfigurationException(
-          "renewDeadline (" + ElectionProperties.RENEW_DEADLINE + ") must be shorter than leaseDuration (" + Durations.format(leaseDuration) + "), but was " + Durations.format(renewDeadline));
-    }
-    Duration jitteredRetry = Duration.ofNanos((long) (retryPeriod.toNanos() * Elector.JITTER));
-    if (jitteredRetry.compareTo(renewDeadline) >= 0) {
-      throw new ConfigurationException(
-          "retryPeriod (" + ElectionProperties.RETRY_PERIOD + ") × " + Elector.JITTER + " must be shorter than renewDeadline (" + Durations.format(renewDeadline) + "), but retryPeriod was " + Durations.format(retryPeriod));
-    }
+    TimingRules.check(leaseDuration, renewDeadline, retryPeriod, Elector.JITTER, timingsSet);
     store.checkElectionName(election);
     if (scheduler == null) {
       scheduler = SharedExecutors.scheduler();
@@ -148,12 +160,6 @@ public final class ElectorBuilder {
       worker = SharedExecutors.worker();
     }
     return new Elector(new Campaign(this));
-  }
-
-  private static void positive(String key, String field, Duration d) {
-    if (d.isNegative() || d.isZero()) {
-      throw new ConfigurationException(field + " (" + key + ") must be positive, but was " + Durations.format(d));
-    }
   }
 
   static String defaultCandidate() {

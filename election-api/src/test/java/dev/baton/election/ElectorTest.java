@@ -610,7 +610,7 @@ class ElectorTest {
             "renewDeadline (election.renew-deadline) must be shorter than leaseDuration (10s), but was 10s"),
         Arguments.of(
             (Consumer<ElectorBuilder>) b -> b.retryPeriod(Duration.ofSeconds(9)),
-            "retryPeriod (election.retry-period) × 1.2 must be shorter than renewDeadline (10s), but retryPeriod was 9s"),
+            "retryPeriod (election.retry-period) × 1.2 must be shorter than renewDeadline (10s, the default), but retryPeriod was 9s"),
         Arguments.of(
             (Consumer<ElectorBuilder>) b -> b.retryPeriod(Duration.ZERO),
             "retryPeriod (election.retry-period) must be positive, but was 0s"),
