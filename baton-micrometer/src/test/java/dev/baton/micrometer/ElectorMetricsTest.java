@@ -5,10 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.baton.election.Acquisition;
+import dev.baton.conformance.FaultyLeaseStore;
 import dev.baton.election.Elector;
-import dev.baton.election.Lease;
-import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.MemoryLeaseStore;
@@ -62,15 +60,20 @@ class ElectorMetricsTest {
     return meter(ElectorMetrics.LEADER, candidate).gauge().value();
   }
 
+  /** Starts a, waits until it leads, then b, until b follows it. */
+  void aLeadsBFollows(Elector a, Elector b) {
+    a.start();
+    await().atMost(10, SECONDS).until(a::isLeader);
+    b.start();
+    await().atMost(10, SECONDS).until(() -> b.currentLeader().equals(Optional.of("a")));
+  }
+
   @Test
   @DisplayName("the leader gauge, terms, renewals and the time since renewal follow a real elector")
   void leaderAndRenewals() {
     Elector a = elector(memory, "a");
     Elector b = elector(memory, "b");
-    a.start();
-    await().atMost(10, SECONDS).until(a::isLeader);
-    b.start();
-    await().atMost(10, SECONDS).until(() -> b.currentLeader().equals(Optional.of("a")));
+    aLeadsBFollows(a, b);
 
     assertThat(leader("a")).isEqualTo(1.0);
     assertThat(leader("b")).isEqualTo(0.0);
@@ -94,10 +97,7 @@ class ElectorMetricsTest {
   void stepDownAndTakeover() {
     Elector a = elector(memory, "a");
     Elector b = elector(memory, "b");
-    a.start();
-    await().atMost(10, SECONDS).until(a::isLeader);
-    b.start();
-    await().atMost(10, SECONDS).until(() -> b.currentLeader().equals(Optional.of("a")));
+    aLeadsBFollows(a, b);
 
     a.stepDown();
     await().atMost(10, SECONDS).until(b::isLeader);
@@ -115,21 +115,29 @@ class ElectorMetricsTest {
   @Test
   @DisplayName("failed renewals and failed campaigns are counted by the kind of error, and the deadline step-down by its reason")
   void storeErrors() {
-    FailingStore failing = new FailingStore(memory);
-    Elector a = elector(failing, "a");
+    FaultyLeaseStore faulty = new FaultyLeaseStore(memory, Duration.ofMillis(300));
+    Elector a = elector(faulty, "a");
     a.start();
     await().atMost(10, SECONDS).until(a::isLeader);
 
-    failing.failing = true;
+    faulty.cut();
     await().atMost(10, SECONDS).until(() -> !a.isLeader());
     await().atMost(10, SECONDS)
         .until(() -> meter(ElectorMetrics.STEP_DOWNS, "a").tag("reason", "deadline_passed").counter().count() == 1.0);
-    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "renew").tag("exception", "SQLTransientConnectionException").counter().count())
+    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "renew").tag("exception", "LeaseStoreException").counter().count())
         .isGreaterThanOrEqualTo(1.0);
     await().atMost(10, SECONDS)
         .until(() -> registry.find(ElectorMetrics.STORE_ERRORS).tag("candidate", "a").tag("operation", "acquire").counter() != null);
-    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "acquire").tag("exception", "SQLTransientConnectionException").counter().count())
+    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "acquire").tag("exception", "LeaseStoreException").counter().count())
         .isGreaterThanOrEqualTo(1.0);
+  }
+
+  @Test
+  @DisplayName("a store error's kind is the class of what the store's generic wrapper wraps")
+  void kinds() {
+    assertThat(ElectorMetrics.kind(new LeaseStoreException("e", "lost", new SQLTransientConnectionException("refused")))).isEqualTo("SQLTransientConnectionException");
+    assertThat(ElectorMetrics.kind(new LeaseStoreException("e", "no answer"))).isEqualTo("LeaseStoreException");
+    assertThat(ElectorMetrics.kind(new IllegalStateException("bug"))).isEqualTo("IllegalStateException");
   }
 
   @Test
@@ -144,53 +152,5 @@ class ElectorMetricsTest {
     metrics.close();
     assertThat(registry.find(ElectorMetrics.LEADER).tag("candidate", "c").gauge()).isNull();
     assertThat(registry.find(ElectorMetrics.TERMS).tag("candidate", "c").counter()).isNull();
-  }
-
-  /** A real store whose calls can be made to fail as a lost database connection does. */
-  static final class FailingStore implements LeaseStore {
-    final LeaseStore delegate;
-    volatile boolean failing;
-
-    FailingStore(LeaseStore delegate) {
-      this.delegate = delegate;
-    }
-
-    private void check(String election) {
-      if (failing) {
-        throw new LeaseStoreException(election, "connection lost", new SQLTransientConnectionException("connection refused"));
-      }
-    }
-
-    @Override
-    public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
-      check(election);
-      return delegate.tryAcquire(election, candidate, ttl);
-    }
-
-    @Override
-    public Lease renew(Lease lease) {
-      check(lease.election());
-      return delegate.renew(lease);
-    }
-
-    @Override
-    public void release(Lease lease) {
-      check(lease.election());
-      delegate.release(lease);
-    }
-
-    @Override
-    public Optional<LeaseRecord> read(String election) {
-      check(election);
-      return delegate.read(election);
-    }
-
-    @Override
-    public String describe() {
-      return "failing " + delegate.describe();
-    }
-
-    @Override
-    public void close() {}
   }
 }
