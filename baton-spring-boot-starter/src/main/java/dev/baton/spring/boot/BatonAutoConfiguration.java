@@ -1,0 +1,106 @@
+package dev.baton.spring.boot;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionListener;
+import dev.baton.election.ElectionProperties;
+import dev.baton.election.Elector;
+import dev.baton.election.ElectorBuilder;
+import dev.baton.election.ElectorObserver;
+import dev.baton.election.LeaseStore;
+import dev.baton.election.TermWork;
+import dev.baton.micrometer.ElectorMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+
+/**
+ * A {@link LeaseStore} from the backend jar on the classpath (on the application's own client when
+ * it has one), one {@link Elector} for {@code election.name} that runs the application's {@link
+ * TermWork} beans while it leads, started and closed with the context, with Micrometer meters when
+ * there is a registry. Every bean gives way to one the application declares.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnBooleanProperty(name = "election.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(BatonProperties.class)
+@Import({
+    BackendClientStores.Jdbc.class,
+    BackendClientStores.Zookeeper.class,
+    BackendClientStores.Etcd.class,
+    BackendClientStores.Kubernetes.class,
+    ActuatorConfigurations.Health.class,
+    ActuatorConfigurations.Info.class,
+    ActuatorConfigurations.StepDownEndpoint.class})
+public class BatonAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  LeaseStore batonLeaseStore(BatonProperties properties, ObjectProvider<ApplicationClientStore> clientStores) {
+    ElectionProperties election = properties.toElectionProperties();
+    String backend = election.backendName();
+    for (ApplicationClientStore s : clientStores.orderedStream().toList()) {
+      Optional<LeaseStore> store = s.open(backend, properties);
+      if (store.isPresent()) {
+        return store.get();
+      }
+    }
+    return election.openStore();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  ElectionStatus batonElectionStatus() {
+    return new ElectionStatus();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  Elector batonElector(
+      LeaseStore store,
+      BatonProperties properties,
+      Environment environment,
+      ElectionStatus status,
+      ObjectProvider<TermWork> work,
+      ObjectProvider<ElectionListener> listeners,
+      ObjectProvider<ElectorObserver> observers,
+      ObjectProvider<MeterRegistry> registries) {
+    ElectionProperties election = properties.toElectionProperties();
+    if (election.get(ElectionProperties.NAME).isEmpty()) {
+      String application = environment.getProperty("spring.application.name");
+      if (application == null || application.isBlank()) {
+        throw new ConfigurationException(ElectionProperties.NAME + " is required but not set, and there is no spring.application.name to use instead");
+      }
+      election = election.with(ElectionProperties.NAME, application);
+    }
+    LeaderBeans beans = new LeaderBeans(work, listeners);
+    // Once ElectorBuilder.closeOnShutdown(boolean) is on main, call closeOnShutdown(false) here:
+    // the context's lifecycle closes the elector, in order, before the DataSource or client.
+    ElectorBuilder builder = Elector.builder(store).configure(election).whileLeader(beans).listener(beans).observer(status.observer());
+    observers.orderedStream().forEach(builder::observer);
+    MeterRegistry registry = registries.getIfUnique();
+    ElectorMetrics metrics = null;
+    if (registry != null) {
+      metrics = ElectorMetrics.builder(registry).backend(election.backendName()).clientGoStatus(properties.metrics().clientGoStatus()).build();
+      builder.observer(metrics);
+    }
+    Elector elector = builder.build();
+    if (metrics != null) {
+      metrics.bindTo(elector);
+    }
+    return elector;
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  static ElectorLifecycle batonElectorLifecycle(ObjectProvider<Elector> electors) {
+    return new ElectorLifecycle(electors);
+  }
+}

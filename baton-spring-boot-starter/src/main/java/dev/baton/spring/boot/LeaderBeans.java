@@ -1,0 +1,80 @@
+package dev.baton.spring.boot;
+
+import dev.baton.election.ElectionListener;
+import dev.baton.election.Term;
+import dev.baton.election.TermWork;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+
+/**
+ * The application's {@link TermWork} and {@link ElectionListener} beans, looked up when a term
+ * starts rather than when the elector is built, so that such a bean may itself depend on the
+ * {@code Elector} (to step down, say) without a cycle.
+ */
+final class LeaderBeans implements TermWork, ElectionListener {
+
+  private final ObjectProvider<TermWork> work;
+  private final ObjectProvider<ElectionListener> listeners;
+
+  LeaderBeans(ObjectProvider<TermWork> work, ObjectProvider<ElectionListener> listeners) {
+    this.work = work;
+    this.listeners = listeners;
+  }
+
+  /** Starts every work bean for the term; if one fails, stops those already started and fails the term. */
+  @Override
+  public AutoCloseable start(Term term) throws Exception {
+    List<AutoCloseable> started = new ArrayList<>();
+    try {
+      for (TermWork w : work.orderedStream().toList()) {
+        started.add(w.start(term));
+      }
+    } catch (Exception | Error e) {
+      closeAll(started, e);
+      throw e;
+    }
+    return () -> closeAll(started, null);
+  }
+
+  /** Stops in reverse order of starting, every one even when one fails. */
+  private static void closeAll(List<AutoCloseable> started, Throwable failure) throws Exception {
+    Exception first = null;
+    for (int i = started.size() - 1; i >= 0; i--) {
+      AutoCloseable c = started.get(i);
+      if (c == null) {
+        continue;
+      }
+      try {
+        c.close();
+      } catch (Exception e) {
+        if (failure != null) {
+          failure.addSuppressed(e);
+        } else if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  @Override
+  public void onElected(Term term) {
+    listeners.orderedStream().forEach(l -> l.onElected(term));
+  }
+
+  @Override
+  public void onRevoked(Term term) {
+    listeners.orderedStream().forEach(l -> l.onRevoked(term));
+  }
+
+  @Override
+  public void onLeaderChanged(Optional<String> leader) {
+    listeners.orderedStream().forEach(l -> l.onLeaderChanged(leader));
+  }
+}
