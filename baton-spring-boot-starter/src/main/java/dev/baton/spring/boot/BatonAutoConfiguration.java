@@ -81,9 +81,10 @@ public class BatonAutoConfiguration {
       election = election.with(ElectionProperties.NAME, application);
     }
     LeaderBeans beans = new LeaderBeans(work, listeners);
-    // Once ElectorBuilder.closeOnShutdown(boolean) is on main, call closeOnShutdown(false) here:
-    // the context's lifecycle closes the elector, in order, before the DataSource or client.
-    ElectorBuilder builder = Elector.builder(store).configure(election).whileLeader(beans).listener(beans).observer(status.observer());
+    // No JVM shutdown hook of Baton's own: the context's lifecycle closes the elector, in order,
+    // before the DataSource or client it uses is closed.
+    ElectorBuilder builder =
+        Elector.builder(store).configure(election).closeOnShutdown(false).whileLeader(beans).listener(beans).observer(status.observer());
     observers.orderedStream().forEach(builder::observer);
     MeterRegistry registry = registries.getIfUnique();
     ElectorMetrics metrics = null;
