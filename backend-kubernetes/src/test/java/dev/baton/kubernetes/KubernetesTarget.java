@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.kubernetes;
 
 import dev.baton.conformance.RequiredServer;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;

@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.kubernetes;
 
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.mockwebserver.http.ByteString;

@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
@@ -122,7 +122,7 @@ final class KubernetesRecordStore implements RecordStore {
     this.calls =
         Executors.newCachedThreadPool(
             r -> {
-              Thread t = new Thread(r, "baton-k8s-" + threads.incrementAndGet());
+              Thread t = new Thread(r, "baton-kubernetes-" + threads.incrementAndGet());
               t.setDaemon(true);
               return t;
             });

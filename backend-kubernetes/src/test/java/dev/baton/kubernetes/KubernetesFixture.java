@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.kubernetes;
 
 import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;

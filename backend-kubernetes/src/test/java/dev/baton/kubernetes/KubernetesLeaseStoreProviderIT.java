@@ -1,4 +1,4 @@
-package dev.baton.k8s;
+package dev.baton.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
