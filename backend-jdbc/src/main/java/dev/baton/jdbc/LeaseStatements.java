@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import static dev.baton.jdbc.LeaseTable.TRUNCATION_MARGIN_MILLIS;
 
+import dev.baton.election.MonotonicClock;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -67,8 +68,10 @@ final class LeaseStatements {
   private final String read;
   private final String readAll; // PostgreSQL only
   private final String lockIfCurrent;
+  private final MonotonicClock clock;
 
-  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds) {
+  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds, MonotonicClock clock) {
+    this.clock = clock;
     this.dialect = dialect;
     this.channel = table.channel();
     this.queryTimeoutSeconds = queryTimeoutSeconds;
@@ -482,7 +485,7 @@ final class LeaseStatements {
 
   /** Runs a DDL statement. */
   void execute(Connection c, String sql, long deadline) throws SQLException {
-    Transactions.limitNetwork(c, deadline);
+    Transactions.limitNetwork(c, deadline, clock);
     try (Statement s = c.createStatement()) {
       s.setQueryTimeout(queryTimeoutSeconds);
       s.execute(sql);
@@ -510,7 +513,7 @@ final class LeaseStatements {
 
   /** A statement whose round trips end by {@code deadline}, with the JDBC query timeout as a backstop. */
   private PreparedStatement prepare(Connection c, String sql, long deadline) throws SQLException {
-    Transactions.limitNetwork(c, deadline);
+    Transactions.limitNetwork(c, deadline, clock);
     PreparedStatement s = c.prepareStatement(sql);
     try {
       s.setQueryTimeout(queryTimeoutSeconds);

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import dev.baton.election.MonotonicClock;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
@@ -31,9 +32,11 @@ final class Transactions {
   private static final int CLEANUP_MILLIS = 100;
 
   private final ConnectionProvider connections;
+  private final MonotonicClock clock;
 
-  Transactions(ConnectionProvider connections) {
+  Transactions(ConnectionProvider connections, MonotonicClock clock) {
     this.connections = connections;
+    this.clock = clock;
   }
 
   /**
@@ -47,13 +50,13 @@ final class Transactions {
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
     try {
-      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos, clock);
       previousAutoCommit = c.getAutoCommit();
       if (previousAutoCommit) {
         c.setAutoCommit(false);
       }
       T result = task.run(c);
-      limitNetwork(c, deadlineNanos);
+      limitNetwork(c, deadlineNanos, clock);
       c.commit();
       return result;
     } catch (Throwable t) {
@@ -79,7 +82,7 @@ final class Transactions {
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
     try {
-      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos, clock);
       previousAutoCommit = c.getAutoCommit();
       if (!previousAutoCommit) {
         c.setAutoCommit(true);
@@ -117,11 +120,11 @@ final class Transactions {
    * @throws DataAccessException when the pool has none, or none in time
    */
   Connection acquire(long deadlineNanos) {
-    long start = System.nanoTime();
+    long start = clock.nanoTime();
     Connection c = connections.acquire();
-    if (deadlineNanos - System.nanoTime() <= 0) {
+    if (deadlineNanos - clock.nanoTime() <= 0) {
       SQLTimeoutException late =
-          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(System.nanoTime() - start) + " ms for a connection from the pool");
+          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(clock.nanoTime() - start) + " ms for a connection from the pool");
       release(c, late);
       throw new DataAccessException(late.getMessage(), late);
     }
@@ -140,10 +143,10 @@ final class Transactions {
   }
 
   /** Rolls back within a short read timeout once {@code deadlineNanos} has passed. */
-  static void rollback(Connection c, long deadlineNanos, Throwable failure) {
+  private void rollback(Connection c, long deadlineNanos, Throwable failure) {
     try {
       if (!c.isClosed()) {
-        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS, clock);
       }
     } catch (SQLException e) {
       failure.addSuppressed(e);
@@ -163,10 +166,10 @@ final class Transactions {
   }
 
   /** Restores auto-commit within a short read timeout once {@code deadlineNanos} has passed. */
-  static void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
+  private void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
     try {
       if (previous && !c.isClosed()) {
-        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS, clock);
       }
     } catch (SQLException e) {
       if (failure == null) {
@@ -192,18 +195,18 @@ final class Transactions {
   }
 
   /**
-   * Sets the socket read timeout to what is left until {@code deadlineNanos}.
+   * Sets the socket read timeout to what is left until {@code deadlineNanos} on {@code clock}.
    *
    * @return the previous network timeout, or -1 when the driver has none (H2 over TCP reads its
    *     timeout from the URL's NETWORK_TIMEOUT instead)
    * @throws SQLTimeoutException when the deadline has passed
    */
-  static int limitNetwork(Connection c, long deadlineNanos) throws SQLException {
-    return limitNetwork(c, deadlineNanos, 0);
+  static int limitNetwork(Connection c, long deadlineNanos, MonotonicClock clock) throws SQLException {
+    return limitNetwork(c, deadlineNanos, 0, clock);
   }
 
-  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis) throws SQLException {
-    long left = deadlineNanos - System.nanoTime();
+  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis, MonotonicClock clock) throws SQLException {
+    long left = deadlineNanos - clock.nanoTime();
     if (left <= 0 && leastMillis == 0) {
       throw new SQLTimeoutException("the call timeout passed before the database answered");
     }

@@ -2,12 +2,21 @@ package dev.baton.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.baton.election.Acquisition;
+import dev.baton.election.CallTimeout;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.ObservedTimeLeaseStore;
+import dev.baton.election.Renewal;
+import dev.baton.election.Subscription;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * Leader election on {@code coordination.k8s.io/v1} Lease objects, interoperable with client-go's
@@ -15,7 +24,7 @@ import java.time.Duration;
  * election, named after it, in one namespace.
  *
  * <pre>{@code
- * LeaseStore store = KubernetesLeaseStore.builder(client).namespace("billing").build();
+ * KubernetesLeaseStore store = KubernetesLeaseStore.builder(client).namespace("billing").build();
  * }</pre>
  *
  * <p>Expiry is judged as client-go judges it: each follower counts the {@code
@@ -29,18 +38,19 @@ import java.time.Duration;
  * last runs out, and a takeover is then one PUT from the Lease the watch delivered.
  *
  * <p>The client stays the caller's: the store never closes it. Each call is bounded by the call
- * timeout (default 3 s) and is not retried by fabric8, whatever the client's own request timeout
- * and retry settings, so keep the call timeout well under the renew deadline.
+ * timeout (default 3 s; at most half the renew deadline, see {@link CallTimeout}) and is not
+ * retried by fabric8, whatever the client's own request timeout and retry settings.
  */
-public final class KubernetesLeaseStore {
+public final class KubernetesLeaseStore implements LeaseStore {
 
-  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
-  private KubernetesLeaseStore() {}
+  /** Lease semantics on the Lease objects, judged by observed time as client-go judges them. */
+  private final ObservedTimeLeaseStore leases;
 
-  /** A store on Leases in {@code namespace}, with the default call timeout. */
-  public static LeaseStore create(KubernetesClient client, String namespace) {
-    return builder(client).namespace(namespace).build();
+  private KubernetesLeaseStore(Builder b) {
+    KubernetesRecordStore records = new KubernetesRecordStore(b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null);
+    this.leases = new ObservedTimeLeaseStore(records, b.clock, b.wallClock);
   }
 
   /** Starts a store on {@code client}, which the caller owns and closes. */
@@ -48,12 +58,14 @@ public final class KubernetesLeaseStore {
     return new Builder(requireNonNull(client, "client"));
   }
 
+  /** Settings of a {@link KubernetesLeaseStore}, checked when set. */
   public static final class Builder {
     private final KubernetesClient client;
     private String namespace;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
     private MonotonicClock clock = MonotonicClock.system();
     private Clock wallClock = Clock.systemUTC();
+    private boolean closesClient;
 
     private Builder(KubernetesClient client) {
       this.client = client;
@@ -64,17 +76,20 @@ public final class KubernetesLeaseStore {
     public Builder namespace(String namespace) {
       requireNonNull(namespace, "namespace");
       if (namespace.isBlank()) {
-        throw new IllegalArgumentException("namespace must not be blank");
+        throw new ConfigurationException("namespace: '" + namespace + "' is blank; give a namespace name");
       }
       this.namespace = namespace;
       return this;
     }
 
-    /** The longest any one API call may take before it fails with a LeaseStoreException. */
+    /**
+     * The longest any one API call may take before it fails with a LeaseStoreException (default
+     * 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
+     */
     public Builder callTimeout(Duration callTimeout) {
-      requireNonNull(callTimeout, "callTimeout");
-      if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.toMillis() > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException("callTimeout must be positive (and under 24 days), but was " + callTimeout);
+      CallTimeout.check("callTimeout", callTimeout);
+      if (callTimeout.toMillis() > Integer.MAX_VALUE) {
+        throw new ConfigurationException("callTimeout: " + callTimeout + " is longer than fabric8 can wait (24 days)");
       }
       this.callTimeout = callTimeout;
       return this;
@@ -92,17 +107,69 @@ public final class KubernetesLeaseStore {
       return this;
     }
 
-    public LeaseStore build() {
-      return open(this, null);
+    /** For the provider: the store closes the client it was given, which the provider built. */
+    Builder closesClient() {
+      this.closesClient = true;
+      return this;
+    }
+
+    public KubernetesLeaseStore build() {
+      return new KubernetesLeaseStore(this);
     }
   }
 
-  /** For the provider: a store that closes {@code owned} when it is closed. */
-  static LeaseStore open(KubernetesClient owned, String namespace, Duration callTimeout) {
-    return open(builder(owned).namespace(namespace).callTimeout(callTimeout), owned);
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    return leases.tryAcquire(election, candidate, ttl);
   }
 
-  private static LeaseStore open(Builder b, KubernetesClient owned) {
-    return new ObservedTimeLeaseStore(new KubernetesRecordStore(b.client, b.namespace, b.callTimeout, owned), b.clock, b.wallClock);
+  @Override
+  public Lease renew(Lease lease) {
+    return leases.renew(lease);
+  }
+
+  @Override
+  public List<Renewal> renewAll(List<Lease> toRenew) {
+    return leases.renewAll(toRenew);
+  }
+
+  @Override
+  public int renewBatchLimit() {
+    return leases.renewBatchLimit();
+  }
+
+  @Override
+  public void release(Lease lease) {
+    leases.release(lease);
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return leases.read(election);
+  }
+
+  @Override
+  public Optional<Subscription> watch(String election, Runnable changed) {
+    return leases.watch(election, changed);
+  }
+
+  @Override
+  public boolean watchReportsExpiry() {
+    return leases.watchReportsExpiry();
+  }
+
+  @Override
+  public void checkElectionName(String election) {
+    leases.checkElectionName(election);
+  }
+
+  @Override
+  public String describe() {
+    return leases.describe();
+  }
+
+  @Override
+  public void close() {
+    leases.close();
   }
 }

@@ -1,5 +1,6 @@
 package dev.baton.kubernetes;
 
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
@@ -24,21 +25,19 @@ import java.util.Set;
  *       namespace, else the kubeconfig context's, else {@code default}
  *   <li>{@code election.kubernetes.kubeconfig}: a kubeconfig file; default: fabric8's discovery
  *       ({@code KUBECONFIG}, {@code ~/.kube/config}, then the in-cluster service account)
- *   <li>{@code election.kubernetes.call-timeout}: the longest one API call may take; default 3s,
- *       must be shorter than {@code election.renew-deadline}
+ *   <li>{@code election.kubernetes.call-timeout}: the longest one API call may take; at most half
+ *       of {@code election.renew-deadline}; default half of it, at most 3s ({@link CallTimeout})
  * </ul>
  */
 public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
 
-  static final String NAME = "kubernetes";
-  static final String NAMESPACE = "election.kubernetes.namespace";
-  static final String KUBECONFIG = "election.kubernetes.kubeconfig";
-  static final String CALL_TIMEOUT = "election.kubernetes.call-timeout";
+  public static final String NAME = "kubernetes";
+  public static final String NAMESPACE = "election.kubernetes.namespace";
+  public static final String KUBECONFIG = "election.kubernetes.kubeconfig";
+  public static final String CALL_TIMEOUT = "election.kubernetes.call-timeout";
 
   /** Where Kubernetes mounts the pod's own namespace. */
   static final Path POD_NAMESPACE_FILE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-
-  private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
 
   @Override
   public String name() {
@@ -52,7 +51,7 @@ public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public LeaseStore open(ElectionProperties properties) {
-    Duration callTimeout = callTimeout(properties);
+    Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
     Config config = clientConfig(properties.get(KUBECONFIG));
     int millis = (int) callTimeout.toMillis();
     config.setRequestTimeout(millis);
@@ -60,22 +59,12 @@ public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
     config.setRequestRetryBackoffLimit(0);
     String namespace = namespace(properties.get(NAMESPACE), POD_NAMESPACE_FILE, config);
     KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
-    return KubernetesLeaseStore.open(client, namespace, callTimeout);
-  }
-
-  static Duration callTimeout(ElectionProperties properties) {
-    Duration timeout = properties.duration(CALL_TIMEOUT, KubernetesLeaseStore.DEFAULT_CALL_TIMEOUT);
-    Duration renewDeadline = properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
-    if (timeout.isZero() || timeout.isNegative() || timeout.compareTo(renewDeadline) >= 0) {
-      throw new ConfigurationException(
-          CALL_TIMEOUT
-              + ": '"
-              + properties.get(CALL_TIMEOUT).orElse(timeout.toString())
-              + "' must be positive and shorter than the renew deadline ("
-              + renewDeadline.toMillis()
-              + " ms); half of it or less is usual");
+    try {
+      return KubernetesLeaseStore.builder(client).namespace(namespace).callTimeout(callTimeout).closesClient().build();
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
     }
-    return timeout;
   }
 
   private static Config clientConfig(Optional<String> kubeconfig) {
