@@ -96,7 +96,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void refuses_another_candidate_while_held_and_grants_it_only_after_the_ttl() {
+  void refusesAnotherCandidateWhileHeldAndGrantsItOnlyAfterTheTtl() {
     String election = target.election("exclusion");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -115,7 +115,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void every_grant_has_a_higher_token_including_a_regrant_to_the_same_candidate() {
+  void everyGrantHasAHigherTokenIncludingARegrantToTheSameCandidate() {
     String election = target.election("tokens");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -134,7 +134,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void renew_keeps_the_token_and_is_refused_after_a_takeover() {
+  void renewKeepsTheTokenAndIsRefusedAfterATakeover() {
     String election = target.election("renew");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -150,7 +150,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void renew_is_refused_after_the_ttl() {
+  void renewIsRefusedAfterTheTtl() {
     String election = target.election("renew-late");
     LeaseStore a = node();
     long t0 = System.nanoTime();
@@ -162,7 +162,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void release_clears_the_holder_and_lets_another_in_at_once() {
+  void releaseClearsTheHolderAndLetsAnotherInAtOnce() {
     String election = target.election("release");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -180,7 +180,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void release_of_a_lease_taken_over_leaves_the_new_holder_alone() {
+  void releaseOfALeaseTakenOverLeavesTheNewHolderAlone() {
     String election = target.election("release-other");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -195,7 +195,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void read_shows_holder_token_and_effective_ttl() {
+  void readShowsHolderTokenAndEffectiveTtl() {
     String election = target.election("read");
     LeaseStore a = node();
     LeaseStore b = node();
@@ -214,7 +214,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void writes_times_as_client_go_microtime() {
+  void writesTimesAsClientGoMicrotime() {
     String election = target.election("microtime");
     KubernetesClient client = target.newClient();
     granted(node(client).tryAcquire(election, "a", SHORT));
@@ -231,7 +231,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_lease_written_by_client_go_is_read_and_honoured_for_its_recorded_duration() {
+  void aLeaseWrittenByClientGoIsReadAndHonouredForItsRecordedDuration() {
     String election = target.election("client-go");
     KubernetesClient client = target.newClient();
     String json =
@@ -268,7 +268,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_watcher_hears_a_release_and_takes_the_lease_with_one_put_keeping_its_labels() {
+  void aWatcherHearsAReleaseAndTakesTheLeaseWithOnePutKeepingItsLabels() {
     String election = target.election("watch");
     KubernetesClient client = target.newClient();
     client.leases().inNamespace(target.namespace())
@@ -294,7 +294,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_watching_follower_sends_nothing_while_the_holder_renews_and_hears_only_news() {
+  void aWatchingFollowerSendsNothingWhileTheHolderRenewsAndHearsOnlyNews() {
     String election = target.election("renewals");
     LeaseStore a = node();
     List<String> requests = new CopyOnWriteArrayList<>();
@@ -318,7 +318,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_watcher_is_told_when_the_lease_it_saw_last_runs_out_never_before() {
+  void aWatcherIsToldWhenTheLeaseItSawLastRunsOutNeverBefore() {
     String election = target.election("expiry");
     LeaseStore a = node();
     List<String> requests = new CopyOnWriteArrayList<>();
@@ -344,7 +344,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_stale_write_is_a_normal_answer_not_a_warning() {
+  void aStaleWriteIsANormalAnswerNotAWarning() {
     String election = target.election("stale");
     LeaseStore a = node();
     Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
@@ -359,7 +359,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void after_the_lease_object_is_deleted_tokens_continue_from_the_highest_seen() {
+  void afterTheLeaseObjectIsDeletedTokensContinueFromTheHighestSeen() {
     String election = target.election("deleted");
     KubernetesClient client = target.newClient();
     LeaseStore a = node(client);
@@ -373,7 +373,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void an_election_name_that_cannot_name_a_lease_is_refused_with_the_rule() {
+  void anElectionNameThatCannotNameALeaseIsRefusedWithTheRule() {
     LeaseStore a = node();
     assertThatThrownBy(() -> a.tryAcquire("Billing_Cron", "a", SHORT))
         .hasMessageContaining("Billing_Cron")
@@ -381,7 +381,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void many_candidates_hammering_one_election_never_overlap() throws Exception {
+  void manyCandidatesHammeringOneElectionNeverOverlap() throws Exception {
     String election = target.election("fuzz");
     int processes = 3;
     int threadsPerProcess = 3;
@@ -469,7 +469,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void an_unanswering_server_fails_each_call_within_about_the_call_timeout() throws Exception {
+  void anUnansweringServerFailsEachCallWithinAboutTheCallTimeout() throws Exception {
     try (Blackhole server = Blackhole.start()) {
       // A caller's client with fabric8's defaults: 10 s request timeout, 10 retries with back-off.
       KubernetesClient client = server.client();
@@ -492,7 +492,7 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
-  void a_refused_connection_fails_the_call() throws Exception {
+  void aRefusedConnectionFailsTheCall() throws Exception {
     KubernetesClient client = Blackhole.clientOfClosedPort();
     try {
       LeaseStore store = KubernetesLeaseStore.builder(client).namespace("test").callTimeout(Duration.ofSeconds(2)).build();

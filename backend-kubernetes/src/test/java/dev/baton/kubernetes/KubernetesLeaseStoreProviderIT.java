@@ -70,7 +70,7 @@ class KubernetesLeaseStoreProviderIT {
   }
 
   @Test
-  void opens_a_working_store_from_properties_and_closes_the_client_it_built() throws IOException {
+  void opensAWorkingStoreFromPropertiesAndClosesTheClientItBuilt() throws IOException {
     Properties p = new Properties();
     p.setProperty("election.backend", "kubernetes");
     p.setProperty("election.kubernetes.kubeconfig", kubeconfig().toString());

@@ -32,7 +32,7 @@ class KubernetesLeaseStoreProviderTest {
   }
 
   @Test
-  void is_found_by_service_loader_under_its_name_with_its_keys() {
+  void isFoundByServiceLoaderUnderItsNameWithItsKeys() {
     assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
         .contains(KubernetesLeaseStoreProvider.class);
     assertThat(provider.name()).isEqualTo("kubernetes");
@@ -42,28 +42,15 @@ class KubernetesLeaseStoreProviderTest {
   }
 
   @Test
-  void call_timeout_defaults_to_three_seconds_and_must_stay_under_the_renew_deadline() {
-    assertThat(KubernetesLeaseStoreProvider.callTimeout(properties())).isEqualTo(Duration.ofSeconds(3));
-    assertThat(KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "1500ms")))
-        .isEqualTo(Duration.ofMillis(1500));
-    assertThat(
-            KubernetesLeaseStoreProvider.callTimeout(
-                properties("election.kubernetes.call-timeout", "12s", "election.renew-deadline", "30s")))
-        .isEqualTo(Duration.ofSeconds(12));
-
-    assertThatThrownBy(() -> KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "10s")))
+  void aCallTimeoutOverHalfTheRenewDeadlineIsRefusedWithItsKey() {
+    assertThatThrownBy(() -> provider.open(properties("election.kubernetes.call-timeout", "6s")))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("election.kubernetes.call-timeout")
-        .hasMessageContaining("'10s'")
-        .hasMessageContaining("renew deadline");
-    assertThatThrownBy(() -> KubernetesLeaseStoreProvider.callTimeout(properties("election.kubernetes.call-timeout", "0s")))
-        .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("'0s'")
-        .hasMessageContaining("positive");
+        .hasMessageContaining("election.kubernetes.call-timeout: 6s")
+        .hasMessageContaining("at most half the renew deadline");
   }
 
   @Test
-  void a_missing_kubeconfig_is_named_in_the_error() {
+  void aMissingKubeconfigIsNamedInTheError() {
     String missing = dir.resolve("nope.yaml").toString();
 
     assertThatThrownBy(() -> provider.open(properties("election.kubernetes.kubeconfig", missing)))
@@ -74,7 +61,7 @@ class KubernetesLeaseStoreProviderTest {
   }
 
   @Test
-  void an_unusable_kubeconfig_is_refused_without_quoting_it() throws IOException {
+  void anUnusableKubeconfigIsRefusedWithoutQuotingIt() throws IOException {
     Path file = dir.resolve("broken.yaml");
     Files.writeString(file, "users: [ {name: x, user: {token: s3cr3t-t0ken-value\n");
 
@@ -86,7 +73,7 @@ class KubernetesLeaseStoreProviderTest {
   }
 
   @Test
-  void namespace_is_the_configured_one_then_the_pods_own_then_the_kubeconfigs_then_default() throws IOException {
+  void namespaceIsTheConfiguredOneThenThePodsOwnThenTheKubeconfigsThenDefault() throws IOException {
     Path podFile = dir.resolve("namespace");
     Path noPodFile = dir.resolve("absent");
     Config withContext = Config.empty();
