@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.baton.conformance.CapturedLog;
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
@@ -466,6 +467,48 @@ class KubernetesLeaseStoreIT {
       violations.add(lease.candidate() + " held past its ttl; the test machine is too slow for it");
     }
     store.release(current);
+  }
+
+  @Test
+  void aRenewalTheServerAppliedAfterTheClientGaveUpDoesNotEndTheTerm() {
+    String election = target.election("late-write");
+    Duration callTimeout = Duration.ofMillis(500);
+    try (FaultProxy proxy = FaultProxy.start(target.serverAddress())) {
+      LeaseStore store =
+          KubernetesLeaseStore.builder(target.newClientThrough(proxy.address(), callTimeout))
+              .namespace(target.namespace())
+              .callTimeout(callTimeout)
+              .build();
+      stores.add(store);
+      KubernetesClient observer = target.newClient();
+      Lease lease = granted(store.tryAcquire(election, "a", Duration.ofSeconds(30)));
+      String versionBefore = target.lease(observer, election).getMetadata().getResourceVersion();
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      // The API server applied the PUT whose answer the client never saw.
+      await().atMost(PATIENCE).until(() -> !target.lease(observer, election).getMetadata().getResourceVersion().equals(versionBefore));
+      proxy.heal();
+
+      Lease renewed = store.renew(lease);
+      assertThat(renewed.token()).as("the same term").isEqualTo(lease.token());
+      assertThat(target.lease(observer, election).getSpec().getHolderIdentity()).isEqualTo("a");
+      assertThat(store.renew(renewed).token()).isEqualTo(lease.token());
+    }
+  }
+
+  @Test
+  void aRenewalAfterATakeoverIsStillLostThoughTheTokenMatches() {
+    String election = target.election("late-write-lost");
+    LeaseStore a = node();
+    KubernetesClient other = target.newClient();
+    Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
+    // Someone else writes the Lease with the same transitions count but another holder.
+    io.fabric8.kubernetes.api.model.coordination.v1.Lease current = target.lease(other, election);
+    current.getSpec().setHolderIdentity("intruder");
+    other.leases().inNamespace(target.namespace()).resource(current).update();
+
+    assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class);
   }
 
   @Test

@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * deletion raced with it). A record seen late at worst costs that refused write: the version
  * guard, not the freshness of what was seen, decides. Each round trip is bounded by the record
  * store's call timeout. {@code renew} and {@code release} are one round trip each; {@code read}
- * always reads.
+ * always reads. A renewal refused because the record changed reads it once: if it still names the
+ * renewing holder and term, the change was this holder's own renewal that landed after its call
+ * had timed out, and the renewal is written again from the version seen, keeping the term.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and
  * the lease reports the TTL it really has.
@@ -180,6 +182,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     ElectionRecord renewed = new ElectionRecord(lease.candidate(), ttl, acquireTime, now, lease.token().value());
     Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), renewed);
     if (written.isEmpty()) {
+      written = renewAfterOwnLateWrite(lease, renewed);
+    }
+    if (written.isEmpty()) {
       if (known) {
         grants.remove(key, grant);
       }
@@ -191,6 +196,26 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     sight(lease.election()).note(written, null);
     grants.put(key, new Grant(lease.token().value(), acquireTime, t0));
     return lease.renewed(ttl, written.get().version());
+  }
+
+  /**
+   * A renewal refused for a changed version may have lost only to our own earlier renewal: one
+   * whose write the server applied after the client stopped waiting for its answer. If the record
+   * still names this holder and term, nobody else was granted in between (a grant changes the
+   * holder or the transitions count), so renewing from the version seen now is as safe as the
+   * refused write; client-go likewise reads before it writes and keeps leadership here.
+   */
+  private Optional<VersionedRecord> renewAfterOwnLateWrite(Lease lease, ElectionRecord renewed) {
+    Optional<Seen> now = read(sight(lease.election()));
+    if (now.isEmpty()) {
+      return Optional.empty();
+    }
+    ElectionRecord record = now.get().record().record();
+    if (!record.holder().equals(lease.candidate()) || record.transitions() != lease.token().value()) {
+      return Optional.empty();
+    }
+    log.debug("election '{}': {} renews after its own write that was applied late", lease.election(), lease.candidate());
+    return records.replace(lease.election(), now.get().record().version(), renewed);
   }
 
   @Override
