@@ -219,12 +219,24 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
-  void renew_with_a_stale_handle_is_refused() {
+  void renew_with_the_handle_before_its_own_renewal_keeps_the_term() {
+    // The first renewal's write landed, but its answer did not reach the elector (a timeout).
     Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
     nodeA.renew(lease);
 
-    assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+    Lease renewed = nodeA.renew(lease);
+
+    assertThat(renewed.token()).isEqualTo(lease.token());
     assertThat(records.current(ELECTION).record().holder()).isEqualTo("a");
+    assertThat(nodeA.renew(renewed).token()).isEqualTo(lease.token());
+  }
+
+  @Test
+  void renew_of_an_older_term_of_the_same_holder_is_refused() {
+    Lease old = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+
+    assertThatThrownBy(() -> nodeA.renew(old)).isInstanceOf(LeaseLostException.class);
   }
 
   @Test
