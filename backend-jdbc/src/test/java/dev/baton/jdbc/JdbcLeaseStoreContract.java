@@ -276,6 +276,32 @@ abstract class JdbcLeaseStoreContract {
     assertThat(tokens).isSortedAccordingTo(FencingToken::compareTo).doesNotHaveDuplicates();
   }
 
+  @Test
+  void tokensKeepIncreasingAfterTheLeaseRowIsLost() throws SQLException {
+    String e = election("row-lost");
+    grant(storeA, e, "node-a", LONG);
+    Lease last = grant(storeA, e, "node-a", LONG);
+    // What a table dropped and created again leaves, or a restore from before the first grant.
+    execute(poolA, "delete from " + tableName + " where election = '" + e + "'");
+
+    Lease after = grant(storeB, e, "node-b", LONG);
+
+    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
+  }
+
+  @Test
+  void tokensKeepIncreasingAfterTheLeaseRowGoesBackToAnOlderTerm() throws SQLException {
+    String e = election("row-restored");
+    Lease first = grant(storeA, e, "node-a", LONG);
+    Lease last = grant(storeA, e, "node-a", LONG);
+    // What a restore from a backup, or a failover to a replica behind the primary, leaves.
+    execute(poolA, "update " + tableName + " set holder = null, term = " + first.token().value() + " where election = '" + e + "'");
+
+    Lease after = grant(storeB, e, "node-b", LONG);
+
+    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
+  }
+
   // ---- renew ----
 
   @Test
