@@ -1,7 +1,9 @@
 package dev.baton.jdbc;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import dev.baton.election.DeadlineAlarm;
 import dev.baton.election.MonotonicClock;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -9,6 +11,8 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTimeoutException;
 import org.jooq.ConnectionProvider;
 import org.jooq.exception.DataAccessException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Connections and transactions of a store, each bounded by the deadline of the call it serves:
@@ -18,6 +22,8 @@ import org.jooq.exception.DataAccessException;
  * found (auto-commit, network timeout), whether the work committed or failed.
  */
 final class Transactions {
+
+  private static final Logger log = LoggerFactory.getLogger(Transactions.class);
 
   @FunctionalInterface
   interface Task<T> {
@@ -46,6 +52,7 @@ final class Transactions {
    */
   <T> T inTransaction(long deadlineNanos, Task<T> task) throws SQLException {
     Connection c = acquire(deadlineNanos);
+    DeadlineAlarm alarm = abortAfter(c, deadlineNanos);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
@@ -61,11 +68,17 @@ final class Transactions {
       return result;
     } catch (Throwable t) {
       failure = t;
+      if (alarm.wentOff()) {
+        failure = aborted(t);
+        rollback(c, deadlineNanos, failure);
+        throw (SQLTimeoutException) failure;
+      }
       rollback(c, deadlineNanos, t);
       throw t;
     } finally {
       restoreAutoCommit(c, previousAutoCommit, deadlineNanos, failure);
       restoreNetwork(c, previousNetworkTimeout, failure);
+      alarm.disarm();
       release(c, failure);
     }
   }
@@ -78,6 +91,7 @@ final class Transactions {
    */
   <T> T autoCommitted(long deadlineNanos, Task<T> task) throws SQLException {
     Connection c = acquire(deadlineNanos);
+    DeadlineAlarm alarm = abortAfter(c, deadlineNanos);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
@@ -90,12 +104,17 @@ final class Transactions {
       return task.run(c);
     } catch (Throwable t) {
       failure = t;
+      if (alarm.wentOff()) {
+        failure = aborted(t);
+        throw (SQLTimeoutException) failure;
+      }
       throw t;
     } finally {
       if (!previousAutoCommit) {
         restoreManualCommit(c, failure);
       }
       restoreNetwork(c, previousNetworkTimeout, failure);
+      alarm.disarm();
       release(c, failure);
     }
   }
@@ -111,6 +130,31 @@ final class Transactions {
       }
       failure.addSuppressed(e);
     }
+  }
+
+  /**
+   * Aborts {@code c} if its call is still going a little after {@code deadlineNanos}: the socket
+   * read timeout ends every wait for an answer by the deadline, but nothing ends a write into
+   * buffers that a silent link stopped draining (a large batch renewal can fill them). Aborting
+   * closes the socket, which fails the blocked write; the pool then drops the connection.
+   */
+  private DeadlineAlarm abortAfter(Connection c, long deadlineNanos) {
+    return DeadlineAlarm.arm(
+        clock,
+        deadlineNanos + MILLISECONDS.toNanos(CLEANUP_MILLIS),
+        () -> {
+          try {
+            c.abort(Runnable::run);
+          } catch (SQLException | RuntimeException e) {
+            log.debug("aborting a lease store connection past its call's deadline failed", e);
+          }
+        });
+  }
+
+  /** The failure of a call whose connection was aborted at its deadline says so. */
+  private static SQLTimeoutException aborted(Throwable t) {
+    return new SQLTimeoutException(
+        "the call timeout passed while the database was not taking what was sent (a link that stopped acknowledging); the connection was aborted", t);
   }
 
   /**

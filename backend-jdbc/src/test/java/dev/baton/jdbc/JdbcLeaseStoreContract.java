@@ -103,6 +103,15 @@ abstract class JdbcLeaseStoreContract {
    */
   abstract Optional<InetSocketAddress> tcpAddress() throws SQLException;
 
+  /**
+   * {@link #urlOnPort} with a small socket send buffer where the driver can set one (PostgreSQL's
+   * {@code sendBufferSize}), as on a link whose window never grew: loopback lets a send buffer
+   * grow to megabytes, which a whole batch renewal fits in, so its write would never block here.
+   */
+  String urlWithSmallSendBuffer(int port) {
+    return urlOnPort(port);
+  }
+
   /** Properties for the provider whose credentials the server refuses, with {@code password}. */
   abstract Properties badCredentials(String password);
 
@@ -925,6 +934,50 @@ abstract class JdbcLeaseStoreContract {
         assertThat(store.renew(lease).token()).isEqualTo(lease.token());
         store.release(lease);
         assertThat(storeB.read(e)).isEmpty();
+      }
+    }
+  }
+
+  /**
+   * A link that stops acknowledging: nothing the node sends is read, so a large statement fills
+   * the socket buffers and the driver blocks in a write, which no socket read timeout bounds. A
+   * batch renewal of a thousand long names is such a statement; it must still fail by about its
+   * call timeout, and the store work again after the heal.
+   */
+  @Test
+  void aBatchRenewalThroughALinkThatStopsReadingFailsByAboutItsCallTimeout() throws Exception {
+    Duration callTimeout = Duration.ofSeconds(1);
+    Optional<InetSocketAddress> server = tcpAddress();
+    assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of");
+    String candidate = "node-" + "c".repeat(200);
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < JdbcLeaseStore.RENEW_BATCH_LIMIT; i++) {
+      leases.add(grant(storeA, "stalled-" + i + "-" + "e".repeat(200) + "-" + suffix, candidate, LONG));
+    }
+    // Loopback's buffers absorb megabytes, a real link's window far less than such a batch.
+    try (FaultProxy proxy = FaultProxy.start(server.get(), 8 * 1024)) {
+      Properties p = new Properties();
+      p.setProperty(JdbcLeaseStoreProvider.URL, urlWithSmallSendBuffer(proxy.port()));
+      p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+      p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
+      p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
+      try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+        // A fresh pool connects on the first call, which a busy machine may not finish in time.
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
+        proxy.stopReadingRequests();
+
+        long t0 = System.nanoTime();
+        List<Renewal> outcomes = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> store.renewAll(leases));
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        System.out.println(displayName() + ": a batch renewal of " + leases.size() + " leases through a link that stopped reading, call timeout "
+            + callTimeout.toMillis() + " ms, took " + took.toMillis() + " ms");
+        assertThat(outcomes).allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
+        assertThat(took).isLessThan(callTimeout.plusMillis(2500));
+
+        proxy.heal();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
       }
     }
   }

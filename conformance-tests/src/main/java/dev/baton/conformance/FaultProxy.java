@@ -55,21 +55,36 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   /** Notified when reading may resume. */
   private final Object unread = new Object();
 
-  private FaultProxy(InetSocketAddress upstream) throws IOException {
+  private FaultProxy(InetSocketAddress upstream, int receiveBufferBytes) throws IOException {
     this.upstream = upstream;
-    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.listener = new ServerSocket();
+    if (receiveBufferBytes > 0) {
+      // Set before bind, so that accepted sockets start with it and advertise a small window.
+      listener.setReceiveBufferSize(receiveBufferBytes);
+    }
+    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
     this.name = "fault-proxy-" + listener.getLocalPort();
     daemon(name + "-accept", this::acceptLoop).start();
   }
 
   /** Starts a proxy to {@code upstream}, which must be a loopback address. */
   public static FaultProxy start(InetSocketAddress upstream) {
+    return start(upstream, 0);
+  }
+
+  /**
+   * Starts a proxy whose connections from clients have a receive buffer of about {@code
+   * receiveBufferBytes} (the kernel may round it), as across a link whose window has not grown:
+   * with {@link #stopReadingRequests()} a client then blocks in a write of far fewer bytes than
+   * loopback's large default buffers absorb (megabytes). 0 keeps the system's default.
+   */
+  public static FaultProxy start(InetSocketAddress upstream, int receiveBufferBytes) {
     requireNonNull(upstream, "upstream");
     if (upstream.getAddress() == null || !upstream.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("upstream must be a loopback address, but was " + upstream);
     }
     try {
-      return new FaultProxy(upstream);
+      return new FaultProxy(upstream, receiveBufferBytes);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot listen on 127.0.0.1 for a proxy to " + upstream, e);
     }
