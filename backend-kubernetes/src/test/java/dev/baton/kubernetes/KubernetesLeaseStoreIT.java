@@ -349,14 +349,22 @@ class KubernetesLeaseStoreIT {
     String election = target.election("stale");
     LeaseStore a = node();
     Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
-    a.renew(lease);
+    Lease renewed = a.renew(lease);
+    b(election).release(renewed); // somebody else's client releases it: a stale write for a
 
     try (CapturedLog log = CapturedLog.start()) {
-      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class); // 409 from the server
-      a.release(lease); // 409 again: not ours any more, so nothing happens
+      assertThatThrownBy(() -> a.renew(renewed)).isInstanceOf(LeaseLostException.class); // 409 from the server
+      a.release(renewed); // 409 again: not ours any more, so nothing happens
       assertThat(log.linesAtWarnOrAbove()).isEmpty();
     }
-    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity()).isEqualTo("a");
+    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity()).isEmpty();
+  }
+
+  /** Another process's store, which has seen {@code election} once. */
+  private LeaseStore b(String election) {
+    LeaseStore b = node();
+    b.read(election);
+    return b;
   }
 
   @Test
@@ -371,6 +379,28 @@ class KubernetesLeaseStoreIT {
     await().atMost(PATIENCE).until(() -> target.lease(client, election) == null);
 
     assertThat(granted(a.tryAcquire(election, "a", SHORT)).token().isNewerThan(second.token())).isTrue();
+  }
+
+  @Test
+  void aLeaseDeletedWhileHeldIsWaitedOutByAFollowerThatSawIt() {
+    String election = target.election("deleted-held");
+    Duration ttl = Duration.ofSeconds(2);
+    KubernetesClient client = target.newClient();
+    LeaseStore a = node();
+    LeaseStore b = node();
+    Lease lease = granted(a.tryAcquire(election, "a", ttl));
+    long seen = System.nanoTime();
+    assertThat(held(b.tryAcquire(election, "b", ttl)).holder()).isEqualTo("a");
+
+    client.leases().inNamespace(target.namespace()).withName(election).delete();
+    await().atMost(PATIENCE).until(() -> target.lease(client, election) == null);
+
+    // "a" may act until its next renewal fails: "b" must not lead meanwhile.
+    assertThat(held(b.tryAcquire(election, "b", ttl)).holder()).isEqualTo("a");
+    assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class);
+    Lease taken = grantedEventually(b, election, "b", ttl);
+    assertThat(Duration.ofNanos(System.nanoTime() - seen)).as("waited out the lease b saw").isGreaterThanOrEqualTo(ttl);
+    assertThat(taken.token().isNewerThan(lease.token())).isTrue();
   }
 
   @Test

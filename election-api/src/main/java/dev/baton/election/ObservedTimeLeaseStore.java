@@ -55,6 +55,12 @@ import org.slf4j.LoggerFactory;
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and
  * the lease reports the TTL it really has.
  *
+ * <p><b>Deletion.</b> A record deleted while held (by an operator, a cleanup job) does not end the
+ * holder's lease at once: the holder learns of it only when its next renewal fails, and may act
+ * until then. So a process that saw the record held treats the holder as live until the lease it
+ * saw runs out, as if the record were still there, and only then creates it afresh. A process
+ * that never saw the record cannot know and creates it at once.
+ *
  * <p><b>Fencing.</b> The token is the record's {@code transitions} count. Every grant writes a
  * higher one, also a re-grant to the candidate that held it (client-go increments only when the
  * holder changes; a released record names no holder, so the two agree on takeovers). If somebody
@@ -134,7 +140,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     // that would have come first.
     Optional<Seen> current = sight.inStep() || sight.neverSeen() ? sight.seen() : read(sight);
     for (int attempt = 1; ; attempt++) {
-      Optional<LeaseRecord> holder = current.flatMap(this::liveHolder);
+      Optional<LeaseRecord> holder = current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
       if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
         return Acquisition.held(holder.get());
       }
@@ -240,7 +246,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   @Override
   public Optional<LeaseRecord> read(String election) {
     requireNonNull(election, "election");
-    return read(sight(election)).flatMap(this::liveHolder);
+    Sight sight = sight(election);
+    Optional<Seen> current = read(sight);
+    return current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
   }
 
   @Override
@@ -356,6 +364,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     private final List<ElectionWatch> watches = new ArrayList<>();
     /** Null when no record was seen, or the last thing seen was its deletion. */
     private Seen seen;
+    /**
+     * A held record seen last before its deletion: its holder may lead on until its next renewal
+     * fails, so others wait out its lease as if it were still there. Null once a record is seen.
+     */
+    private Seen vanished;
     private long highestToken = -1;
     /** Whether any read, write or watch has told this process about the record yet. */
     private boolean told;
@@ -370,6 +383,15 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
     synchronized Optional<Seen> seen() {
       return Optional.ofNullable(seen);
+    }
+
+    synchronized Optional<Seen> vanished() {
+      return Optional.ofNullable(vanished);
+    }
+
+    /** What the expiry timer times: the record seen, else the held one that vanished. */
+    private Seen timed() {
+      return seen != null ? seen : vanished;
     }
 
     synchronized boolean neverSeen() {
@@ -402,7 +424,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           if (before == null || !before.record().version().equals(r.version())) {
             seen = new Seen(election, r, clock.nanoTime());
           }
+          vanished = null;
         } else {
+          if (before != null && !before.record().record().isReleased()) {
+            vanished = before;
+          }
           seen = null;
         }
         if (from != null && !from.closed && !from.inStep) {
@@ -451,18 +477,19 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
     /** Times the end of the lease last seen, for the watches; a newer sighting re-arms it. */
     private void armExpiry() {
-      if (watches.isEmpty() || seen == null || seen.record().record().isReleased()) {
+      Seen timed = timed();
+      if (watches.isEmpty() || timed == null || timed.record().record().isReleased()) {
         cancelExpiry();
         return;
       }
-      long remaining = remainingNanos(seen);
+      long remaining = remainingNanos(timed);
       // A renewal only moves the end later: a timer due no later finds the newer sighting when it
       // fires and sets itself again, so renewals seen cost no timer churn.
       if (expiry != null && expiry.getDelay(TimeUnit.NANOSECONDS) <= remaining) {
         return;
       }
       cancelExpiry();
-      schedule(seen, remaining);
+      schedule(timed, remaining);
     }
 
     private void cancelExpiry() {
@@ -488,7 +515,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
         if (due != expiryFor) {
           return; // cancelled, and another timer set since
         }
-        if (seen != due) {
+        if (timed() != due) {
           expiry = null;
           expiryFor = null;
           armExpiry(); // seen again since: time the newer sighting
