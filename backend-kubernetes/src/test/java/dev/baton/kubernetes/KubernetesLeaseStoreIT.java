@@ -399,7 +399,10 @@ class KubernetesLeaseStoreIT {
     assertThat(held(b.tryAcquire(election, "b", ttl)).holder()).isEqualTo("a");
     assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class);
     Lease taken = grantedEventually(b, election, "b", ttl);
-    assertThat(Duration.ofNanos(System.nanoTime() - seen)).as("waited out the lease b saw").isGreaterThanOrEqualTo(ttl);
+    Duration waited = Duration.ofNanos(System.nanoTime() - seen);
+    System.out.println("Kubernetes: after a deletion of a held Lease (" + ttl.toSeconds() + " s) the follower led " + waited.toMillis()
+        + " ms after it last saw the holder, with token " + taken.token() + " after " + lease.token());
+    assertThat(waited).as("waited out the lease b saw").isGreaterThanOrEqualTo(ttl);
     assertThat(taken.token().isNewerThan(lease.token())).isTrue();
   }
 
@@ -520,7 +523,10 @@ class KubernetesLeaseStoreIT {
       await().atMost(PATIENCE).until(() -> !target.lease(observer, election).getMetadata().getResourceVersion().equals(versionBefore));
       proxy.heal();
 
+      long t0 = System.nanoTime();
       Lease renewed = store.renew(lease);
+      System.out.println("Kubernetes: the renewal after one the API server applied late kept token " + renewed.token() + " and took "
+          + Duration.ofNanos(System.nanoTime() - t0).toMillis() + " ms");
       assertThat(renewed.token()).as("the same term").isEqualTo(lease.token());
       assertThat(target.lease(observer, election).getSpec().getHolderIdentity()).isEqualTo("a");
       assertThat(store.renew(renewed).token()).isEqualTo(lease.token());
