@@ -900,12 +900,7 @@ abstract class JdbcLeaseStoreContract {
     Optional<InetSocketAddress> server = tcpAddress();
     assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of; H2MemoryLeaseStoreIT covers H2");
     try (FaultProxy proxy = FaultProxy.start(server.get())) {
-      Properties p = new Properties();
-      p.setProperty(JdbcLeaseStoreProvider.URL, urlOnPort(proxy.port()));
-      p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
-      p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
-      p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
-      try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+      try (LeaseStore store = openStore(urlOnPort(proxy.port()), callTimeout)) {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
         AtomicReference<Lease> granted = new AtomicReference<>();
         await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
@@ -956,12 +951,7 @@ abstract class JdbcLeaseStoreContract {
     }
     // Loopback's buffers absorb megabytes, a real link's window far less than such a batch.
     try (FaultProxy proxy = FaultProxy.start(server.get(), 8 * 1024)) {
-      Properties p = new Properties();
-      p.setProperty(JdbcLeaseStoreProvider.URL, urlWithSmallSendBuffer(proxy.port()));
-      p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
-      p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
-      p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
-      try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+      try (LeaseStore store = openStore(urlWithSmallSendBuffer(proxy.port()), callTimeout)) {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
         await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
             .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
@@ -980,6 +970,16 @@ abstract class JdbcLeaseStoreContract {
             .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
       }
     }
+  }
+
+  /** A store on this class's table as the provider opens one, at {@code url}. */
+  private LeaseStore openStore(String url, Duration callTimeout) {
+    Properties p = new Properties();
+    p.setProperty(JdbcLeaseStoreProvider.URL, url);
+    p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+    p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
+    p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
+    return new JdbcLeaseStoreProvider().open(ElectionProperties.of(p));
   }
 
   private void assertStoreErrorWithinBound(String url) {
