@@ -941,7 +941,7 @@ abstract class JdbcLeaseStoreContract {
    */
   @Test
   void aBatchRenewalThroughALinkThatStopsReadingFailsByAboutItsCallTimeout() throws Exception {
-    Duration callTimeout = Duration.ofSeconds(1);
+    Duration callTimeout = Duration.ofSeconds(2);
     Optional<InetSocketAddress> server = tcpAddress();
     assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of");
     String candidate = "node-" + "c".repeat(200);
@@ -953,8 +953,10 @@ abstract class JdbcLeaseStoreContract {
     try (FaultProxy proxy = FaultProxy.start(server.get(), 8 * 1024)) {
       try (LeaseStore store = openStore(urlWithSmallSendBuffer(proxy.port()), callTimeout)) {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
+        // A few renewals only: a busy machine need not push the whole batch through in time.
+        List<Lease> few = leases.subList(0, 10);
         await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
-            .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
+            .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
         proxy.stopReadingRequests();
 
         long t0 = System.nanoTime();
@@ -967,7 +969,7 @@ abstract class JdbcLeaseStoreContract {
 
         proxy.heal();
         await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
-            .until(() -> store.renewAll(leases).stream().allMatch(r -> r.lease().isPresent()));
+            .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
       }
     }
   }
