@@ -62,7 +62,14 @@ class EtcdMemberFailureElectorIT {
     EtcdCluster.requireBinary();
     etcd = EtcdCluster.start(3);
     for (int i = 0; i < NODES; i++) {
-      clients.add(Client.builder().endpoints(etcd.endpoints()).build());
+      // As the provider builds its client: with gRPC pings, so that a frozen member is given up.
+      clients.add(
+          Client.builder()
+              .endpoints(etcd.endpoints())
+              .keepaliveTime(EtcdLeaseStoreProvider.KEEPALIVE_TIME)
+              .keepaliveTimeout(CALL_TIMEOUT)
+              .keepaliveWithoutCalls(false)
+              .build());
     }
   }
 
