@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
@@ -79,7 +80,7 @@ import org.slf4j.LoggerFactory;
 public final class EtcdLeaseStore implements LeaseStore {
 
   public static final String DEFAULT_PREFIX = "/baton/elections/";
-  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final Logger log = LoggerFactory.getLogger(EtcdLeaseStore.class);
   /** etcd's largest lease TTL, in seconds. */
@@ -99,13 +100,13 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   private final Client client;
   private final KV kv;
-  private final boolean ownsClient;
+  private final boolean closesClient;
   private final String prefix;
   private final long callTimeoutNanos;
   private final Duration keepAliveSharing;
   private final long sharingNanos;
   private final String description;
-  private final MonotonicClock clock = MonotonicClock.system();
+  private final MonotonicClock clock;
   private final Calls calls;
   private final EtcdLeases leases;
   private final KeyReads keyReads;
@@ -123,7 +124,8 @@ public final class EtcdLeaseStore implements LeaseStore {
   private EtcdLeaseStore(Builder b) {
     this.client = b.client;
     this.kv = b.client.getKVClient();
-    this.ownsClient = b.ownsClient;
+    this.closesClient = b.closesClient;
+    this.clock = b.clock;
     this.prefix = b.prefix;
     this.callTimeoutNanos = b.callTimeout.toNanos();
     this.keepAliveSharing = b.keepAliveSharing == null ? Duration.ZERO : b.keepAliveSharing;
@@ -151,7 +153,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
     /** Null: a lease per election. */
     private Duration keepAliveSharing;
-    private boolean ownsClient;
+    private MonotonicClock clock = MonotonicClock.system();
+    private boolean closesClient;
     private String endpoints;
 
     private Builder(Client client) {
@@ -162,22 +165,19 @@ public final class EtcdLeaseStore implements LeaseStore {
     public Builder prefix(String prefix) {
       requireNonNull(prefix, "prefix");
       if (prefix.isEmpty()) {
-        throw new IllegalArgumentException("prefix must not be empty (default " + DEFAULT_PREFIX + ")");
+        throw new ConfigurationException("prefix: '' is not accepted; give a non-empty key prefix (default " + DEFAULT_PREFIX + ")");
       }
       this.prefix = prefix;
       return this;
     }
 
     /**
-     * The longest any call may take, shorter than the renew deadline it is used with. Default 3 s;
-     * an etcd leader change stalls writes for several seconds (see the README).
+     * The longest any call may take (default 3 s): at most half the renew deadline it is used
+     * with ({@link CallTimeout}). An etcd leader change stalls writes for several seconds (see the
+     * README).
      */
     public Builder callTimeout(Duration callTimeout) {
-      requireNonNull(callTimeout, "callTimeout");
-      if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw new IllegalArgumentException("callTimeout must be more than 0 and at most 1m, but was " + callTimeout);
-      }
-      this.callTimeout = callTimeout;
+      this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
       return this;
     }
 
@@ -196,16 +196,27 @@ public final class EtcdLeaseStore implements LeaseStore {
     public Builder sharedLeases(Duration keepAliveSharing) {
       requireNonNull(keepAliveSharing, "keepAliveSharing");
       if (keepAliveSharing.isNegative() || keepAliveSharing.compareTo(Duration.ofSeconds(10)) > 0) {
-        throw new IllegalArgumentException("keepAliveSharing must be from 0 to 10s, but was " + keepAliveSharing);
+        throw new ConfigurationException("keepAliveSharing: " + keepAliveSharing.toMillis() + "ms must be from 0 to 10s");
       }
       this.keepAliveSharing = keepAliveSharing;
       return this;
     }
 
+    /** The clock that measures calls and leases on this side; the system's by default. */
+    public Builder clock(MonotonicClock clock) {
+      this.clock = requireNonNull(clock, "clock");
+      return this;
+    }
+
     /** For the provider: the store closes the client it was given, which the provider built. */
-    Builder ownsClient(String endpoints) {
-      this.ownsClient = true;
-      this.endpoints = endpoints;
+    Builder closesClient() {
+      this.closesClient = true;
+      return this;
+    }
+
+    /** For the provider: the endpoints its client connects to, for {@link #describe()}. */
+    Builder endpoints(String endpoints) {
+      this.endpoints = requireNonNull(endpoints, "endpoints");
       return this;
     }
 
@@ -426,7 +437,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    if (ownsClient) {
+    if (closesClient) {
       client.close();
     }
   }

@@ -267,6 +267,35 @@ public final class EtcdCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Freezes a member with SIGSTOP, as a server that hangs (a stalled disk, a paused VM) looks to
+   * its peers and clients: its sockets stay open and nothing answers. {@link #thaw} resumes it.
+   */
+  public void freeze(Member m) {
+    signal(m, "STOP");
+  }
+
+  /** Resumes a frozen member with SIGCONT. */
+  public void thaw(Member m) {
+    signal(m, "CONT");
+  }
+
+  private static void signal(Member m, String signal) {
+    requireNonNull(m, "m");
+    long pid = m.pid().orElseThrow(() -> new IllegalStateException(m + " is not running"));
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+      if (!kill.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " " + pid + " (" + m + ") failed: " + new String(kill.getInputStream().readAllBytes()));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while sending SIG" + signal + " to " + m, e);
+    }
+  }
+
   /** Starts a killed member again on its old ports and data, and waits until it serves. */
   public void restart(Member m) {
     requireNonNull(m, "m");

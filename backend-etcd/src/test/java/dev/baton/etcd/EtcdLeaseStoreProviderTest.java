@@ -148,11 +148,11 @@ class EtcdLeaseStoreProviderTest {
   void theBuilderChecksItsSettings() {
     try (Client client = Client.builder().endpoints("http://127.0.0.1:2379").build()) {
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).callTimeout(Duration.ZERO))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("callTimeout");
+          .isInstanceOf(ConfigurationException.class).hasMessageContaining("callTimeout: 0s");
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).prefix(""))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("prefix");
+          .isInstanceOf(ConfigurationException.class).hasMessageContaining("prefix");
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).sharedLeases(Duration.ofSeconds(-1)))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keepAliveSharing");
+          .isInstanceOf(ConfigurationException.class).hasMessageContaining("keepAliveSharing");
       EtcdLeaseStore store = EtcdLeaseStore.builder(client).build();
       assertThatThrownBy(() -> store.checkElectionName("")).isInstanceOf(ConfigurationException.class);
       store.checkElectionName("billing-cron");

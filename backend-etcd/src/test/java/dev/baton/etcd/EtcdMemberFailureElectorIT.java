@@ -62,7 +62,14 @@ class EtcdMemberFailureElectorIT {
     EtcdCluster.requireBinary();
     etcd = EtcdCluster.start(3);
     for (int i = 0; i < NODES; i++) {
-      clients.add(Client.builder().endpoints(etcd.endpoints()).build());
+      // As the provider builds its client: with gRPC pings, so that a frozen member is given up.
+      clients.add(
+          Client.builder()
+              .endpoints(etcd.endpoints())
+              .keepaliveTime(EtcdLeaseStoreProvider.KEEPALIVE_TIME)
+              .keepaliveTimeout(CALL_TIMEOUT)
+              .keepaliveWithoutCalls(false)
+              .build());
     }
   }
 
@@ -141,6 +148,57 @@ class EtcdMemberFailureElectorIT {
     }
   }
 
+  /*
+   * A frozen member (SIGSTOP) is not a killed one: its sockets stay open, so a client whose gRPC
+   * channel is on it does not fail over; its calls time out until the channel gives up. Measured:
+   * a frozen follower can cost the leader its term (its keep-alive went to the frozen member), and
+   * the handover is then clean. Both tests check what must hold either way: the leader steps down
+   * by its renew deadline, nobody is granted early (the history check after each test), and after
+   * SIGCONT one leader leads and all agree, with no elector restarted.
+   */
+
+  @Test
+  void aFollowerMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
+    frozenLongerThanTheLease(etcd.follower(), "follower");
+  }
+
+  @Test
+  void theRaftLeaderMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
+    awaitSoleLeader();
+    frozenLongerThanTheLease(etcd.awaitLeader(Duration.ofSeconds(10)), "raft leader");
+  }
+
+  private void frozenLongerThanTheLease(EtcdCluster.Member member, String role) {
+    Node leader = awaitSoleLeader();
+    Term term = leader.elected.get(0);
+    etcd.freeze(member);
+    long frozenAt = System.nanoTime();
+    try {
+      waiting("until " + leader.name + " kept term " + term.token() + " past its renew deadline, or a new term began")
+          .until(() -> renewedAfter(leader, term.token(), frozenAt + RENEW_DEADLINE.toNanos()) || newTermSince(frozenAt).isPresent());
+      // The freeze is the fault: it lasts longer than the lease, whatever happened meanwhile.
+      waiting("until " + member + " has been frozen longer than the lease").until(() -> System.nanoTime() - frozenAt > LEASE.toNanos());
+    } finally {
+      etcd.thaw(member);
+    }
+    long thawedAt = System.nanoTime();
+    if (leader.revoked.isEmpty()) {
+      log.info("{} {} frozen for {} ms: {} kept term {} (first renewal after the freeze got through {} ms after it)",
+          role, member, (thawedAt - frozenAt) / 1_000_000, leader.name, term.token(), firstRenewalAfterMillis(leader, term.token(), frozenAt));
+      assertNoOtherTermThan(leader, term);
+    } else {
+      History.TermRecord next = newTermSince(frozenAt).orElseThrow();
+      long revokedAt = history.terms(election).stream().filter(t -> t.token().equals(term.token())).findFirst().orElseThrow().revokedNanos().orElseThrow();
+      log.info("{} {} frozen: {} stepped down {} ms after the freeze; {} was elected with token {} {} ms after it",
+          role, member, leader.name, (revokedAt - frozenAt) / 1_000_000, next.candidate(), next.token(), (next.electedNanos() - frozenAt) / 1_000_000);
+      assertThat(leader.revoked).as("%s's revoked terms", leader.name).containsExactly(term);
+      assertThat(next.token()).as("the new term's token").isGreaterThan(term.token());
+      assertThat(revokedAt).as("the old term ended before the new one began").isLessThan(next.electedNanos());
+    }
+    Node settled = awaitSoleCurrentLeader();
+    log.info("{} {} thawed: {} leads and all agree {} ms after the thaw", role, member, settled.name, (System.nanoTime() - thawedAt) / 1_000_000);
+  }
+
   @Test
   void aRestartedMemberServesAgainAndLeadershipIsUnaffected() {
     Node leader = awaitSoleLeader();
@@ -163,6 +221,13 @@ class EtcdMemberFailureElectorIT {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** The one node that leads now, once all agree on it. */
+  private Node awaitSoleCurrentLeader() {
+    Node leader = waiting("until exactly one elector leads now").until(() -> nodes.stream().filter(n -> n.elector.isLeader()).toList(), l -> l.size() == 1).get(0);
+    waiting("until all agree that " + leader.name + " leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+    return leader;
+  }
 
   private Node awaitSoleLeader() {
     List<Node> found = waiting("until exactly one elector leads").until(() -> nodes.stream().filter(n -> !n.elected.isEmpty()).toList(), l -> l.size() == 1);

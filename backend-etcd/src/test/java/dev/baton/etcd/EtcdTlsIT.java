@@ -77,6 +77,7 @@ class EtcdTlsIT {
     p.setProperty(EtcdLeaseStoreProvider.KEY_FILE, certs.resolve("client.key").toString());
     // The first call of a fresh JVM sets up TLS, which took over 2 s on a busy test machine.
     p.setProperty(EtcdLeaseStoreProvider.CALL_TIMEOUT, "10s");
+    p.setProperty(ElectionProperties.RENEW_DEADLINE, "20s");
     return p;
   }
 

@@ -87,6 +87,23 @@ enum Dialect {
     return String.format(epochMillis, column);
   }
 
+  /**
+   * The term of a new grant after {@code term}: one more, but at least the database clock in
+   * microseconds since the epoch. So tokens keep increasing when the row is lost and created again
+   * (a table dropped and re-created, a restore, a failover to a replica that missed the last
+   * grants), as long as the database clock does not step back: a grant takes a transaction on the
+   * row, far longer than a microsecond, so no earlier term can have run ahead of the clock.
+   */
+  String nextTerm(String term) {
+    String micros =
+        switch (this) {
+          case POSTGRESQL -> "cast(floor(extract(epoch from clock_timestamp()) * 1000000) as bigint)";
+          case MARIADB, MYSQL -> "timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(6))";
+          case H2 -> "datediff(microsecond, timestamp with time zone '1970-01-01 00:00:00+00', current_timestamp(6))";
+        };
+    return "greatest(" + term + " + 1, " + micros + ")";
+  }
+
   String displayName() {
     return displayName;
   }

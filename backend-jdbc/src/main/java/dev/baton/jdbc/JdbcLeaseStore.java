@@ -3,6 +3,7 @@ package dev.baton.jdbc;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
@@ -10,6 +11,7 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.MonotonicClock;
 import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import dev.baton.jdbc.LeaseStatements.LeaseRow;
@@ -74,7 +76,7 @@ import org.slf4j.LoggerFactory;
 public final class JdbcLeaseStore implements LeaseStore {
 
   public static final String DEFAULT_TABLE = LeaseTable.DEFAULT_NAME;
-  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final Logger log = LoggerFactory.getLogger(JdbcLeaseStore.class);
 
@@ -85,6 +87,7 @@ public final class JdbcLeaseStore implements LeaseStore {
   private final LeaseTable table;
   private final Duration callTimeout;
   private final AutoCloseable ownedPool;
+  private final MonotonicClock clock;
 
   private final Object setupLock = new Object();
   private volatile PgListener listener; // written under setupLock
@@ -92,18 +95,19 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   private JdbcLeaseStore(Builder b) {
     this.connections = b.connections;
-    this.transactions = new Transactions(b.connections);
+    this.clock = b.clock;
+    this.transactions = new Transactions(b.connections, b.clock);
     this.callerConfiguration = b.callerConfiguration;
     this.table = new LeaseTable(Optional.ofNullable(b.schema), b.table);
     this.callTimeout = b.callTimeout;
     this.ownedPool = b.ownedPool;
-    this.calls = new StoreCalls(transactions, table, b.createTable, b.callTimeout, this::checkOpen);
+    this.calls = new StoreCalls(transactions, table, b.createTable, b.callTimeout, b.clock, this::checkOpen);
   }
 
   /** A store on the caller's {@code DataSource} (a pool), which the store never closes. */
   public static Builder builder(DataSource dataSource) {
     requireNonNull(dataSource, "dataSource");
-    return new Builder(new DataSourceConnectionProvider(dataSource), null);
+    return new Builder(new DataSourceConnectionProvider(dataSource), null, dataSource);
   }
 
   /**
@@ -118,7 +122,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       throw new ConfigurationException(
           "dsl: a DSLContext over a single Connection cannot serve concurrent electors; build it from a DataSource (DSL.using(dataSource, dialect))");
     }
-    return new Builder(provider, dsl.configuration());
+    return new Builder(provider, dsl.configuration(), dsl);
   }
 
   /** Settings of a store; {@link #build()} validates them once. */
@@ -129,11 +133,15 @@ public final class JdbcLeaseStore implements LeaseStore {
     private String schema;
     private boolean createTable = true;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    /** The DataSource or DSLContext the store was built on. */
+    private final AutoCloseable client;
     private AutoCloseable ownedPool;
+    private MonotonicClock clock = MonotonicClock.system();
 
-    private Builder(ConnectionProvider connections, Configuration callerConfiguration) {
+    private Builder(ConnectionProvider connections, Configuration callerConfiguration, Object client) {
       this.connections = connections;
       this.callerConfiguration = callerConfiguration;
+      this.client = client instanceof AutoCloseable c ? c : null;
     }
 
     /** The lease table's name (default {@value JdbcLeaseStore#DEFAULT_TABLE}): a plain identifier. */
@@ -156,22 +164,27 @@ public final class JdbcLeaseStore implements LeaseStore {
 
     /**
      * How long one call (acquire, renew, release, read, the check of a guarded write) may take,
-     * from its start until it returns or fails (default 3 s); keep it at most half the renew
-     * deadline. It bounds every round trip of the call through the socket read timeout; the JDBC
-     * query timeout of its statements is a whole second or more past it.
+     * from its start until it returns or fails (default 3 s): at most half the renew deadline it
+     * is used with ({@link CallTimeout}). It bounds every round trip of the call through the socket
+     * read timeout; the JDBC query timeout of its statements is a whole second or more past it.
      */
     public Builder callTimeout(Duration callTimeout) {
-      requireNonNull(callTimeout, "callTimeout");
-      if (callTimeout.isNegative() || callTimeout.isZero()) {
-        throw new ConfigurationException("callTimeout must be positive, but was " + callTimeout);
-      }
-      this.callTimeout = callTimeout;
+      this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
       return this;
     }
 
-    /** For the provider: a pool it built for this store, closed with the store. */
-    Builder closing(AutoCloseable pool) {
-      this.ownedPool = requireNonNull(pool, "pool");
+    /** The clock that measures each call's deadline; the system's by default. */
+    public Builder clock(MonotonicClock clock) {
+      this.clock = requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** For the provider: the store closes the client it was given, which the provider built. */
+    Builder closesClient() {
+      if (client == null) {
+        throw new IllegalStateException("the DataSource cannot be closed: it is not AutoCloseable");
+      }
+      this.ownedPool = client;
       return this;
     }
 
@@ -377,7 +390,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       synchronized (setupLock) {
         checkOpen();
         if (listener == null) {
-          listener = new PgListener(connections, s, table.channel(), callTimeout);
+          listener = new PgListener(connections, s, table.channel(), callTimeout, clock);
         }
         l = listener;
       }
@@ -498,7 +511,7 @@ public final class JdbcLeaseStore implements LeaseStore {
       try {
         previousAutoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
-        int previousNetworkTimeout = Transactions.limitNetwork(c, deadline);
+        int previousNetworkTimeout = Transactions.limitNetwork(c, deadline, clock);
         Throwable checkFailure = null;
         try {
           current = s.lockIfCurrent(c, election, candidate, token.value(), deadline);

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.SQLExceptionOverride;
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
@@ -24,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Keys: {@code url} (required), {@code username}, {@code password}, {@code table} (default
  * {@code baton_lease}), {@code schema}, {@code create-table} (default true), {@code call-timeout}
- * (default 3s, at most half of {@code election.renew-deadline}), {@code pool-size} (default 4).
+ * (at most half of {@code election.renew-deadline}; default half of it, at most 3s: see {@link
+ * CallTimeout}), {@code pool-size} (default 4).
  * The pool waits at most half the call timeout for a connection, bounds connecting and cancelling
  * by the call timeout where the driver allows (PostgreSQL {@code connectTimeout}, {@code
  * loginTimeout}, {@code cancelSignalTimeout}; MariaDB/MySQL {@code connectTimeout}; H2 over TCP
@@ -44,7 +46,6 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
   public static final String POOL_SIZE = "election.jdbc.pool-size";
 
   static final int DEFAULT_POOL_SIZE = 4;
-  private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
   private static final AtomicInteger POOLS = new AtomicInteger();
   /** HikariCP's floor for its connection and validation timeouts. */
   private static final long MIN_POOL_TIMEOUT_MILLIS = 250;
@@ -64,14 +65,7 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     requireNonNull(properties, "properties");
     String url = properties.require(URL);
     checkDriver(url);
-    Duration callTimeout = properties.duration(CALL_TIMEOUT, JdbcLeaseStore.DEFAULT_CALL_TIMEOUT);
-    Duration renewDeadline = properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
-    if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.multipliedBy(2).compareTo(renewDeadline) > 0) {
-      throw new ConfigurationException(
-          CALL_TIMEOUT + ": " + callTimeout.toMillis() + "ms must be positive and at most half of "
-              + ElectionProperties.RENEW_DEADLINE + " (" + renewDeadline.toMillis() + "ms), so that a leader"
-              + " whose database stops answering steps down in time");
-    }
+    Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
     // Checked here so that a bad name fails with its key; the builder checks again.
     String table = LeaseTable.checkIdentifier(TABLE, properties.get(TABLE).orElse(JdbcLeaseStore.DEFAULT_TABLE));
     String schema = properties.get(SCHEMA).map(s -> LeaseTable.checkIdentifier(SCHEMA, s)).orElse(null);
@@ -82,7 +76,7 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     HikariDataSource pool = new HikariDataSource(poolConfig(properties, url, callTimeout, poolSize));
     try {
       JdbcLeaseStore.Builder builder =
-          JdbcLeaseStore.builder(pool).table(table).createTable(createTable).callTimeout(callTimeout).closing(pool);
+          JdbcLeaseStore.builder(pool).table(table).createTable(createTable).callTimeout(callTimeout).closesClient();
       if (schema != null) {
         builder.schema(schema);
       }

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import static dev.baton.jdbc.LeaseTable.TRUNCATION_MARGIN_MILLIS;
 
+import dev.baton.election.MonotonicClock;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -67,8 +68,10 @@ final class LeaseStatements {
   private final String read;
   private final String readAll; // PostgreSQL only
   private final String lockIfCurrent;
+  private final MonotonicClock clock;
 
-  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds) {
+  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds, MonotonicClock clock) {
+    this.clock = clock;
     this.dialect = dialect;
     this.channel = table.channel();
     this.queryTimeoutSeconds = queryTimeoutSeconds;
@@ -83,7 +86,7 @@ final class LeaseStatements {
     this.read = "select " + row + " from " + t + " where election = ?";
     String lockCheck = "select term from " + t + " where election = ? and holder = ? and term = ? and expires_at > " + now;
     String insertValues =
-        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, 1, ?, " + now + ", " + now + ", " + plus + ")";
+        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, " + dialect.nextTerm("0") + ", ?, " + now + ", " + now + ", " + plus + ")";
     String insert = "insert into " + t + insertValues;
     switch (dialect) {
       case POSTGRESQL -> {
@@ -92,7 +95,7 @@ final class LeaseStatements {
         // sent in the same round trip and the same implicit transaction, reads the row it left.
         this.acquire =
             "with granted as (insert into " + t + " as l" + insertValues
-                + " on conflict (election) do update set term = l.term + 1, holder = excluded.holder, ttl_millis = excluded.ttl_millis,"
+                + " on conflict (election) do update set term = " + dialect.nextTerm("l.term") + ", holder = excluded.holder, ttl_millis = excluded.ttl_millis,"
                 + " acquired_at = " + now + ", renewed_at = " + now + ", expires_at = " + plus
                 + " where l.expires_at <= " + now + " or l.holder is null or l.holder = excluded.holder returning 1)"
                 + " select pg_notify(?, ?) from granted;\n"
@@ -124,7 +127,7 @@ final class LeaseStatements {
         String mayTake = "(expires_at <= " + now + " or holder is null or holder = values(holder))";
         String upsert =
             insert + " on duplicate key update"
-                + " term = case when " + mayTake + " then term + 1 else term end,"
+                + " term = case when " + mayTake + " then " + dialect.nextTerm("term") + " else term end,"
                 + " holder = case when " + mayTake + " then values(holder) else holder end,"
                 + " ttl_millis = case when " + mayTake + " then values(ttl_millis) else ttl_millis end,"
                 + " acquired_at = case when " + mayTake + " then " + now + " else acquired_at end,"
@@ -147,7 +150,7 @@ final class LeaseStatements {
         // the existing one, retried by H2 on such a collision, and the grant is then an update.
         this.ensureRow = "merge into " + t + " (election) key (election) values (?)";
         this.acquire =
-            "update " + t + " set term = term + 1, holder = ?, ttl_millis = ?, acquired_at = " + now + ", renewed_at = " + now
+            "update " + t + " set term = " + dialect.nextTerm("term") + ", holder = ?, ttl_millis = ?, acquired_at = " + now + ", renewed_at = " + now
                 + ", expires_at = " + plus + " where election = ? and (expires_at <= " + now + " or holder is null or holder = ?)";
         this.readBackForUpdate = read + " for update";
         this.renew = renewUpdate;
@@ -482,7 +485,7 @@ final class LeaseStatements {
 
   /** Runs a DDL statement. */
   void execute(Connection c, String sql, long deadline) throws SQLException {
-    Transactions.limitNetwork(c, deadline);
+    Transactions.limitNetwork(c, deadline, clock);
     try (Statement s = c.createStatement()) {
       s.setQueryTimeout(queryTimeoutSeconds);
       s.execute(sql);
@@ -510,7 +513,7 @@ final class LeaseStatements {
 
   /** A statement whose round trips end by {@code deadline}, with the JDBC query timeout as a backstop. */
   private PreparedStatement prepare(Connection c, String sql, long deadline) throws SQLException {
-    Transactions.limitNetwork(c, deadline);
+    Transactions.limitNetwork(c, deadline, clock);
     PreparedStatement s = c.prepareStatement(sql);
     try {
       s.setQueryTimeout(queryTimeoutSeconds);

@@ -3,6 +3,7 @@ package dev.baton.jdbc;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import dev.baton.election.MonotonicClock;
 import dev.baton.election.Subscription;
 import dev.baton.jdbc.LeaseStatements.LeaseRow;
 import java.sql.Connection;
@@ -62,6 +63,7 @@ final class PgListener implements AutoCloseable {
   private final LeaseStatements statements;
   private final String channel;
   private final Duration callTimeout;
+  private final MonotonicClock clock;
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
   /** Expiries the store's calls saw, and new watches, for the thread to take in. */
   private final Queue<Sighting> sightings = new ConcurrentLinkedQueue<>();
@@ -74,7 +76,7 @@ final class PgListener implements AutoCloseable {
   private Connection connection;
   private boolean previousAutoCommit;
   private int previousNetworkTimeout;
-  /** When each watched election's lease runs out at the earliest ({@link System#nanoTime()}). */
+  /** When each watched election's lease runs out at the earliest (the store's clock). */
   private final Map<String, Long> expiries = new HashMap<>();
   /** Moments to look at {@link #expiries}; some stale, none missing. */
   private final PriorityQueue<Due> due = new PriorityQueue<>();
@@ -89,7 +91,8 @@ final class PgListener implements AutoCloseable {
     }
   }
 
-  PgListener(ConnectionProvider connections, LeaseStatements statements, String channel, Duration callTimeout) {
+  PgListener(ConnectionProvider connections, LeaseStatements statements, String channel, Duration callTimeout, MonotonicClock clock) {
+    this.clock = clock;
     this.connections = connections;
     this.statements = statements;
     this.channel = channel;
@@ -117,7 +120,7 @@ final class PgListener implements AutoCloseable {
   /** The store's own call saw {@code election}'s lease live for another {@code expiresInMillis}. */
   void observed(String election, long expiresInMillis) {
     if (watchers.containsKey(election)) {
-      sightings.add(new Sighting(election, System.nanoTime() + MILLISECONDS.toNanos(expiresInMillis)));
+      sightings.add(new Sighting(election, clock.nanoTime() + MILLISECONDS.toNanos(expiresInMillis)));
     }
   }
 
@@ -140,43 +143,43 @@ final class PgListener implements AutoCloseable {
 
   private void run() {
     boolean broken = connection == null;
-    long lastTraffic = System.nanoTime();
+    long lastTraffic = clock.nanoTime();
     long nextConnect = lastTraffic;
     while (running) {
       try {
-        if (connection == null && System.nanoTime() - nextConnect >= 0) {
+        if (connection == null && clock.nanoTime() - nextConnect >= 0) {
           connect();
           if (broken) {
             log.info("LISTEN on PostgreSQL channel {} works again", channel);
           }
           broken = false;
-          lastTraffic = System.nanoTime();
+          lastTraffic = clock.nanoTime();
           toLookUp.addAll(watchers.keySet());
           runAllWatchers();
         }
         takeSightings();
         if (connection != null && !toLookUp.isEmpty()) {
           lookUp();
-          lastTraffic = System.nanoTime();
+          lastTraffic = clock.nanoTime();
         }
         runWatchersOfExpired();
         int wait = millisUntilNextDue();
         if (connection == null) {
-          pause(Math.min(wait, Math.max(1, NANOSECONDS.toMillis(nextConnect - System.nanoTime()))));
+          pause(Math.min(wait, Math.max(1, NANOSECONDS.toMillis(nextConnect - clock.nanoTime()))));
           continue;
         }
         PGNotification[] notifications = connection.unwrap(PGConnection.class).getNotifications(wait);
         if (notifications != null && notifications.length > 0) {
-          lastTraffic = System.nanoTime();
+          lastTraffic = clock.nanoTime();
           for (PGNotification n : notifications) {
             heard(n.getParameter());
           }
         }
-        if (System.nanoTime() - lastTraffic > CHECK_EVERY_NANOS) {
+        if (clock.nanoTime() - lastTraffic > CHECK_EVERY_NANOS) {
           if (!connection.isValid(timeoutSeconds())) {
             throw new SQLException("the LISTEN connection stopped answering");
           }
-          lastTraffic = System.nanoTime();
+          lastTraffic = clock.nanoTime();
         }
       } catch (SQLException | RuntimeException e) {
         if (!running) {
@@ -187,7 +190,7 @@ final class PgListener implements AutoCloseable {
           broken = true;
         }
         disconnect();
-        nextConnect = System.nanoTime() + RECONNECT_DELAY_NANOS;
+        nextConnect = clock.nanoTime() + RECONNECT_DELAY_NANOS;
       }
     }
     disconnect();
@@ -215,7 +218,7 @@ final class PgListener implements AutoCloseable {
     }
     Map<String, LeaseRow> rows;
     try {
-      rows = statements.readAll(connection, elections, System.nanoTime() + callTimeout.toNanos());
+      rows = statements.readAll(connection, elections, clock.nanoTime() + callTimeout.toNanos());
     } catch (SQLException e) {
       if (Failures.isMissingTable(e)) {
         return; // nobody has held a lease yet; the first grant will notify
@@ -224,7 +227,7 @@ final class PgListener implements AutoCloseable {
     } finally {
       connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
     }
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     for (String election : elections) {
       LeaseRow row = rows.get(election);
       if (row != null && row.isLive()) {
@@ -247,7 +250,7 @@ final class PgListener implements AutoCloseable {
   }
 
   private void runWatchersOfExpired() {
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     for (Due d; (d = due.peek()) != null && d.atNanos() - now <= 0; ) {
       due.poll();
       Long at = expiries.get(d.election());
@@ -270,13 +273,13 @@ final class PgListener implements AutoCloseable {
     if (next == null) {
       return POLL_MILLIS;
     }
-    long millis = NANOSECONDS.toMillis(next.atNanos() - System.nanoTime()) + 1;
+    long millis = NANOSECONDS.toMillis(next.atNanos() - clock.nanoTime()) + 1;
     return (int) Math.max(1, Math.min(POLL_MILLIS, millis));
   }
 
   /** Acts on a notification: a grant or release wakes the watchers, every word says when the lease runs out. */
   private void heard(String payload) {
-    long now = System.nanoTime();
+    long now = clock.nanoTime();
     boolean readable =
         LeaseNotice.read(
             payload,

@@ -3,6 +3,7 @@ package dev.baton.jdbc;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.MonotonicClock;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -39,6 +40,7 @@ final class StoreCalls {
   private final Duration callTimeout;
   private final int queryTimeoutSeconds;
   private final Runnable checkOpen;
+  private final MonotonicClock clock;
 
   /** The statements for the store's database, once a connection has shown which it is. */
   private volatile LeaseStatements statements;
@@ -49,7 +51,8 @@ final class StoreCalls {
   /** Whether any call has come back yet, either way. */
   private volatile boolean answered; // written under answeredLock
 
-  StoreCalls(Transactions transactions, LeaseTable table, boolean createTable, Duration callTimeout, Runnable checkOpen) {
+  StoreCalls(Transactions transactions, LeaseTable table, boolean createTable, Duration callTimeout, MonotonicClock clock, Runnable checkOpen) {
+    this.clock = clock;
     this.transactions = transactions;
     this.table = table;
     this.createTable = createTable;
@@ -102,7 +105,7 @@ final class StoreCalls {
                 createFailure);
           }
         }
-        boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && System.nanoTime() - deadline < 0;
+        boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && clock.nanoTime() - deadline < 0;
         if (!again) {
           throw failure(election, action, e);
         }
@@ -114,7 +117,7 @@ final class StoreCalls {
   void awaitFirstAnswer(long deadline) {
     synchronized (answeredLock) {
       while (!answered && callsInFlight.get() > 0) {
-        long left = deadline - System.nanoTime();
+        long left = deadline - clock.nanoTime();
         if (left <= 0) {
           return;
         }
@@ -174,9 +177,9 @@ final class StoreCalls {
     }
   }
 
-  /** A call's deadline on {@link System#nanoTime()}'s clock. */
+  /** A call's deadline on the store's clock. */
   long deadline() {
-    return System.nanoTime() + callTimeout.toNanos();
+    return clock.nanoTime() + callTimeout.toNanos();
   }
 
   /**
@@ -201,7 +204,7 @@ final class StoreCalls {
                 }
                 return found;
               });
-      s = new LeaseStatements(table, d, queryTimeoutSeconds);
+      s = new LeaseStatements(table, d, queryTimeoutSeconds, clock);
       statements = s;
       return s;
     } catch (SQLException | DataAccessException e) {

@@ -1,13 +1,18 @@
 package dev.baton.jdbc;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import dev.baton.election.DeadlineAlarm;
+import dev.baton.election.MonotonicClock;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTimeoutException;
 import org.jooq.ConnectionProvider;
 import org.jooq.exception.DataAccessException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Connections and transactions of a store, each bounded by the deadline of the call it serves:
@@ -17,6 +22,8 @@ import org.jooq.exception.DataAccessException;
  * found (auto-commit, network timeout), whether the work committed or failed.
  */
 final class Transactions {
+
+  private static final Logger log = LoggerFactory.getLogger(Transactions.class);
 
   @FunctionalInterface
   interface Task<T> {
@@ -31,9 +38,11 @@ final class Transactions {
   private static final int CLEANUP_MILLIS = 100;
 
   private final ConnectionProvider connections;
+  private final MonotonicClock clock;
 
-  Transactions(ConnectionProvider connections) {
+  Transactions(ConnectionProvider connections, MonotonicClock clock) {
     this.connections = connections;
+    this.clock = clock;
   }
 
   /**
@@ -43,26 +52,33 @@ final class Transactions {
    */
   <T> T inTransaction(long deadlineNanos, Task<T> task) throws SQLException {
     Connection c = acquire(deadlineNanos);
+    DeadlineAlarm alarm = abortAfter(c, deadlineNanos);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
     try {
-      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos, clock);
       previousAutoCommit = c.getAutoCommit();
       if (previousAutoCommit) {
         c.setAutoCommit(false);
       }
       T result = task.run(c);
-      limitNetwork(c, deadlineNanos);
+      limitNetwork(c, deadlineNanos, clock);
       c.commit();
       return result;
     } catch (Throwable t) {
       failure = t;
+      if (alarm.wentOff()) {
+        failure = aborted(t);
+        rollback(c, deadlineNanos, failure);
+        throw (SQLTimeoutException) failure;
+      }
       rollback(c, deadlineNanos, t);
       throw t;
     } finally {
       restoreAutoCommit(c, previousAutoCommit, deadlineNanos, failure);
       restoreNetwork(c, previousNetworkTimeout, failure);
+      alarm.disarm();
       release(c, failure);
     }
   }
@@ -75,11 +91,12 @@ final class Transactions {
    */
   <T> T autoCommitted(long deadlineNanos, Task<T> task) throws SQLException {
     Connection c = acquire(deadlineNanos);
+    DeadlineAlarm alarm = abortAfter(c, deadlineNanos);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     int previousNetworkTimeout = -1;
     try {
-      previousNetworkTimeout = limitNetwork(c, deadlineNanos);
+      previousNetworkTimeout = limitNetwork(c, deadlineNanos, clock);
       previousAutoCommit = c.getAutoCommit();
       if (!previousAutoCommit) {
         c.setAutoCommit(true);
@@ -87,12 +104,17 @@ final class Transactions {
       return task.run(c);
     } catch (Throwable t) {
       failure = t;
+      if (alarm.wentOff()) {
+        failure = aborted(t);
+        throw (SQLTimeoutException) failure;
+      }
       throw t;
     } finally {
       if (!previousAutoCommit) {
         restoreManualCommit(c, failure);
       }
       restoreNetwork(c, previousNetworkTimeout, failure);
+      alarm.disarm();
       release(c, failure);
     }
   }
@@ -111,17 +133,42 @@ final class Transactions {
   }
 
   /**
+   * Aborts {@code c} if its call is still going a little after {@code deadlineNanos}: the socket
+   * read timeout ends every wait for an answer by the deadline, but nothing ends a write into
+   * buffers that a silent link stopped draining (a large batch renewal can fill them). Aborting
+   * closes the socket, which fails the blocked write; the pool then drops the connection.
+   */
+  private DeadlineAlarm abortAfter(Connection c, long deadlineNanos) {
+    return DeadlineAlarm.arm(
+        clock,
+        deadlineNanos + MILLISECONDS.toNanos(CLEANUP_MILLIS),
+        () -> {
+          try {
+            c.abort(Runnable::run);
+          } catch (SQLException | RuntimeException e) {
+            log.debug("aborting a lease store connection past its call's deadline failed", e);
+          }
+        });
+  }
+
+  /** The failure of a call whose connection was aborted at its deadline says so. */
+  private static SQLTimeoutException aborted(Throwable t) {
+    return new SQLTimeoutException(
+        "the call timeout passed while the database was not taking what was sent (a link that stopped acknowledging); the connection was aborted", t);
+  }
+
+  /**
    * A connection from the provider, which the pool's own connection timeout bounds. One that came
    * too late for the deadline goes back at once: the call fails rather than overrun.
    *
    * @throws DataAccessException when the pool has none, or none in time
    */
   Connection acquire(long deadlineNanos) {
-    long start = System.nanoTime();
+    long start = clock.nanoTime();
     Connection c = connections.acquire();
-    if (deadlineNanos - System.nanoTime() <= 0) {
+    if (deadlineNanos - clock.nanoTime() <= 0) {
       SQLTimeoutException late =
-          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(System.nanoTime() - start) + " ms for a connection from the pool");
+          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(clock.nanoTime() - start) + " ms for a connection from the pool");
       release(c, late);
       throw new DataAccessException(late.getMessage(), late);
     }
@@ -140,10 +187,10 @@ final class Transactions {
   }
 
   /** Rolls back within a short read timeout once {@code deadlineNanos} has passed. */
-  static void rollback(Connection c, long deadlineNanos, Throwable failure) {
+  private void rollback(Connection c, long deadlineNanos, Throwable failure) {
     try {
       if (!c.isClosed()) {
-        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS, clock);
       }
     } catch (SQLException e) {
       failure.addSuppressed(e);
@@ -163,10 +210,10 @@ final class Transactions {
   }
 
   /** Restores auto-commit within a short read timeout once {@code deadlineNanos} has passed. */
-  static void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
+  private void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
     try {
       if (previous && !c.isClosed()) {
-        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS);
+        limitNetwork(c, deadlineNanos, CLEANUP_MILLIS, clock);
       }
     } catch (SQLException e) {
       if (failure == null) {
@@ -192,18 +239,18 @@ final class Transactions {
   }
 
   /**
-   * Sets the socket read timeout to what is left until {@code deadlineNanos}.
+   * Sets the socket read timeout to what is left until {@code deadlineNanos} on {@code clock}.
    *
    * @return the previous network timeout, or -1 when the driver has none (H2 over TCP reads its
    *     timeout from the URL's NETWORK_TIMEOUT instead)
    * @throws SQLTimeoutException when the deadline has passed
    */
-  static int limitNetwork(Connection c, long deadlineNanos) throws SQLException {
-    return limitNetwork(c, deadlineNanos, 0);
+  static int limitNetwork(Connection c, long deadlineNanos, MonotonicClock clock) throws SQLException {
+    return limitNetwork(c, deadlineNanos, 0, clock);
   }
 
-  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis) throws SQLException {
-    long left = deadlineNanos - System.nanoTime();
+  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis, MonotonicClock clock) throws SQLException {
+    long left = deadlineNanos - clock.nanoTime();
     if (left <= 0 && leastMillis == 0) {
       throw new SQLTimeoutException("the call timeout passed before the database answered");
     }

@@ -37,7 +37,7 @@ class JdbcLeaseStoreBuilderTest {
     assertThatThrownBy(() -> JdbcLeaseStore.builder(neverUsed()).callTimeout(Duration.ZERO))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("callTimeout")
-        .hasMessageContaining("PT0S");
+        .hasMessageContaining("callTimeout: 0s");
   }
 
   @Test

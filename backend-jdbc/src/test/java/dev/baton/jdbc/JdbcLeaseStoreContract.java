@@ -103,6 +103,15 @@ abstract class JdbcLeaseStoreContract {
    */
   abstract Optional<InetSocketAddress> tcpAddress() throws SQLException;
 
+  /**
+   * {@link #urlOnPort} with a small socket send buffer where the driver can set one (PostgreSQL's
+   * {@code sendBufferSize}), as on a link whose window never grew: loopback lets a send buffer
+   * grow to megabytes, which a whole batch renewal fits in, so its write would never block here.
+   */
+  String urlWithSmallSendBuffer(int port) {
+    return urlOnPort(port);
+  }
+
   /** Properties for the provider whose credentials the server refuses, with {@code password}. */
   abstract Properties badCredentials(String password);
 
@@ -274,6 +283,32 @@ abstract class JdbcLeaseStoreContract {
     tokens.add(afterExpiry.token());
 
     assertThat(tokens).isSortedAccordingTo(FencingToken::compareTo).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void tokensKeepIncreasingAfterTheLeaseRowIsLost() throws SQLException {
+    String e = election("row-lost");
+    grant(storeA, e, "node-a", LONG);
+    Lease last = grant(storeA, e, "node-a", LONG);
+    // What a table dropped and created again leaves, or a restore from before the first grant.
+    execute(poolA, "delete from " + tableName + " where election = '" + e + "'");
+
+    Lease after = grant(storeB, e, "node-b", LONG);
+
+    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
+  }
+
+  @Test
+  void tokensKeepIncreasingAfterTheLeaseRowGoesBackToAnOlderTerm() throws SQLException {
+    String e = election("row-restored");
+    Lease first = grant(storeA, e, "node-a", LONG);
+    Lease last = grant(storeA, e, "node-a", LONG);
+    // What a restore from a backup, or a failover to a replica behind the primary, leaves.
+    execute(poolA, "update " + tableName + " set holder = null, term = " + first.token().value() + " where election = '" + e + "'");
+
+    Lease after = grant(storeB, e, "node-b", LONG);
+
+    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
   }
 
   // ---- renew ----
@@ -888,12 +923,7 @@ abstract class JdbcLeaseStoreContract {
     Optional<InetSocketAddress> server = tcpAddress();
     assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of; H2MemoryLeaseStoreIT covers H2");
     try (FaultProxy proxy = FaultProxy.start(server.get())) {
-      Properties p = new Properties();
-      p.setProperty(JdbcLeaseStoreProvider.URL, urlOnPort(proxy.port()));
-      p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
-      p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
-      p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
-      try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
+      try (LeaseStore store = openStore(urlOnPort(proxy.port()), callTimeout)) {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
         AtomicReference<Lease> granted = new AtomicReference<>();
         await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
@@ -924,6 +954,57 @@ abstract class JdbcLeaseStoreContract {
         assertThat(storeB.read(e)).isEmpty();
       }
     }
+  }
+
+  /**
+   * A link that stops acknowledging: nothing the node sends is read, so a large statement fills
+   * the socket buffers and the driver blocks in a write, which no socket read timeout bounds. A
+   * batch renewal of a thousand long names is such a statement; it must still fail by about its
+   * call timeout, and the store work again after the heal.
+   */
+  @Test
+  void aBatchRenewalThroughALinkThatStopsReadingFailsByAboutItsCallTimeout() throws Exception {
+    Duration callTimeout = Duration.ofSeconds(2);
+    Optional<InetSocketAddress> server = tcpAddress();
+    assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of");
+    String candidate = "node-" + "c".repeat(200);
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < JdbcLeaseStore.RENEW_BATCH_LIMIT; i++) {
+      leases.add(grant(storeA, "stalled-" + i + "-" + "e".repeat(200) + "-" + suffix, candidate, LONG));
+    }
+    // Loopback's buffers absorb megabytes, a real link's window far less than such a batch.
+    try (FaultProxy proxy = FaultProxy.start(server.get(), 8 * 1024)) {
+      try (LeaseStore store = openStore(urlWithSmallSendBuffer(proxy.port()), callTimeout)) {
+        // A fresh pool connects on the first call, which a busy machine may not finish in time.
+        // A few renewals only: a busy machine need not push the whole batch through in time.
+        List<Lease> few = leases.subList(0, 10);
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
+        proxy.stopReadingRequests();
+
+        long t0 = System.nanoTime();
+        List<Renewal> outcomes = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> store.renewAll(leases));
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        System.out.println(displayName() + ": a batch renewal of " + leases.size() + " leases through a link that stopped reading, call timeout "
+            + callTimeout.toMillis() + " ms, took " + took.toMillis() + " ms");
+        assertThat(outcomes).allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
+        assertThat(took).isLessThan(callTimeout.plusMillis(2500));
+
+        proxy.heal();
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
+      }
+    }
+  }
+
+  /** A store on this class's table as the provider opens one, at {@code url}. */
+  private LeaseStore openStore(String url, Duration callTimeout) {
+    Properties p = new Properties();
+    p.setProperty(JdbcLeaseStoreProvider.URL, url);
+    p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
+    p.setProperty(JdbcLeaseStoreProvider.TABLE, tableName);
+    p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, callTimeout.toMillis() + "ms");
+    return new JdbcLeaseStoreProvider().open(ElectionProperties.of(p));
   }
 
   private Throwable assertStoreErrorWithinBound(String url) {

@@ -85,7 +85,7 @@ class JdbcLeaseStoreProviderTest {
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.jdbc.call-timeout")
-        .hasMessageContaining("6000ms")
+        .hasMessageContaining("6s")
         .hasMessageContaining("election.renew-deadline");
   }
 

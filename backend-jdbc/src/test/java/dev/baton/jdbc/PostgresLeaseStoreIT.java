@@ -82,6 +82,11 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
     return "jdbc:postgresql://127.0.0.1:" + port + "/test";
   }
 
+  @Override
+  String urlWithSmallSendBuffer(int port) {
+    return urlOnPort(port) + "?sendBufferSize=8192";
+  }
+
   /** The server trusts every local user, so only an unknown role is refused; the password must still stay hidden. */
   @Override
   Properties badCredentials(String password) {

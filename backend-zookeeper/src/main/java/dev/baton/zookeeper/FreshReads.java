@@ -1,6 +1,5 @@
 package dev.baton.zookeeper;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -40,11 +39,11 @@ final class FreshReads {
    * after a write of this session that was answered already: it shows the election at least as it
    * was at that write.
    */
-  static List<OpResult> electionAfterOwnWrite(ZooKeeper zk, ElectionNodes nodes, long deadline, Duration callTimeout)
+  static List<OpResult> electionAfterOwnWrite(ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline)
       throws KeeperException {
     AtomicInteger noBarrier = new AtomicInteger(Code.OK.intValue());
     List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
-    return send(zk, reads, noBarrier, nodes.electionPath()).await(deadline, callTimeout, nodes.election(), "read");
+    return send(zk, reads, noBarrier, nodes.electionPath()).await(deadline, nodes.election(), "read");
   }
 
   /**
@@ -52,14 +51,14 @@ final class FreshReads {
    * this call: the read follows a write that changes nothing (a {@code multi} that only checks the
    * election node exists; when it does not, the refused check is a write all the same).
    */
-  static NodeRead leaseNodeAfterAllWrites(ZooKeeper zk, ElectionNodes nodes, long deadline, Duration callTimeout, String what)
+  static NodeRead leaseNodeAfterAllWrites(ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline, String what)
       throws KeeperException {
     AtomicInteger barrierCode = new AtomicInteger();
     zk.multi(
         List.of(Op.check(nodes.rawElectionPath(), -1)),
         (rc, path, ctx, results) -> barrierCode.set(rc == Code.NONODE.intValue() ? Code.OK.intValue() : rc),
         null);
-    OpResult read = getData(zk, nodes, barrierCode).await(deadline, callTimeout, nodes.election(), what);
+    OpResult read = getData(zk, nodes, barrierCode).await(deadline, nodes.election(), what);
     return NodeRead.of(read, nodes.leasePath());
   }
 
@@ -79,12 +78,12 @@ final class FreshReads {
    *     the session): the reads of the others would have failed alike
    */
   static List<OpResult> leaseNodes(
-      ZooKeeper zk, List<ElectionNodes> nodes, long deadline, Duration callTimeout, String election, String what)
+      ZooKeeper zk, List<ElectionNodes> nodes, CallDeadline deadline, String election, String what)
       throws KeeperException {
     AtomicInteger barrierCode = sync(zk, nodes.get(0).rawLeasePath());
     if (nodes.size() == 1) {
       // The same answer without a multi's framing, some 20 bytes each way on every lone renewal.
-      return List.of(getData(zk, nodes.get(0), barrierCode).await(deadline, callTimeout, election, what));
+      return List.of(getData(zk, nodes.get(0), barrierCode).await(deadline, election, what));
     }
     List<Reply<List<OpResult>>> replies = new ArrayList<>(nodes.size() / READS_PER_MULTI + 1);
     for (int from = 0; from < nodes.size(); from += READS_PER_MULTI) {
@@ -97,7 +96,7 @@ final class FreshReads {
     }
     List<OpResult> results = new ArrayList<>(nodes.size());
     for (Reply<List<OpResult>> reply : replies) {
-      results.addAll(reply.await(deadline, callTimeout, election, what));
+      results.addAll(reply.await(deadline, election, what));
     }
     return results;
   }

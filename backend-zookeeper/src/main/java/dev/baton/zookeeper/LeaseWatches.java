@@ -2,7 +2,6 @@ package dev.baton.zookeeper;
 
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.curator.framework.CuratorFramework;
@@ -42,7 +41,7 @@ final class LeaseWatches implements ConnectionStateListener {
    * connection problem stays active and is registered at the next reconnect, which also calls
    * {@code changed}; any other failure is thrown.
    */
-  Subscription watch(ElectionNodes nodes, Runnable changed, long deadlineNanos, Duration callTimeout) {
+  Subscription watch(ElectionNodes nodes, Runnable changed, CallDeadline deadline) {
     LeaseWatch watch = new LeaseWatch(nodes, changed);
     active.add(watch);
     Reply<Void> reply = new Reply<>();
@@ -53,7 +52,7 @@ final class LeaseWatches implements ConnectionStateListener {
       throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.leasePath(), e);
     }
     try {
-      reply.await(deadlineNanos, callTimeout, nodes.election(), "watch " + nodes.leasePath());
+      reply.await(deadline, nodes.election(), "watch " + nodes.leasePath());
     } catch (KeeperException e) {
       if (!isConnectionProblem(e.code())) {
         watch.close();

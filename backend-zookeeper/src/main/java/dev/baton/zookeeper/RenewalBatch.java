@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.MonotonicClock;
 import dev.baton.election.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,21 +28,19 @@ final class RenewalBatch {
   private final ZooKeeperLeaseStore store;
   private final UnrenewedLeases unrenewed;
   private final List<Lease> leases;
-  private final Duration callTimeout;
   private final long startedNanos;
-  private final long deadlineNanos;
+  private final CallDeadline deadline;
   private final Renewal[] outcomes;
 
   /** One lease of the batch, at {@code index} in it. */
   private record Renewing(int index, Lease lease, LeaseHandle handle, ElectionNodes nodes) {}
 
-  RenewalBatch(ZooKeeperLeaseStore store, UnrenewedLeases unrenewed, Duration callTimeout, List<Lease> leases) {
+  RenewalBatch(ZooKeeperLeaseStore store, UnrenewedLeases unrenewed, MonotonicClock clock, Duration callTimeout, List<Lease> leases) {
     this.store = store;
     this.unrenewed = unrenewed;
     this.leases = leases;
-    this.callTimeout = callTimeout;
-    this.startedNanos = System.nanoTime();
-    this.deadlineNanos = startedNanos + callTimeout.toNanos();
+    this.deadline = CallDeadline.start(clock, callTimeout);
+    this.startedNanos = deadline.atNanos() - callTimeout.toNanos();
     this.outcomes = new Renewal[leases.size()];
   }
 
@@ -67,7 +66,7 @@ final class RenewalBatch {
     String concerns = asked.size() == 1 ? asked.get(0).lease().election() : null;
     ZooKeeper zk;
     try {
-      zk = store.session(concerns, deadlineNanos);
+      zk = store.session(concerns, deadline);
     } catch (LeaseStoreException e) {
       failAll(asked, e);
       return;
@@ -109,7 +108,7 @@ final class RenewalBatch {
     String what = reading.size() == 1 ? "renew" : "renew of " + reading.size() + " leases";
     List<OpResult> read;
     try {
-      read = FreshReads.leaseNodes(zk, nodes, deadlineNanos, callTimeout, concerns, what);
+      read = FreshReads.leaseNodes(zk, nodes, deadline, concerns, what);
     } catch (KeeperException e) {
       for (Renewing r : reading) {
         outcomes[r.index()] = Renewal.failed(readFailure(r, e));

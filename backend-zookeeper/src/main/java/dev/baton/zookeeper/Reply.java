@@ -3,7 +3,6 @@ package dev.baton.zookeeper;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import dev.baton.election.LeaseStoreException;
-import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -33,18 +32,18 @@ final class Reply<T> {
   }
 
   /**
-   * Waits until {@code deadlineNanos} ({@link System#nanoTime()}) for the answer.
+   * Waits until {@code deadline} for the answer.
    *
    * @throws KeeperException the error ZooKeeper answered with
    * @throws LeaseStoreException when no answer came in time or the thread was interrupted
    */
-  T await(long deadlineNanos, Duration callTimeout, String election, String what) throws KeeperException {
+  T await(CallDeadline deadline, String election, String what) throws KeeperException {
     try {
-      return future.get(Math.max(0, deadlineNanos - System.nanoTime()), NANOSECONDS);
+      return future.get(deadline.leftNanos(), NANOSECONDS);
     } catch (TimeoutException e) {
       if (giveUp()) {
         throw new LeaseStoreException(
-            election, what + ": no answer from ZooKeeper within the call timeout (" + callTimeout + ")", e);
+            election, what + ": no answer from ZooKeeper within the call timeout (" + deadline.callTimeout() + ")", e);
       }
       return settled(election, what);
     } catch (InterruptedException e) {

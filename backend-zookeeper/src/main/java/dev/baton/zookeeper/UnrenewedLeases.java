@@ -1,5 +1,6 @@
 package dev.baton.zookeeper;
 
+import dev.baton.election.MonotonicClock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -39,6 +40,7 @@ final class UnrenewedLeases {
 
   private final CuratorFramework client;
   private final Duration retryAfter;
+  private final MonotonicClock clock;
   private final Map<Term, State> terms = new HashMap<>();
   private boolean closed;
 
@@ -67,9 +69,10 @@ final class UnrenewedLeases {
     }
   }
 
-  UnrenewedLeases(CuratorFramework client, Duration retryAfter) {
+  UnrenewedLeases(CuratorFramework client, Duration retryAfter, MonotonicClock clock) {
     this.client = client;
     this.retryAfter = retryAfter;
+    this.clock = clock;
   }
 
   /** A grant or renewal whose call started at {@code startNanos} confirmed the term for {@code ttl}. */
@@ -138,7 +141,7 @@ final class UnrenewedLeases {
   private void scheduleCheck(Term term, State state) {
     if (!state.checkPending && state.renewals == 0) {
       state.checkPending = true;
-      after(Math.max(0, state.expiresAtNanos - System.nanoTime()), term);
+      after(Math.max(0, state.expiresAtNanos - clock.nanoTime()), term);
     }
   }
 
@@ -150,7 +153,7 @@ final class UnrenewedLeases {
         return;
       }
       state.checkPending = false;
-      if (state.renewals > 0 || System.nanoTime() - state.expiresAtNanos < 0) {
+      if (state.renewals > 0 || clock.nanoTime() - state.expiresAtNanos < 0) {
         scheduleCheck(term, state); // renewed since, or being renewed (renewalEnded checks again)
         return;
       }

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
@@ -11,6 +12,7 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.MonotonicClock;
 import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.time.Duration;
@@ -72,7 +74,7 @@ import org.slf4j.LoggerFactory;
 public final class ZooKeeperLeaseStore implements LeaseStore {
 
   public static final String DEFAULT_BASE_PATH = "/baton/elections";
-  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final int RENEW_BATCH_LIMIT = 1000;
 
@@ -84,6 +86,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final Duration callTimeout;
   private final List<ACL> acl;
   private final boolean closesClient;
+  private final MonotonicClock clock;
   private final LeaseWatches watches;
   private final UnrenewedLeases unrenewed;
   /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
@@ -96,8 +99,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     this.callTimeout = builder.callTimeout;
     this.acl = builder.acl;
     this.closesClient = builder.closesClient;
+    this.clock = builder.clock;
     this.watches = new LeaseWatches(client);
-    this.unrenewed = new UnrenewedLeases(client, callTimeout);
+    this.unrenewed = new UnrenewedLeases(client, callTimeout, clock);
   }
 
   /** A store on {@code client}, which the caller owns, starts and closes. */
@@ -110,9 +114,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     requireNonNull(candidate, "candidate");
     requireNonNull(ttl, "ttl");
-    long started = System.nanoTime();
     ElectionNodes nodes = nodes(election);
-    long deadline = deadline();
+    CallDeadline deadline = deadline();
+    long started = deadline.atNanos() - callTimeout.toNanos();
     ZooKeeper zk = session(election, deadline);
     Duration sessionTtl = sessionTtl(zk);
     if (ttl.compareTo(sessionTtl) > 0) {
@@ -135,7 +139,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     try {
       // Each refusal says what to write next. Only an election that is taken at every write and
       // free at every read keeps us here, until the call timeout.
-      while (System.nanoTime() - deadline < 0) {
+      while (!deadline.passed()) {
         List<Op> ops =
             switch (kind) {
               case FREE -> List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
@@ -169,7 +173,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           kind = GrantKind.NEW_ELECTION; // no election node to create the lease node under
           continue;
         }
-        List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline, callTimeout);
+        List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline);
         NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
         NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
         if (lease == null) {
@@ -209,7 +213,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     for (Lease lease : leases) {
       requireNonNull(lease, "leases must not contain null");
     }
-    return new RenewalBatch(this, unrenewed, callTimeout, leases).renew();
+    return new RenewalBatch(this, unrenewed, clock, callTimeout, leases).renew();
   }
 
   /** 1000: the reads of a full batch go out as four {@code multi}s, each answer well under ZooKeeper's packet limit. */
@@ -223,7 +227,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(lease, "lease");
     LeaseHandle handle = LeaseHandle.of(lease);
     ElectionNodes nodes = nodes(lease.election());
-    long deadline = deadline();
+    CallDeadline deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
     // Any session may delete the node: after a new session it is still ours until the old one
     // expires, and giving it back now lets the next candidate in at once.
@@ -243,10 +247,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public Optional<LeaseRecord> read(String election) {
     requireNonNull(election, "election");
     ElectionNodes nodes = nodes(election);
-    long deadline = deadline();
+    CallDeadline deadline = deadline();
     ZooKeeper zk = session(election, deadline);
     try {
-      NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, callTimeout, "read");
+      NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, "read");
       return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -265,7 +269,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     requireNonNull(changed, "changed");
     ensureOpen(election);
-    return Optional.of(watches.watch(nodes(election), changed, deadline(), callTimeout));
+    return Optional.of(watches.watch(nodes(election), changed, deadline()));
   }
 
   /** True: an expired session deletes its ephemeral lease node, which fires the watch. */
@@ -299,7 +303,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(ops, "ops");
     LeaseHandle handle = LeaseHandle.of(lease);
     ElectionNodes nodes = nodes(lease.election());
-    long deadline = deadline();
+    CallDeadline deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
     requireSameSession(lease, handle, zk);
     List<Op> all = new ArrayList<>(ops.size() + 2);
@@ -351,8 +355,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return ElectionNodes.of(basePath, client.getNamespace(), election);
   }
 
-  private long deadline() {
-    return System.nanoTime() + callTimeout.toNanos();
+  private CallDeadline deadline() {
+    return CallDeadline.start(clock, callTimeout);
   }
 
   private void ensureOpen(String election) {
@@ -370,7 +374,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
    *
    * @param election the election a failure concerns; null when it concerns several
    */
-  ZooKeeper session(String election, long deadline) {
+  ZooKeeper session(String election, CallDeadline deadline) {
     ensureOpen(election);
     ZooKeeper zk = handle(election);
     if (zk.getSessionTimeout() > 0) {
@@ -378,7 +382,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     // Never connected yet: there is no session to act in.
     try {
-      long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+      long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos()));
       if (client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
         zk = handle(election);
         if (zk.getSessionTimeout() > 0) {
@@ -441,7 +445,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
    * because the election changed (NODEEXISTS, NONODE, BADVERSION) is answered; any other failure
    * is thrown. A grant confirmed after its caller gave up is given back at once.
    */
-  private MultiAnswer grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, long deadline)
+  private MultiAnswer grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, CallDeadline deadline)
       throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
@@ -457,7 +461,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           }
         },
         null);
-    MultiAnswer answer = reply.await(deadline, callTimeout, nodes.election(), "tryAcquire for '" + candidate + "'");
+    MultiAnswer answer = reply.await(deadline, nodes.election(), "tryAcquire for '" + candidate + "'");
     if (!answer.succeeded() && !isChangedElection(answer.code())) {
       throw KeeperException.create(answer.code(), nodes.leasePath());
     }
@@ -488,7 +492,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         null);
   }
 
-  private void createElectionNode(ElectionNodes nodes, long deadline) throws KeeperException {
+  private void createElectionNode(ElectionNodes nodes, CallDeadline deadline) throws KeeperException {
     Reply<Void> reply = new Reply<>();
     try {
       client
@@ -509,10 +513,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     } catch (Exception e) {
       throw new LeaseStoreException(nodes.election(), "cannot create " + nodes.electionPath(), e);
     }
-    reply.await(deadline, callTimeout, nodes.election(), "create " + nodes.electionPath());
+    reply.await(deadline, nodes.election(), "create " + nodes.electionPath());
   }
 
-  private MultiAnswer multi(ZooKeeper zk, List<Op> ops, long deadline, String what, String election) throws KeeperException {
+  private MultiAnswer multi(ZooKeeper zk, List<Op> ops, CallDeadline deadline, String what, String election) throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
         ops,
@@ -524,7 +528,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           }
         },
         null);
-    return reply.await(deadline, callTimeout, election, what);
+    return reply.await(deadline, election, what);
   }
 
   /** The election moved on between our read and our write: another grant, or a release. */
@@ -560,6 +564,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     private String basePath = DEFAULT_BASE_PATH;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
     private List<ACL> acl = ZooDefs.Ids.OPEN_ACL_UNSAFE;
+    private MonotonicClock clock = MonotonicClock.system();
     private boolean closesClient;
 
     private Builder(CuratorFramework client) {
@@ -572,22 +577,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       try {
         ElectionNodes.checkBasePath(basePath);
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("basePath: " + e.getMessage(), e);
+        throw new ConfigurationException("basePath: " + e.getMessage(), e);
       }
       this.basePath = basePath;
       return this;
     }
 
     /**
-     * How long any call waits for ZooKeeper before it fails with a {@link LeaseStoreException};
-     * default 3 s. Keep it well under the renew deadline.
+     * How long any call waits for ZooKeeper before it fails with a {@link LeaseStoreException}
+     * (default 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
      */
     public Builder callTimeout(Duration callTimeout) {
-      requireNonNull(callTimeout, "callTimeout");
-      if (callTimeout.isNegative() || callTimeout.isZero()) {
-        throw new IllegalArgumentException("callTimeout must be positive, but was " + callTimeout);
-      }
-      this.callTimeout = callTimeout;
+      this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
       return this;
     }
 
@@ -600,13 +601,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     public Builder acl(List<ACL> acl) {
       requireNonNull(acl, "acl");
       if (acl.isEmpty()) {
-        throw new IllegalArgumentException("acl must not be empty; use ZooDefs.Ids.OPEN_ACL_UNSAFE for an open one");
+        throw new ConfigurationException("acl: an empty list is not accepted; use ZooDefs.Ids.OPEN_ACL_UNSAFE for an open one");
       }
       this.acl = List.copyOf(acl);
       return this;
     }
 
-    /** For the provider: the store closes the client it was built on. */
+    /** The clock that measures calls and lease expiry on this side; the system's by default. */
+    public Builder clock(MonotonicClock clock) {
+      this.clock = requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** For the provider: the store closes the client it was given, which the provider built. */
     Builder closesClient() {
       this.closesClient = true;
       return this;

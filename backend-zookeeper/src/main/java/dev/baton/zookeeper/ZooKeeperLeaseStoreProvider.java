@@ -2,6 +2,7 @@ package dev.baton.zookeeper;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
@@ -103,12 +104,7 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
       // Curator warns when the connection timeout exceeds the session timeout.
       Duration defaultConnection = DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
       connectionTimeoutMs = (int) positiveMillis(p, CONNECTION_TIMEOUT, defaultConnection).toMillis();
-      callTimeout = positiveMillis(p, CALL_TIMEOUT, ZooKeeperLeaseStore.DEFAULT_CALL_TIMEOUT);
-      if (callTimeout.compareTo(session) >= 0) {
-        throw new ConfigurationException(
-            CALL_TIMEOUT + " must be shorter than " + SESSION_TIMEOUT + " (" + session.toMillis() + "ms), but was "
-                + callTimeout.toMillis() + "ms");
-      }
+      callTimeout = CallTimeout.read(p, CALL_TIMEOUT);
       digest = p.get(DIGEST);
       digest.ifPresent(Settings::checkDigest);
       acl = acl(p.get(ACL).orElse(digest.isPresent() ? "creator" : "open"), digest.isPresent());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.MonotonicClock;
 import java.time.Duration;
 import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.Test;
@@ -12,8 +13,8 @@ class ReplyTest {
 
   private static final Duration TIMEOUT = Duration.ofMillis(50);
 
-  private static long deadline() {
-    return System.nanoTime() + TIMEOUT.toNanos();
+  private static CallDeadline deadline() {
+    return CallDeadline.start(MonotonicClock.system(), TIMEOUT);
   }
 
   @Test
@@ -21,7 +22,7 @@ class ReplyTest {
     Reply<String> reply = new Reply<>();
     assertThat(reply.answer("granted")).isTrue();
 
-    assertThat(reply.await(deadline(), TIMEOUT, "e", "tryAcquire")).isEqualTo("granted");
+    assertThat(reply.await(deadline(), "e", "tryAcquire")).isEqualTo("granted");
   }
 
   @Test
@@ -29,7 +30,7 @@ class ReplyTest {
     Reply<String> reply = new Reply<>();
     reply.fail(KeeperException.Code.NONODE.intValue(), "/baton/elections/e/lease");
 
-    assertThatThrownBy(() -> reply.await(deadline(), TIMEOUT, "e", "renew"))
+    assertThatThrownBy(() -> reply.await(deadline(), "e", "renew"))
         .isInstanceOfSatisfying(KeeperException.NoNodeException.class, e -> assertThat(e.getPath()).isEqualTo("/baton/elections/e/lease"));
   }
 
@@ -37,7 +38,7 @@ class ReplyTest {
   void noAnswerWithinTheDeadlineFailsAsUnknownAndALaterAnswerIsRefused() {
     Reply<String> reply = new Reply<>();
 
-    assertThatThrownBy(() -> reply.await(deadline(), TIMEOUT, "e", "tryAcquire for 'a'"))
+    assertThatThrownBy(() -> reply.await(deadline(), "e", "tryAcquire for 'a'"))
         .isInstanceOf(LeaseStoreException.class)
         .hasMessageContaining("election 'e'")
         .hasMessageContaining("tryAcquire for 'a'")
@@ -50,7 +51,7 @@ class ReplyTest {
     Reply<String> reply = new Reply<>();
     Thread.currentThread().interrupt();
     try {
-      assertThatThrownBy(() -> reply.await(deadline(), TIMEOUT, "e", "renew"))
+      assertThatThrownBy(() -> reply.await(deadline(), "e", "renew"))
           .isInstanceOf(LeaseStoreException.class)
           .hasMessageContaining("interrupted");
       assertThat(Thread.currentThread().isInterrupted()).isTrue();

@@ -7,7 +7,7 @@ import dev.baton.election.LeaseStore;
 import dev.baton.election.MemoryLeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
 import dev.baton.jdbc.JdbcLeaseStore;
-import dev.baton.k8s.KubernetesLeaseStore;
+import dev.baton.kubernetes.KubernetesLeaseStore;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.Config;

@@ -90,7 +90,7 @@ public final class Main {
     versions.put("MariaDB Connector/J", Versions.of(org.mariadb.jdbc.Driver.class, "org.mariadb.jdbc", "mariadb-java-client"));
     versions.put("Curator (backend-zookeeper)", Versions.of(org.apache.curator.framework.CuratorFramework.class, "org.apache.curator", "curator-framework"));
     versions.put("jetcd (backend-etcd)", Versions.of(io.etcd.jetcd.Client.class, "io.etcd", "jetcd-core"));
-    versions.put("fabric8 kubernetes-client (backend-k8s)", Versions.of(io.fabric8.kubernetes.client.KubernetesClient.class, "io.fabric8", "kubernetes-client-api"));
+    versions.put("fabric8 kubernetes-client (backend-kubernetes)", Versions.of(io.fabric8.kubernetes.client.KubernetesClient.class, "io.fabric8", "kubernetes-client-api"));
     try (Servers servers = new Servers()) {
       Measurements measurements = new Measurements(settings, runId, progress);
       for (List<Candidates.Entry> sameServer : byServer(Candidates.all(settings, servers, versions))) {

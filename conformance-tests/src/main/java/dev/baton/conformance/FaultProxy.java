@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A TCP proxy on 127.0.0.1 (an ephemeral port) between one node and one server, which a test can
- * cut, blackhole or heal. It counts bytes each way and connections, for tests and benchmarks.
+ * cut, blackhole, stop reading from (either way) or heal. It counts bytes each way and connections, for tests and benchmarks.
  *
  * <p>Plain blocking sockets on daemon threads: one to accept, two per connection. Closing the
  * proxy closes every connection and ends every thread.
@@ -34,7 +35,11 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   private enum Mode {
     OPEN,
     CUT,
-    BLACKHOLE
+    BLACKHOLE,
+    /** Nothing is read from clients: their send buffers fill, as behind a link that drops silently. */
+    REQUESTS_UNREAD,
+    /** Requests reach the server, whose answers are not read: it acts on requests whose answers are late. */
+    ANSWERS_UNREAD
   }
 
   private final InetSocketAddress upstream;
@@ -47,22 +52,39 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   private final AtomicInteger threadCount = new AtomicInteger();
   private volatile Mode mode = Mode.OPEN;
   private volatile boolean closed;
+  /** Notified when reading may resume. */
+  private final Object unread = new Object();
 
-  private FaultProxy(InetSocketAddress upstream) throws IOException {
+  private FaultProxy(InetSocketAddress upstream, int receiveBufferBytes) throws IOException {
     this.upstream = upstream;
-    this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.listener = new ServerSocket();
+    if (receiveBufferBytes > 0) {
+      // Set before bind, so that accepted sockets start with it and advertise a small window.
+      listener.setReceiveBufferSize(receiveBufferBytes);
+    }
+    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
     this.name = "fault-proxy-" + listener.getLocalPort();
     daemon(name + "-accept", this::acceptLoop).start();
   }
 
   /** Starts a proxy to {@code upstream}, which must be a loopback address. */
   public static FaultProxy start(InetSocketAddress upstream) {
+    return start(upstream, 0);
+  }
+
+  /**
+   * Starts a proxy whose connections from clients have a receive buffer of about {@code
+   * receiveBufferBytes} (the kernel may round it), as across a link whose window has not grown:
+   * with {@link #stopReadingRequests()} a client then blocks in a write of far fewer bytes than
+   * loopback's large default buffers absorb (megabytes). 0 keeps the system's default.
+   */
+  public static FaultProxy start(InetSocketAddress upstream, int receiveBufferBytes) {
     requireNonNull(upstream, "upstream");
     if (upstream.getAddress() == null || !upstream.getAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("upstream must be a loopback address, but was " + upstream);
     }
     try {
-      return new FaultProxy(upstream);
+      return new FaultProxy(upstream, receiveBufferBytes);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot listen on 127.0.0.1 for a proxy to " + upstream, e);
     }
@@ -96,9 +118,33 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
     log.debug("{}: blackholed", name);
   }
 
+  /**
+   * Stops reading what clients send until {@link #heal()}: unlike {@link #blackhole()}, the bytes
+   * stay in the client's send buffer and the proxy's receive buffer, so once both are full a
+   * client blocks in its socket write, where Java has no timeout. Answers already on their way
+   * still reach the client. Held bytes flow on after the heal.
+   */
+  public void stopReadingRequests() {
+    mode = Mode.REQUESTS_UNREAD;
+    log.debug("{}: not reading requests", name);
+  }
+
+  /**
+   * Forwards requests but stops reading the server's answers until {@link #heal()}: the server
+   * applies a request whose answer the client does not get in time, as when a response is delayed.
+   * Held answers flow on after the heal, if the client still listens.
+   */
+  public void stopReadingAnswers() {
+    mode = Mode.ANSWERS_UNREAD;
+    log.debug("{}: not reading answers", name);
+  }
+
   @Override
   public void heal() {
     mode = Mode.OPEN;
+    synchronized (unread) {
+      unread.notifyAll();
+    }
     for (Connection c : List.copyOf(connections)) {
       if (c.torn) {
         c.close();
@@ -130,6 +176,9 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    synchronized (unread) {
+      unread.notifyAll();
+    }
     closeQuietly(listener);
     for (Connection c : List.copyOf(connections)) {
       c.close();
@@ -208,12 +257,17 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
       try {
         InputStream in = from.getInputStream();
         OutputStream out = to == null ? null : to.getOutputStream();
+        boolean toServer = to == null || counter == bytesToServer;
         while (true) {
+          awaitReading(toServer);
           int n = in.read(buffer);
           if (n < 0) {
             break;
           }
-          if (out == null || mode != Mode.OPEN) {
+          // Bytes read just before the mode changed are held too, not forwarded.
+          awaitReading(toServer);
+          Mode now = mode;
+          if (out == null || now == Mode.BLACKHOLE || now == Mode.CUT) {
             torn = true;
             continue;
           }
@@ -228,6 +282,20 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
         log.debug("{}: connection ended: {}", name, e.toString());
       } finally {
         close();
+      }
+    }
+
+    /** Waits while this direction is not to be read; returns at once in every other mode. */
+    private void awaitReading(boolean toServer) throws InterruptedIOException {
+      synchronized (unread) {
+        while (!closed && mode == (toServer ? Mode.REQUESTS_UNREAD : Mode.ANSWERS_UNREAD)) {
+          try {
+            unread.wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while not reading");
+          }
+        }
       }
     }
 

@@ -14,6 +14,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -133,6 +134,68 @@ class FaultProxyTest {
       try (Socket fresh = connect()) {
         assertThat(roundTrip(fresh, "new")).isEqualTo("new");
       }
+    }
+  }
+
+  @Test
+  void notReadingRequestsFillsTheClientsSendBufferUntilItsWriteBlocksAndHealResumes() throws IOException {
+    try (Socket s = connect()) {
+      assertThat(roundTrip(s, "1")).isEqualTo("1");
+      proxy.stopReadingRequests();
+      long before = proxy.bytesToServer();
+      byte[] chunk = new byte[64 * 1024];
+      AtomicLong written = new AtomicLong();
+      Thread writer =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    s.getOutputStream().write(chunk);
+                    written.addAndGet(chunk.length);
+                  }
+                } catch (IOException e) {
+                  // the socket was closed at the end of the test
+                }
+              },
+              "filling-writer");
+      writer.setDaemon(true);
+      writer.start();
+      // The writer blocks once the buffers on both sides are full: it stops making progress.
+      long[] last = {-1};
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .pollInterval(Duration.ofMillis(300))
+          .until(
+              () -> {
+                long now = written.get();
+                boolean stalled = now == last[0];
+                last[0] = now;
+                return stalled && writer.isAlive();
+              });
+      // What the loopback buffers on both sides absorbed: a larger write of a client blocks.
+      System.out.println("a client wrote " + written.get() / 1024 + " KiB through a proxy that stopped reading before its write blocked");
+      assertThat(proxy.bytesToServer()).as("nothing reaches the server").isLessThanOrEqualTo(before + 16 * 1024);
+      assertThat(written.get()).as("written before blocking").isLessThan(64L * 1024 * 1024);
+
+      proxy.heal();
+      await().atMost(Duration.ofSeconds(20)).until(() -> proxy.bytesToServer() > before + 16 * 1024);
+    }
+  }
+
+  @Test
+  void notReadingAnswersLetsRequestsThroughAndHoldsTheAnswersUntilHealed() throws IOException {
+    try (Socket s = connect()) {
+      assertThat(roundTrip(s, "1")).isEqualTo("1");
+      proxy.stopReadingAnswers();
+      s.setSoTimeout(300);
+      s.getOutputStream().write('x');
+      await().atMost(Duration.ofSeconds(20)).until(() -> proxy.bytesToServer() == 2);
+      // Proving that nothing comes back needs a time limit; 300 ms is ample on loopback.
+      assertThatThrownBy(() -> s.getInputStream().read()).isInstanceOf(SocketTimeoutException.class);
+
+      proxy.heal();
+      s.setSoTimeout(2_000);
+      assertThat(s.getInputStream().read()).as("the held answer, after the heal").isEqualTo('x');
     }
   }
 

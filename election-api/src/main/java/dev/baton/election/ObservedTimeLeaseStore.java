@@ -48,10 +48,18 @@ import org.slf4j.LoggerFactory;
  * deletion raced with it). A record seen late at worst costs that refused write: the version
  * guard, not the freshness of what was seen, decides. Each round trip is bounded by the record
  * store's call timeout. {@code renew} and {@code release} are one round trip each; {@code read}
- * always reads.
+ * always reads. A renewal refused because the record changed reads it once: if it still names the
+ * renewing holder and term, the change was this holder's own renewal that landed after its call
+ * had timed out, and the renewal is written again from the version seen, keeping the term.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and
  * the lease reports the TTL it really has.
+ *
+ * <p><b>Deletion.</b> A record deleted while held (by an operator, a cleanup job) does not end the
+ * holder's lease at once: the holder learns of it only when its next renewal fails, and may act
+ * until then. So a process that saw the record held treats the holder as live until the lease it
+ * saw runs out, as if the record were still there, and only then creates it afresh. A process
+ * that never saw the record cannot know and creates it at once.
  *
  * <p><b>Fencing.</b> The token is the record's {@code transitions} count. Every grant writes a
  * higher one, also a re-grant to the candidate that held it (client-go increments only when the
@@ -132,7 +140,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     // that would have come first.
     Optional<Seen> current = sight.inStep() || sight.neverSeen() ? sight.seen() : read(sight);
     for (int attempt = 1; ; attempt++) {
-      Optional<LeaseRecord> holder = current.flatMap(this::liveHolder);
+      Optional<LeaseRecord> holder = current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
       if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
         return Acquisition.held(holder.get());
       }
@@ -180,6 +188,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     ElectionRecord renewed = new ElectionRecord(lease.candidate(), ttl, acquireTime, now, lease.token().value());
     Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), renewed);
     if (written.isEmpty()) {
+      written = renewAfterOwnLateWrite(lease, renewed);
+    }
+    if (written.isEmpty()) {
       if (known) {
         grants.remove(key, grant);
       }
@@ -191,6 +202,26 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     sight(lease.election()).note(written, null);
     grants.put(key, new Grant(lease.token().value(), acquireTime, t0));
     return lease.renewed(ttl, written.get().version());
+  }
+
+  /**
+   * A renewal refused for a changed version may have lost only to our own earlier renewal: one
+   * whose write the server applied after the client stopped waiting for its answer. If the record
+   * still names this holder and term, nobody else was granted in between (a grant changes the
+   * holder or the transitions count), so renewing from the version seen now is as safe as the
+   * refused write; client-go likewise reads before it writes and keeps leadership here.
+   */
+  private Optional<VersionedRecord> renewAfterOwnLateWrite(Lease lease, ElectionRecord renewed) {
+    Optional<Seen> now = read(sight(lease.election()));
+    if (now.isEmpty()) {
+      return Optional.empty();
+    }
+    ElectionRecord record = now.get().record().record();
+    if (!record.holder().equals(lease.candidate()) || record.transitions() != lease.token().value()) {
+      return Optional.empty();
+    }
+    log.debug("election '{}': {} renews after its own write that was applied late", lease.election(), lease.candidate());
+    return records.replace(lease.election(), now.get().record().version(), renewed);
   }
 
   @Override
@@ -215,7 +246,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   @Override
   public Optional<LeaseRecord> read(String election) {
     requireNonNull(election, "election");
-    return read(sight(election)).flatMap(this::liveHolder);
+    Sight sight = sight(election);
+    Optional<Seen> current = read(sight);
+    return current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
   }
 
   @Override
@@ -331,6 +364,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     private final List<ElectionWatch> watches = new ArrayList<>();
     /** Null when no record was seen, or the last thing seen was its deletion. */
     private Seen seen;
+    /**
+     * A held record seen last before its deletion: its holder may lead on until its next renewal
+     * fails, so others wait out its lease as if it were still there. Null once a record is seen.
+     */
+    private Seen vanished;
     private long highestToken = -1;
     /** Whether any read, write or watch has told this process about the record yet. */
     private boolean told;
@@ -345,6 +383,15 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
     synchronized Optional<Seen> seen() {
       return Optional.ofNullable(seen);
+    }
+
+    synchronized Optional<Seen> vanished() {
+      return Optional.ofNullable(vanished);
+    }
+
+    /** What the expiry timer times: the record seen, else the held one that vanished. */
+    private Seen timed() {
+      return seen != null ? seen : vanished;
     }
 
     synchronized boolean neverSeen() {
@@ -377,7 +424,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           if (before == null || !before.record().version().equals(r.version())) {
             seen = new Seen(election, r, clock.nanoTime());
           }
+          vanished = null;
         } else {
+          if (before != null && !before.record().record().isReleased()) {
+            vanished = before;
+          }
           seen = null;
         }
         if (from != null && !from.closed && !from.inStep) {
@@ -426,18 +477,19 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
     /** Times the end of the lease last seen, for the watches; a newer sighting re-arms it. */
     private void armExpiry() {
-      if (watches.isEmpty() || seen == null || seen.record().record().isReleased()) {
+      Seen timed = timed();
+      if (watches.isEmpty() || timed == null || timed.record().record().isReleased()) {
         cancelExpiry();
         return;
       }
-      long remaining = remainingNanos(seen);
+      long remaining = remainingNanos(timed);
       // A renewal only moves the end later: a timer due no later finds the newer sighting when it
       // fires and sets itself again, so renewals seen cost no timer churn.
       if (expiry != null && expiry.getDelay(TimeUnit.NANOSECONDS) <= remaining) {
         return;
       }
       cancelExpiry();
-      schedule(seen, remaining);
+      schedule(timed, remaining);
     }
 
     private void cancelExpiry() {
@@ -463,7 +515,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
         if (due != expiryFor) {
           return; // cancelled, and another timer set since
         }
-        if (seen != due) {
+        if (timed() != due) {
           expiry = null;
           expiryFor = null;
           armExpiry(); // seen again since: time the newer sighting

@@ -219,12 +219,24 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
-  void renew_with_a_stale_handle_is_refused() {
+  void renew_with_the_handle_before_its_own_renewal_keeps_the_term() {
+    // The first renewal's write landed, but its answer did not reach the elector (a timeout).
     Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
     nodeA.renew(lease);
 
-    assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+    Lease renewed = nodeA.renew(lease);
+
+    assertThat(renewed.token()).isEqualTo(lease.token());
     assertThat(records.current(ELECTION).record().holder()).isEqualTo("a");
+    assertThat(nodeA.renew(renewed).token()).isEqualTo(lease.token());
+  }
+
+  @Test
+  void renew_of_an_older_term_of_the_same_holder_is_refused() {
+    Lease old = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+
+    assertThatThrownBy(() -> nodeA.renew(old)).isInstanceOf(LeaseLostException.class);
   }
 
   @Test
@@ -427,8 +439,31 @@ class ObservedTimeLeaseStoreTest {
     records.delete(ELECTION);
 
     assertThat(told).hasValue(1);
+    advance(Duration.ofSeconds(5)); // the lease it saw last runs out (see the test below)
     assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token()).isEqualTo(FencingToken.of(2));
     assertThat(records.reads).isEqualTo(reads);
+  }
+
+  @Test
+  void after_a_held_record_is_deleted_a_follower_waits_out_the_lease_it_saw() {
+    // Someone deletes the Lease while "a" leads; "a" leads on until its next renewal fails.
+    AtomicInteger told = new AtomicInteger();
+    nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    advance(Duration.ofSeconds(2));
+    records.delete(ELECTION);
+
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder()).isEqualTo("a");
+    assertThat(nodeB.read(ELECTION).orElseThrow().holder()).isEqualTo("a");
+    assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+    advance(Duration.ofMillis(2999));
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder()).isEqualTo("a");
+    told.set(0);
+    advance(Duration.ofMillis(1));
+    scheduler.runDue();
+
+    assertThat(told).as("told when the lease it saw ran out").hasPositiveValue();
+    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token()).isEqualTo(FencingToken.of(1));
   }
 
   @Test

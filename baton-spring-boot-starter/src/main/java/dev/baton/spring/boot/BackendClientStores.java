@@ -3,7 +3,7 @@ package dev.baton.spring.boot;
 import dev.baton.election.LeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
 import dev.baton.jdbc.JdbcLeaseStore;
-import dev.baton.k8s.KubernetesLeaseStore;
+import dev.baton.kubernetes.KubernetesLeaseStore;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -90,9 +90,8 @@ final class BackendClientStores {
     }
   }
 
-  // TODO(backend-kubernetes rename): dev.baton.k8s becomes dev.baton.kubernetes.
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = {"dev.baton.k8s.KubernetesLeaseStore", "io.fabric8.kubernetes.client.KubernetesClient"})
+  @ConditionalOnClass(name = {"dev.baton.kubernetes.KubernetesLeaseStore", "io.fabric8.kubernetes.client.KubernetesClient"})
   static class Kubernetes {
     @Bean
     @ConditionalOnMissingBean(name = "batonKubernetesClientStore")
