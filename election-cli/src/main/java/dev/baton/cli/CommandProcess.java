@@ -1,6 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.election.ElectionProperties;
+import dev.baton.election.UrlSecrets;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -73,11 +74,15 @@ final class CommandProcess {
 
   /**
    * elect's environment for the command, without elect's own secrets (ELECTION_* variables that
-   * hold passwords, tokens or keys), with {@code added} on top.
+   * hold passwords, tokens or keys, and URLs that carry a password: left out whole, since a URL with
+   * its password hidden would only fail later), with {@code added} on top. A command that needs the
+   * database gets its credentials its own way (its own variables, a .pgpass file).
    */
   static Map<String, String> commandEnvironment(Map<String, String> inherited, Map<String, String> added) {
     Map<String, String> env = new TreeMap<>(inherited);
-    env.keySet().removeIf(k -> k.startsWith("ELECTION_") && (ElectionProperties.isSecret(k) || k.endsWith("_KEY")));
+    env.entrySet()
+        .removeIf(e -> e.getKey().startsWith("ELECTION_")
+            && (ElectionProperties.isSecret(e.getKey()) || e.getKey().endsWith("_KEY") || UrlSecrets.carriesSecret(e.getValue())));
     env.putAll(added);
     return env;
   }

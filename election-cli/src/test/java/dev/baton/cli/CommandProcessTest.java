@@ -8,6 +8,20 @@ import org.junit.jupiter.api.Test;
 class CommandProcessTest {
 
   @Test
+  void a_url_that_carries_a_password_is_not_passed_on_and_one_without_is() {
+    Map<String, String> env =
+        CommandProcess.commandEnvironment(
+            Map.of(
+                "ELECTION_JDBC_URL", "jdbc:postgresql://db/app?user=u&password=hunter2",
+                "ELECTION_ETCD_ENDPOINTS", "http://root:pw@127.0.0.1:2379",
+                "ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181"),
+            Map.of());
+
+    assertThat(env).doesNotContainKeys("ELECTION_JDBC_URL", "ELECTION_ETCD_ENDPOINTS").containsEntry("ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181");
+    assertThat(env.toString()).doesNotContain("hunter2").doesNotContain("pw");
+  }
+
+  @Test
   void the_command_gets_elects_environment_and_the_term_but_not_elects_secrets() {
     Map<String, String> env =
         CommandProcess.commandEnvironment(
