@@ -4,6 +4,7 @@ import dev.baton.election.ElectionProperties;
 import dev.baton.election.UrlSecrets;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -13,14 +14,20 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * One run of the leader's command, in a process group of its own under a small guard (a bash
  * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal. The guard
- * stops the whole group: on request with SIGTERM and SIGKILL after the grace period, and at once
- * with SIGKILL when {@code elect} dies, however it dies.
+ * stops the whole group: on request with SIGTERM and SIGKILL after the grace period; at once with
+ * SIGKILL when {@code elect} dies, however it dies; and on its own, SIGTERM then SIGKILL, when the
+ * term's deadline passes before {@code elect} told it of a later one (a dead-man's switch for an
+ * {@code elect} that is alive but frozen). {@code elect} tells it the deadline on the guard's
+ * standard input, as an absolute time on the clock they share ({@link Uptime}).
  */
 final class CommandProcess {
 
@@ -29,21 +36,33 @@ final class CommandProcess {
 
   private static final String GUARD = readGuard();
 
+  /**
+   * How often the guard hears the term's deadline. Its view lags elect's by at most this, which
+   * only makes it stricter: with renewals every retry period, the deadline it knows still lies
+   * about renewDeadline - retryPeriod - this ahead, unless elect stalls.
+   */
+  static final Duration FEED_PERIOD = Duration.ofMillis(100);
+
   private final Process guard;
   private final Duration grace;
+  private final Supplier<Duration> validFor;
   private final CompletableFuture<Integer> exited;
+  private long toldDeadline; // guarded by this; hundredths of a second on Uptime's clock, 0 before the first
 
-  private CommandProcess(Process guard, Duration grace) {
+  private CommandProcess(Process guard, Duration grace, Supplier<Duration> validFor) {
     this.guard = guard;
     this.grace = grace;
+    this.validFor = validFor;
     this.exited = guard.onExit().thenApply(Process::exitValue);
   }
 
   /**
    * Starts {@code command} with {@code environment} added to elect's own, its output and input
-   * passed through.
+   * passed through, and keeps its guard told, from {@code feed}, how long the term stays valid
+   * ({@code validFor}: zero once it is not).
    */
-  static CommandProcess start(Spawner spawner, List<String> command, Map<String, String> environment, Duration grace)
+  static CommandProcess start(
+      Spawner spawner, List<String> command, Map<String, String> environment, Duration grace, Supplier<Duration> validFor, ScheduledExecutorService feed)
       throws IOException {
     // A signal ignored when bash starts cannot be trapped, and an ignored signal is inherited
     // through fork and exec: under nohup (SIGHUP ignored) the guard would never hear of elect's
@@ -53,12 +72,14 @@ final class CommandProcess {
     argv.add(Long.toString(ProcessHandle.current().pid()));
     argv.add(Long.toString(grace.toMillis()));
     argv.addAll(command);
-    ProcessBuilder builder = new ProcessBuilder(argv).inheritIO();
+    // The guard's standard input is the pipe for its deadlines; it hands the command elect's own.
+    ProcessBuilder builder = new ProcessBuilder(argv).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
     Map<String, String> env = commandEnvironment(builder.environment(), environment);
     builder.environment().clear();
     builder.environment().putAll(env);
+    Process guard;
     try {
-      return new CommandProcess(spawner.start(builder).get(30, TimeUnit.SECONDS), grace);
+      guard = spawner.start(builder).get(30, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof IOException) {
         throw (IOException) e.getCause();
@@ -70,6 +91,45 @@ final class CommandProcess {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting " + Arguments.program(command), e);
     }
+    CommandProcess p = new CommandProcess(guard, grace, validFor);
+    // The guard starts the command only once it knows a deadline.
+    p.tellDeadline();
+    ScheduledFuture<?> feeding = feed.scheduleAtFixedRate(p::tellDeadline, FEED_PERIOD.toMillis(), FEED_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    p.exited.whenComplete((status, e) -> feeding.cancel(false));
+    return p;
+  }
+
+  /**
+   * Tells the guard until when the term is valid, if that is later than what it was told. The
+   * clock is read before the term's remaining time, so that a stall between the two can only make
+   * the deadline earlier. A shorter one is never sent: the end of a term is elect's to act on
+   * (SIGTERM to the guard), and the guard's own stop is for when elect cannot act.
+   */
+  synchronized void tellDeadline() {
+    if (!guard.isAlive()) {
+      return;
+    }
+    long now = Uptime.hundredths();
+    long deadline = now + validFor.get().toMillis() / 10;
+    if (deadline <= toldDeadline) {
+      return;
+    }
+    try {
+      OutputStream out = guard.getOutputStream();
+      out.write((deadline + "\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      toldDeadline = deadline;
+    } catch (IOException e) {
+      // The guard is gone (a broken pipe); exited() tells the rest.
+    }
+  }
+
+  /**
+   * True when the guard ended after the last deadline it was told had passed: it stopped the
+   * command on its own, because elect could not tell it of a renewal in time.
+   */
+  synchronized boolean deadlinePassed() {
+    return toldDeadline == 0 || Uptime.hundredths() >= toldDeadline;
   }
 
   /**

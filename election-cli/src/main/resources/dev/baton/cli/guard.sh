@@ -1,6 +1,16 @@
 # elect's guard: runs COMMAND in a process group of its own and makes sure that whole group ends
-# when elect asks (SIGTERM: the group gets SIGTERM, then SIGKILL after the grace period) and when
-# elect dies (SIGHUP, armed as the parent-death signal by setpriv: the group gets SIGKILL at once).
+# - when elect asks (SIGTERM: the group gets SIGTERM, then SIGKILL after the grace period);
+# - when elect dies (SIGHUP, armed as the parent-death signal by setpriv, or the end of the pipe
+#   on standard input: the group gets SIGKILL at once);
+# - when the term's deadline passes without a word from elect (the dead-man's switch, for an elect
+#   that is alive but cannot act: a JVM frozen by SIGSTOP, a long GC pause, swapping): SIGTERM,
+#   then SIGKILL after the grace period, before the lease can go to another candidate.
+# elect writes on standard input, after each confirmed renewal, the time until which the term is
+# valid: one number per line, in hundredths of a second of /proc/uptime (CLOCK_BOOTTIME: it never
+# jumps, every process on the machine reads the same, and it runs on through a suspend). An
+# absolute time, not a duration: a line that waited in the pipe while the guard was paused with
+# elect cannot push the deadline later than elect meant.
+# The guard is bash and nothing else while it waits (no fork, no JVM): it cannot stall as elect can.
 # A process that leaves the group (setsid, daemonizing) leaves elect's control.
 # Arguments: elect's pid, the grace period in milliseconds, COMMAND [ARGS...].
 elect_pid=$1
@@ -30,17 +40,69 @@ stop_group() {
   exit "$2"
 }
 
+kill_group() {
+  cmd=${cmd:-$!}
+  [ -z "$cmd" ] || kill -KILL -- -"$cmd" 2>/dev/null
+  exit 129
+}
+
+# Sets now: hundredths of a second since boot, rounded down (so never later than the truth).
+clock() {
+  read -r up _ </proc/uptime
+  now=$((10#${up/./}))
+}
+
+# Reads the next deadline into $deadline, waiting at most $1 hundredths of a second.
+# Returns 0 with a deadline, 1 when elect closed the pipe (it died), 2 on timeout.
+next_deadline() {
+  local t line got
+  printf -v t '%d.%02d' $(($1 / 100)) $(($1 % 100))
+  read -r -t "$t" line
+  got=$?
+  if [ "$got" -gt 128 ]; then
+    return 2
+  elif [ "$got" -ne 0 ]; then
+    return 1
+  fi
+  case $line in
+    '' | *[!0-9]*) echo "elect-guard: unreadable deadline '$line' from elect; stopping the command" >&2; deadline=0 ;;
+    *) deadline=$line ;;
+  esac
+  return 0
+}
+
 trap 'stop_group "$grace_ms" 143' TERM
-trap 'cmd=${cmd:-$!}; [ -z "$cmd" ] || kill -KILL -- -"$cmd" 2>/dev/null; exit 129' HUP
+trap 'kill_group' HUP
 # The terminal's signals are elect's: it stops the command in its own time.
 trap '' INT QUIT
 # elect died before its death signal was armed: the command must not start.
 [ "$PPID" = "$elect_pid" ] || exit 129
 
+# The first deadline comes before the command starts, so that it never runs without one.
+next_deadline 3000 || exit 129
+clock
+[ "$now" -lt "$deadline" ] || exit 143
+
+# Standard input is elect's pipe; the command gets elect's own standard input, opened anew (a
+# socket cannot be: then /dev/null).
+{ exec 3<"/proc/$elect_pid/fd/0"; } 2>/dev/null || exec 3</dev/null
 # Not a group leader here, so setsid(1) does not fork: $! is the command, its group and its session.
-# A background job would read /dev/null; the command gets elect's standard input instead.
-setsid -- "$@" 0<&0 &
+setsid -- "$@" 0<&3 3<&- &
 cmd=$!
+exec 3<&-
+
+# Wakes at least every 0.1 s: to see the deadline pass, and to notice that the command has ended.
+while kill -0 "$cmd" 2>/dev/null; do
+  clock
+  if [ "$now" -ge "$deadline" ]; then
+    echo "elect-guard: the term's deadline passed with no renewal confirmed to the guard: stopping the command's process group (SIGTERM, then SIGKILL after ${grace_ms}ms)" >&2
+    stop_group "$grace_ms" 143
+  fi
+  left=$((deadline - now))
+  [ "$left" -le 10 ] || left=10
+  next_deadline "$left"
+  [ $? -ne 1 ] || kill_group
+done
 wait "$cmd"
 status=$?
 # The command ended on its own; what it left running in its group goes too.
