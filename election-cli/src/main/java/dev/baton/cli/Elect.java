@@ -7,9 +7,9 @@ import java.nio.file.Path;
 
 /**
  * {@code elect}: run a command only while this process leads an election, show who leads, or
- * watch a demo. Exit status: that of the command for {@code run}; 0 when somebody leads and 1 when
- * nobody does for {@code status}; 2 for bad arguments or configuration (nothing was started); 3
- * when the backend could not be read.
+ * watch a demo. Exit status: that of the command for {@code run} (127 when it cannot be found or
+ * run); 0 when somebody leads and 1 when nobody does for {@code status}; 2 for bad arguments or
+ * configuration (nothing was started); 3 when the backend could not be read.
  */
 public final class Elect {
 
@@ -47,8 +47,10 @@ public final class Elect {
       return 0;
     } catch (UsageException e) {
       err.println("elect: " + e.getMessage());
-      err.println(Arguments.USAGE);
-      return USAGE;
+      if (e.status() == USAGE) {
+        err.println(Arguments.USAGE);
+      }
+      return e.status();
     } catch (ConfigurationException e) {
       err.println("elect: configuration: " + e.getMessage());
       return USAGE;
@@ -74,6 +76,7 @@ public final class Elect {
           "embedded default, an H2 database under ./.baton/ shared by every elect started in this directory.",
           "--name overrides election.name (default: 'default').",
           "",
-          "Exit status: run: COMMAND's (127 if it could not be started); status: 0 leader, 1 none;",
+          "Exit status: run: COMMAND's (127 if it is not found or cannot be run; nothing is started then);",
+          "status: 0 leader, 1 none;",
           "2: bad arguments or configuration, nothing started; 3: the backend did not answer.");
 }

@@ -97,12 +97,12 @@ final class RunCommand {
     if (command.contains("/")) {
       Path file = workingDirectory.resolve(command);
       if (!Files.isRegularFile(file) || !Files.isExecutable(file)) {
-        throw new UsageException("COMMAND '" + command + "' is not an executable file");
+        throw UsageException.commandNotFound("COMMAND '" + command + "' is not an executable file");
       }
       return;
     }
     if (findOnPath(command).isEmpty()) {
-      throw new UsageException("COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
+      throw UsageException.commandNotFound("COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
     }
   }
 
