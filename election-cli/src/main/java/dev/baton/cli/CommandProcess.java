@@ -7,6 +7,8 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,23 +39,30 @@ final class CommandProcess {
   private static final String GUARD = readGuard();
 
   /**
-   * How often the guard hears the term's deadline. Its view lags elect's by at most this, which
-   * only makes it stricter: with renewals every retry period, the deadline it knows still lies
-   * about renewDeadline - retryPeriod - this ahead, unless elect stalls.
+   * How often elect looks whether the term's deadline moved, and tells the guard. The guard's view
+   * lags by at most this, which only makes it stricter; a renewal confirmed within this of the
+   * deadline may reach it too late, and the command is stopped and started again in the same term.
    */
-  static final Duration FEED_PERIOD = Duration.ofMillis(100);
+  static final Duration FEED_PERIOD = Duration.ofMillis(25);
 
   private final Process guard;
   private final Duration grace;
   private final Supplier<Duration> validFor;
   private final CompletableFuture<Integer> exited;
+  private volatile boolean stoppedForDeadline;
   private long toldDeadline; // guarded by this; hundredths of a second on Uptime's clock, 0 before the first
 
-  private CommandProcess(Process guard, Duration grace, Supplier<Duration> validFor) {
+  private CommandProcess(Process guard, Duration grace, Supplier<Duration> validFor, Path verdict) {
     this.guard = guard;
     this.grace = grace;
     this.validFor = validFor;
-    this.exited = guard.onExit().thenApply(Process::exitValue);
+    this.exited =
+        guard.onExit()
+            .thenApply(
+                g -> {
+                  stoppedForDeadline = readVerdict(verdict);
+                  return g.exitValue();
+                });
   }
 
   /**
@@ -71,6 +80,10 @@ final class CommandProcess {
         new ArrayList<>(List.of("setpriv", "--pdeathsig", "HUP", "--", "env", "--default-signal=HUP,TERM", "bash", "-c", GUARD, "elect-guard"));
     argv.add(Long.toString(ProcessHandle.current().pid()));
     argv.add(Long.toString(grace.toMillis()));
+    // Owner-only, like every temporary file Java creates here; the guard writes 'deadline' into it
+    // when it stops the command for its deadline, and removes it if elect died.
+    Path verdict = Files.createTempFile("elect-guard-", ".verdict");
+    argv.add(verdict.toString());
     argv.addAll(command);
     // The guard's standard input is the pipe for its deadlines; it hands the command elect's own.
     ProcessBuilder builder = new ProcessBuilder(argv).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
@@ -80,23 +93,42 @@ final class CommandProcess {
     Process guard;
     try {
       guard = spawner.start(builder).get(30, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof IOException) {
-        throw (IOException) e.getCause();
-      }
-      throw new IOException("cannot start " + Arguments.program(command) + ": " + e.getCause(), e.getCause());
-    } catch (TimeoutException e) {
-      throw new IOException("starting " + Arguments.program(command) + " took more than 30s", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while starting " + Arguments.program(command), e);
+    } catch (ExecutionException | TimeoutException | InterruptedException e) {
+      Files.deleteIfExists(verdict);
+      throw cannotStart(command, e);
     }
-    CommandProcess p = new CommandProcess(guard, grace, validFor);
+    CommandProcess p = new CommandProcess(guard, grace, validFor, verdict);
     // The guard starts the command only once it knows a deadline.
     p.tellDeadline();
     ScheduledFuture<?> feeding = feed.scheduleAtFixedRate(p::tellDeadline, FEED_PERIOD.toMillis(), FEED_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     p.exited.whenComplete((status, e) -> feeding.cancel(false));
     return p;
+  }
+
+  private static IOException cannotStart(List<String> command, Exception e) {
+    if (e instanceof ExecutionException && e.getCause() instanceof IOException io) {
+      return io;
+    }
+    if (e instanceof TimeoutException) {
+      return new IOException("starting " + Arguments.program(command) + " took more than 30s", e);
+    }
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+      return new IOException("interrupted while starting " + Arguments.program(command), e);
+    }
+    return new IOException("cannot start " + Arguments.program(command) + ": " + e.getCause(), e.getCause());
+  }
+
+  /** Whether the guard said it stopped the command for its deadline; the file goes either way. */
+  private static boolean readVerdict(Path verdict) {
+    try {
+      boolean deadline = Files.exists(verdict) && Files.readString(verdict).trim().equals("deadline");
+      Files.deleteIfExists(verdict);
+      return deadline;
+    } catch (IOException e) {
+      // Unreadable: take it as the command's own end, as before there was a switch.
+      return false;
+    }
   }
 
   /**
@@ -111,7 +143,8 @@ final class CommandProcess {
     }
     long now = Uptime.hundredths();
     long deadline = now + validFor.get().toMillis() / 10;
-    if (deadline <= toldDeadline) {
+    // The clock's hundredths and the remaining millis round apart: a move by one is noise.
+    if (deadline <= toldDeadline + 1) {
       return;
     }
     try {
@@ -125,11 +158,11 @@ final class CommandProcess {
   }
 
   /**
-   * True when the guard ended after the last deadline it was told had passed: it stopped the
-   * command on its own, because elect could not tell it of a renewal in time.
+   * True when the guard stopped the command on its own because the term's deadline passed before
+   * elect told it of a later one; meaningful once {@link #exited()} completed.
    */
-  synchronized boolean deadlinePassed() {
-    return toldDeadline == 0 || Uptime.hundredths() >= toldDeadline;
+  boolean stoppedForDeadline() {
+    return stoppedForDeadline;
   }
 
   /**

@@ -99,12 +99,16 @@ final class LeaderCommand implements TermWork {
         }
         current = null;
       }
-      if (p.deadlinePassed()) {
-        // Not the command's own end: its guard stopped it because elect, stalled, told it of no
-        // renewal in time. The elector sees the same deadline and ends the term.
-        log.warn("{} was stopped by its guard: the term's deadline passed before elect could confirm a renewal to it (elect paused or starved)", program);
+      if (p.stoppedForDeadline()) {
+        // Not the command's own end: its guard stopped it at the term's deadline, elect having
+        // told it of no later one (elect paused or starved). The elector sees the same deadline
+        // and ends the term; or a renewal confirmed at the last moment reached the guard too late,
+        // and the term goes on: then the command runs again.
         if (term.isValid()) {
+          log.warn("{} was stopped by its guard at the term's deadline, but a late renewal keeps the term: running it again in {}", program, Durations.format(RESTART_PAUSE));
           CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS).execute(this::launch);
+        } else {
+          log.warn("{} was stopped by its guard: the term's deadline passed before elect could confirm a renewal to it", program);
         }
         return;
       }

@@ -12,10 +12,13 @@
 # elect cannot push the deadline later than elect meant.
 # The guard is bash and nothing else while it waits (no fork, no JVM): it cannot stall as elect can.
 # A process that leaves the group (setsid, daemonizing) leaves elect's control.
-# Arguments: elect's pid, the grace period in milliseconds, COMMAND [ARGS...].
+# When the guard stops the command for its deadline it writes 'deadline' to VERDICT_FILE first, so
+# that elect does not take the end for the command's own.
+# Arguments: elect's pid, the grace period in milliseconds, VERDICT_FILE, COMMAND [ARGS...].
 elect_pid=$1
 grace_ms=$2
-shift 2
+verdict=$3
+shift 3
 cmd=
 
 # True while a process of the group is alive; zombies do not count (an init that reaps slowly, or
@@ -40,10 +43,18 @@ stop_group() {
   exit "$2"
 }
 
+# elect is dead: nobody reads the verdict.
 kill_group() {
   cmd=${cmd:-$!}
   [ -z "$cmd" ] || kill -KILL -- -"$cmd" 2>/dev/null
+  rm -f -- "$verdict"
   exit 129
+}
+
+deadline_passed() {
+  echo deadline >"$verdict"
+  [ -z "$cmd" ] || echo "elect-guard: the term's deadline passed with no renewal confirmed to the guard: stopping the command's process group (SIGTERM, then SIGKILL after ${grace_ms}ms)" >&2
+  stop_group "$grace_ms" 143
 }
 
 # Sets now: hundredths of a second since boot, rounded down (so never later than the truth).
@@ -76,12 +87,13 @@ trap 'kill_group' HUP
 # The terminal's signals are elect's: it stops the command in its own time.
 trap '' INT QUIT
 # elect died before its death signal was armed: the command must not start.
-[ "$PPID" = "$elect_pid" ] || exit 129
+[ "$PPID" = "$elect_pid" ] || kill_group
 
 # The first deadline comes before the command starts, so that it never runs without one.
-next_deadline 3000 || exit 129
+next_deadline 3000
+case $? in 1) kill_group ;; 2) deadline_passed ;; esac
 clock
-[ "$now" -lt "$deadline" ] || exit 143
+[ "$now" -lt "$deadline" ] || deadline_passed
 
 # Standard input is elect's pipe; the command gets elect's own standard input, opened anew (a
 # socket cannot be: then /dev/null).
@@ -94,10 +106,7 @@ exec 3<&-
 # Wakes at least every 0.1 s: to see the deadline pass, and to notice that the command has ended.
 while kill -0 "$cmd" 2>/dev/null; do
   clock
-  if [ "$now" -ge "$deadline" ]; then
-    echo "elect-guard: the term's deadline passed with no renewal confirmed to the guard: stopping the command's process group (SIGTERM, then SIGKILL after ${grace_ms}ms)" >&2
-    stop_group "$grace_ms" 143
-  fi
+  [ "$now" -lt "$deadline" ] || deadline_passed
   left=$((deadline - now))
   [ "$left" -le 10 ] || left=10
   next_deadline "$left"

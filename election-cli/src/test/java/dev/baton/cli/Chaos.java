@@ -223,8 +223,11 @@ final class Chaos {
     dwell(length);
     long contAt = System.nanoTime();
     Procs.signalGroups("CONT", groups);
-    history.commandPaused(n.candidate, stopAt, contAt, true);
-    history.say("SIGCONT " + n.candidate);
+    boolean withCommand = groups.size() > 1;
+    if (withCommand) {
+      history.commandPaused(n.candidate, stopAt, contAt, true);
+    }
+    history.say("SIGCONT " + n.candidate + (withCommand ? "" : " (its command was not running: only elect was paused)"));
     if (length.compareTo(LEASE) > 0) {
       // While the server of the store is paused nobody can be elected: count from the resume.
       expectNewLeader("pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);

@@ -1,6 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.conformance.RequiredServer;
+import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
@@ -21,8 +22,10 @@ record ChaosBackend(String label, String properties, boolean servedByCandidate, 
           false,
           "127.0.0.1:5432");
 
+  /** Every backend, or those whose {@link #slug()} contains {@code -Dchaos.backend} (for long runs of one). */
   static Stream<ChaosBackend> all() {
-    return Stream.of(EMBEDDED_DEFAULT, POSTGRESQL);
+    String only = System.getProperty("chaos.backend", "");
+    return Stream.of(EMBEDDED_DEFAULT, POSTGRESQL).filter(b -> b.slug().contains(only.toLowerCase(Locale.ROOT)));
   }
 
   /** Fails (in CI) or skips the test when this backend's server is not running. */
@@ -36,7 +39,7 @@ record ChaosBackend(String label, String properties, boolean servedByCandidate, 
 
   /** A short name for file names. */
   String slug() {
-    return label.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("^-|-$", "").toLowerCase(java.util.Locale.ROOT);
+    return label.replaceAll("[^A-Za-z0-9]+", "-").replaceAll("^-|-$", "").toLowerCase(Locale.ROOT);
   }
 
   @Override
