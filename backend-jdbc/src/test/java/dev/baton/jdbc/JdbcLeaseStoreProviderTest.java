@@ -67,14 +67,15 @@ class JdbcLeaseStoreProviderTest {
   }
 
   @Test
-  void refusesAUrlNoDriverAcceptsWithoutShowingItsParameters() {
-    Properties p = properties(JdbcLeaseStoreProvider.URL, "jdbc:nosuchdb://db.example:1/app?password=hunter2-secret");
+  void refusesAUrlNoDriverAcceptsWithoutShowingItsPassword() {
+    Properties p = properties(JdbcLeaseStoreProvider.URL, "jdbc:nosuchdb://app:pw-secret@db.example:1/app?password=hunter2-secret");
 
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.jdbc.url")
-        .hasMessageContaining("jdbc:nosuchdb://db.example:1/app")
-        .hasMessageNotContaining("hunter2-secret");
+        .hasMessageContaining("jdbc:nosuchdb://app:<hidden>@db.example:1/app?password=<hidden>")
+        .hasMessageNotContaining("hunter2-secret")
+        .hasMessageNotContaining("pw-secret");
   }
 
   @Test

@@ -169,14 +169,26 @@ final class Chaos {
     history.say("start " + candidate + " (elect pid " + p.pid() + ")" + (generation > 1 ? ": restart of a stopped candidate" : ""));
   }
 
-  private void kill(Leader leader) {
+  /** What was running when the leader's elect was sent a signal that ends it. */
+  private record Ended(Node node, List<ProcessHandle> tree, boolean served, long at) {}
+
+  private Ended signalToEnd(Leader leader, String signal) {
     Node n = leader.node();
     List<ProcessHandle> tree = n.process.snapshotTree();
     boolean served = servesStore(n.process.pid());
     long at = System.nanoTime();
-    n.process.signal("KILL");
+    n.process.signal(signal);
     n.stopped = true;
-    history.say("SIGKILL elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the store" : "") + ")");
+    history.say("SIG" + signal + " elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the store" : "") + ")");
+    return new Ended(n, tree, served, at);
+  }
+
+  private void kill(Leader leader) {
+    Ended e = signalToEnd(leader, "KILL");
+    Node n = e.node();
+    List<ProcessHandle> tree = e.tree();
+    boolean served = e.served();
+    long at = e.at();
     long gone = awaitGone(n.process.handle(), tree, ORPHAN_BOUND.plusSeconds(3));
     if (gone < 0) {
       history.violation(history.at(at) + ": after SIGKILL of " + n.candidate + "'s elect, its command still ran " + ORPHAN_BOUND.plusSeconds(3).toMillis() + " ms later: " + tree);
@@ -191,15 +203,11 @@ final class Chaos {
 
   /** SIGTERM: elect stops its command, releases, and exits 143; the next leader needs no expiry. */
   private void terminate(Leader leader) {
-    Node n = leader.node();
-    List<ProcessHandle> tree = n.process.snapshotTree();
-    boolean served = servesStore(n.process.pid());
-    long at = System.nanoTime();
-    n.process.signal("TERM");
-    n.stopped = true;
-    history.say("SIGTERM elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the store" : "") + ")");
+    Ended e = signalToEnd(leader, "TERM");
+    Node n = e.node();
+    long at = e.at();
     Optional<Integer> status = n.process.waitFor(Duration.ofSeconds(20));
-    long gone = awaitGone(n.process.handle(), tree, Duration.ofSeconds(5));
+    long gone = awaitGone(n.process.handle(), e.tree(), Duration.ofSeconds(5));
     if (status.isEmpty() || status.get() != 143 || gone < 0) {
       history.violation(history.at(at) + ": after SIGTERM " + n.candidate + "'s elect " + status.map(s -> "exited with " + s).orElse("did not exit within 20 s")
           + (gone < 0 ? " and its command still ran" : "") + " (expected 143, command gone)");
@@ -208,7 +216,7 @@ final class Chaos {
     }
     // Whether the command was gone before the next one wrote is the overlap check's (the writers'
     // own clock); the time this test saw it gone comes later than the truth.
-    expectNewLeader("term", n, leader.token(), at, at, served, -1);
+    expectNewLeader("term", n, leader.token(), at, at, e.served(), -1);
   }
 
   private void pause(Leader leader, Duration length) {
