@@ -14,6 +14,7 @@ import dev.baton.election.LeaseStoreException;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
+import dev.baton.election.UrlSecrets;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -131,7 +132,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.keepAliveSharing = b.keepAliveSharing == null ? Duration.ZERO : b.keepAliveSharing;
     this.sharingNanos = keepAliveSharing.toNanos();
     this.description =
-        "etcd" + (b.endpoints == null ? "" : " at " + b.endpoints) + " under " + b.prefix
+        "etcd" + (b.endpoints == null ? "" : " at " + UrlSecrets.redact(b.endpoints)) + " under " + b.prefix
             + (b.keepAliveSharing == null ? "" : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)");
     this.calls = new Calls(clock, b.callTimeout);
     this.leases = new EtcdLeases(b.client.getLeaseClient(), clock, callTimeoutNanos, b.keepAliveSharing != null);

@@ -7,6 +7,7 @@ import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreProvider;
+import dev.baton.election.UrlSecrets;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -160,14 +161,14 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       throw badEndpoint(value, value);
     }
     if (endpoints.stream().map(URI::getScheme).distinct().count() > 1) {
-      throw new ConfigurationException(ENDPOINTS + ": '" + value + "' mixes http:// and https://; use one scheme for all endpoints");
+      throw new ConfigurationException(ENDPOINTS + ": '" + UrlSecrets.redact(value) + "' mixes http:// and https://; use one scheme for all endpoints");
     }
     return endpoints;
   }
 
   private static ConfigurationException badEndpoint(String value, String part) {
     return new ConfigurationException(
-        ENDPOINTS + ": '" + part + "' in '" + value + "' is not an etcd endpoint; use http://host:port or https://host:port, comma-separated");
+        ENDPOINTS + ": '" + UrlSecrets.redact(part) + "' in '" + UrlSecrets.redact(value) + "' is not an etcd endpoint; use http://host:port or https://host:port, comma-separated");
   }
 
   private static void configureTls(ElectionProperties properties, List<URI> endpoints, ClientBuilder builder) {

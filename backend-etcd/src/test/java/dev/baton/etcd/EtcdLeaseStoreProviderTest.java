@@ -145,6 +145,17 @@ class EtcdLeaseStoreProviderTest {
   }
 
   @Test
+  void neverShowsAPasswordInAnEndpoint() {
+    try (LeaseStore store = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://root:s3cret@127.0.0.1:2379,http://127.0.0.1:22379"))) {
+      assertThat(store.describe()).contains("http://root:<hidden>@127.0.0.1:2379").doesNotContain("s3cret");
+    }
+    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://root:s3cret@127.0.0.1:2379,ftp://h")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("root:<hidden>@")
+        .hasMessageNotContaining("s3cret");
+  }
+
+  @Test
   void theBuilderChecksItsSettings() {
     try (Client client = Client.builder().endpoints("http://127.0.0.1:2379").build()) {
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).callTimeout(Duration.ZERO))

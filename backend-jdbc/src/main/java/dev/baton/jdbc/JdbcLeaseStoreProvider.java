@@ -10,6 +10,7 @@ import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreProvider;
+import dev.baton.election.UrlSecrets;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -158,21 +159,9 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
       DriverManager.getDriver(url);
     } catch (SQLException e) {
       throw new ConfigurationException(
-          URL + ": no JDBC driver accepts '" + redacted(url) + "'; backend-jdbc brings drivers for"
+          URL + ": no JDBC driver accepts '" + UrlSecrets.redact(url) + "'; backend-jdbc brings drivers for"
               + " jdbc:postgresql:, jdbc:mariadb: and jdbc:h2: URLs (and jdbc:mysql: with the MySQL driver added)");
     }
   }
 
-  /** The URL without its parameters and user info, which may carry credentials. */
-  static String redacted(String url) {
-    int cut = url.length();
-    for (char c : new char[] {'?', ';', '&'}) {
-      int i = url.indexOf(c);
-      if (i >= 0 && i < cut) {
-        cut = i;
-      }
-    }
-    String base = url.substring(0, cut).replaceAll("//[^/@]*@", "//");
-    return cut < url.length() ? base + "..." : base;
-  }
 }

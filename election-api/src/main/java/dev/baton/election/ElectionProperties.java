@@ -131,9 +131,9 @@ public final class ElectionProperties {
     return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential");
   }
 
-  /** The value as it may be shown in a message: secrets are hidden. */
+  /** The value as it may be shown in a message: secrets are hidden, and so are passwords in URLs. */
   public static String shown(String key, String value) {
-    return isSecret(key) ? "<hidden>" : "'" + value + "'";
+    return isSecret(key) ? "<hidden>" : "'" + UrlSecrets.redact(value) + "'";
   }
 
   public Optional<String> get(String key) {
@@ -338,7 +338,7 @@ public final class ElectionProperties {
   @Override
   public String toString() {
     Map<String, String> shown = new TreeMap<>();
-    values.forEach((k, v) -> shown.put(k, isSecret(k) ? "<hidden>" : v));
+    values.forEach((k, v) -> shown.put(k, isSecret(k) ? "<hidden>" : UrlSecrets.redact(v)));
     return shown.toString();
   }
 }

@@ -7,9 +7,9 @@ import java.nio.file.Path;
 
 /**
  * {@code elect}: run a command only while this process leads an election, show who leads, or
- * watch a demo. Exit status: that of the command for {@code run}; 0 when somebody leads and 1 when
- * nobody does for {@code status}; 2 for bad arguments or configuration (nothing was started); 3
- * when the backend could not be read.
+ * watch a demo. Exit status: that of the command for {@code run} (127 when it cannot be found or
+ * run); 0 when somebody leads and 1 when nobody does for {@code status}; 2 for bad arguments or
+ * configuration (nothing was started); 3 when the backend could not be read.
  */
 public final class Elect {
 
@@ -47,8 +47,10 @@ public final class Elect {
       return 0;
     } catch (UsageException e) {
       err.println("elect: " + e.getMessage());
-      err.println(Arguments.USAGE);
-      return USAGE;
+      if (e.status() == USAGE) {
+        err.println(Arguments.USAGE);
+      }
+      return e.status();
     } catch (ConfigurationException e) {
       err.println("elect: configuration: " + e.getMessage());
       return USAGE;
@@ -65,7 +67,8 @@ public final class Elect {
           "         BATON_FENCING_TOKEN in its environment. When leadership ends, COMMAND's process group gets",
           "         SIGTERM, then SIGKILL after --grace; elect campaigns again. When COMMAND exits, elect releases",
           "         and exits with its status (--restart: runs it again while leader). SIGTERM/SIGINT: stops",
-          "         COMMAND, releases, exits. If elect dies, COMMAND is killed at once.",
+          "         COMMAND, releases, exits. If elect dies, COMMAND is killed at once; if elect freezes, its guard",
+          "         stops COMMAND at the renew deadline by itself, before another candidate can be elected.",
           "status   who leads, the fencing token, how long ago it renewed, the backend; --watch: every change",
           "demo     three candidates on the embedded default: election, crash failover, graceful handover",
           "",
@@ -74,6 +77,7 @@ public final class Elect {
           "embedded default, lease files under ./.baton/leases shared by every elect started in this directory.",
           "--name overrides election.name (default: 'default').",
           "",
-          "Exit status: run: COMMAND's (127 if it could not be started); status: 0 leader, 1 none;",
+          "Exit status: run: COMMAND's (127 if it is not found or cannot be run; nothing is started then);",
+          "status: 0 leader, 1 none;",
           "2: bad arguments or configuration, nothing started; 3: the backend did not answer.");
 }

@@ -7,13 +7,15 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The command, run for each term this node leads: started with the term's election, candidate and
- * fencing token in its environment, stopped when the term ends. When it ends on its own, {@link
+ * fencing token in its environment, stopped when the term ends (by elect, or by its guard when elect
+ * is too stalled to do it in time). When it ends on its own, {@link
  * #finished()} tells {@code elect} to release and exit with its status, or it runs again in the
  * same term ({@code --restart}).
  */
@@ -31,14 +33,17 @@ final class LeaderCommand implements TermWork {
   private final Duration grace;
   private final boolean restart;
   private final Spawner spawner;
+  private final ScheduledExecutorService feed;
   private final CompletableFuture<Integer> finished = new CompletableFuture<>();
 
-  LeaderCommand(List<String> command, Duration grace, boolean restart, Spawner spawner) {
+  /** {@code feed}: the thread that keeps each command's guard told of the term's deadline. */
+  LeaderCommand(List<String> command, Duration grace, boolean restart, Spawner spawner, ScheduledExecutorService feed) {
     this.command = List.copyOf(command);
     this.program = Arguments.program(command);
     this.grace = grace;
     this.restart = restart;
     this.spawner = spawner;
+    this.feed = feed;
   }
 
   /** Completes with the status {@code elect} exits with: the command's, once it ended on its own. */
@@ -75,7 +80,7 @@ final class LeaderCommand implements TermWork {
                 "BATON_CANDIDATE", term.candidate(),
                 "BATON_FENCING_TOKEN", Long.toString(term.token().value()));
         try {
-          p = CommandProcess.start(spawner, command, env, grace);
+          p = CommandProcess.start(spawner, command, env, grace, term::remaining, feed);
         } catch (IOException e) {
           log.error("cannot start {}: {}; releasing and exiting with status {}", program, e.getMessage(), CANNOT_START);
           finished.complete(CANNOT_START);
@@ -93,6 +98,19 @@ final class LeaderCommand implements TermWork {
           return; // stopped by us: the term ended
         }
         current = null;
+      }
+      if (p.stoppedForDeadline()) {
+        // Not the command's own end: its guard stopped it at the term's deadline, elect having
+        // told it of no later one (elect paused or starved). The elector sees the same deadline
+        // and ends the term; or a renewal confirmed at the last moment reached the guard too late,
+        // and the term goes on: then the command runs again.
+        if (term.isValid()) {
+          log.warn("{} was stopped by its guard at the term's deadline, but a late renewal keeps the term: running it again in {}", program, Durations.format(RESTART_PAUSE));
+          CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS).execute(this::launch);
+        } else {
+          log.warn("{} was stopped by its guard: the term's deadline passed before elect could confirm a renewal to it", program);
+        }
+        return;
       }
       if (!restart) {
         log.info("{} exited with status {}; releasing the lease and exiting", program, status);

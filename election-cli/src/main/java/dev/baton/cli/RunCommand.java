@@ -8,6 +8,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,9 +36,19 @@ final class RunCommand {
             "elect run needs '" + tool + "' on PATH (bash and util-linux) to keep the command from outliving elect; PATH is " + System.getenv("PATH"));
       }
     }
+    if (!Files.isReadable(Uptime.FILE)) {
+      throw new UsageException("elect run needs " + Uptime.FILE + " (Linux) for the clock it shares with the command's guard; it is not readable here");
+    }
     checkExecutable(args.command().get(0), workingDirectory);
 
-    LeaderCommand leaderCommand = new LeaderCommand(args.command(), grace, args.restart(), new Spawner());
+    ScheduledExecutorService feed =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "elect-guard-feed");
+              t.setDaemon(true);
+              return t;
+            });
+    LeaderCommand leaderCommand = new LeaderCommand(args.command(), grace, args.restart(), new Spawner(), feed);
     LeaseStore store = config.openStore();
     Elector elector;
     try {
@@ -85,12 +97,12 @@ final class RunCommand {
     if (command.contains("/")) {
       Path file = workingDirectory.resolve(command);
       if (!Files.isRegularFile(file) || !Files.isExecutable(file)) {
-        throw new UsageException("COMMAND '" + command + "' is not an executable file");
+        throw UsageException.commandNotFound("COMMAND '" + command + "' is not an executable file");
       }
       return;
     }
     if (findOnPath(command).isEmpty()) {
-      throw new UsageException("COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
+      throw UsageException.commandNotFound("COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
     }
   }
 

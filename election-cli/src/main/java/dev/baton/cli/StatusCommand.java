@@ -24,6 +24,19 @@ final class StatusCommand {
   static final int NO_LEADER = 1;
 
   private static final Duration POLL = Duration.ofSeconds(1);
+  /**
+   * A lease that vanished this long or more before it was due to expire was released; later, it
+   * expired. Leaves room for the difference in latency of two reads; a live leader renews long
+   * before its lease is this close to its end.
+   */
+  private static final Duration EXPIRY_SLACK = Duration.ofMillis(500);
+
+  /** How the previous holder's lease ended, as far as a reader can tell. */
+  enum Ending {
+    RELEASED,
+    EXPIRED,
+    UNKNOWN
+  }
   private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
 
   private StatusCommand() {}
@@ -109,6 +122,7 @@ final class StatusCommand {
     out.println("watching" + (subscription.isPresent() ? " (the store reports changes; also reading every " : " (reading every ") + Durations.format(POLL) + "); Ctrl-C to stop");
     out.flush();
     Optional<LeaseRecord> last = first;
+    long lastReadAt = System.nanoTime();
     boolean failing = false;
     try {
       while (!closing.started) {
@@ -120,6 +134,7 @@ final class StatusCommand {
           return;
         }
         Optional<LeaseRecord> now;
+        long readAt = System.nanoTime();
         try {
           now = store.read(election);
         } catch (LeaseStoreException | IllegalStateException e) {
@@ -137,10 +152,11 @@ final class StatusCommand {
           failing = false;
         }
         if (!sameTerm(last, now)) {
-          out.println(LocalTime.now().format(CLOCK) + "  " + change(last, now));
+          out.println(LocalTime.now().format(CLOCK) + "  " + change(last, now, ending(last, lastReadAt, readAt)));
           out.flush();
         }
         last = now;
+        lastReadAt = readAt;
       }
     } finally {
       subscription.ifPresent(Subscription::close);
@@ -154,11 +170,39 @@ final class StatusCommand {
     return Objects.equals(a.get().holder(), b.get().holder()) && a.get().token().equals(b.get().token());
   }
 
-  static String change(Optional<LeaseRecord> before, Optional<LeaseRecord> now) {
-    String was = before.map(r -> " (was " + r.holder() + ", token " + r.token() + ")").orElse(" (nobody led)");
-    if (now.isEmpty()) {
-      return "no leader: the lease was released or expired" + was;
+  /**
+   * Released or expired, judged by when the previous holder's lease was due to expire, from what
+   * the store said was left at the last read that saw it ({@code beforeReadAt}, on this process's
+   * monotonic clock: no other machine's clock is involved). Gone well before that: released. Gone
+   * after, seen by reads that came regularly: expired. After a gap in the reads (the store did not
+   * answer), it cannot be told.
+   */
+  static Ending ending(Optional<LeaseRecord> before, long beforeReadAt, long nowReadAt) {
+    if (before.isEmpty() || before.get().expiresIn().isEmpty()) {
+      return Ending.UNKNOWN;
     }
-    return "leader " + now.get().holder() + ", token " + now.get().token() + was;
+    long due = beforeReadAt + before.get().expiresIn().get().toNanos();
+    if (nowReadAt - (due - EXPIRY_SLACK.toNanos()) < 0) {
+      return Ending.RELEASED;
+    }
+    return nowReadAt - beforeReadAt <= POLL.plus(EXPIRY_SLACK).toNanos() ? Ending.EXPIRED : Ending.UNKNOWN;
+  }
+
+  static String change(Optional<LeaseRecord> before, Optional<LeaseRecord> now, Ending ending) {
+    if (before.isEmpty()) {
+      return now.map(r -> "leader " + r.holder() + ", token " + r.token() + " (nobody led)").orElse("no leader");
+    }
+    LeaseRecord b = before.get();
+    String was = "was " + b.holder() + ", token " + b.token();
+    String how =
+        switch (ending) {
+          case RELEASED -> "was released";
+          case EXPIRED -> "expired, not renewed within its lease of " + Durations.format(b.ttl());
+          case UNKNOWN -> "was released or expired";
+        };
+    if (now.isEmpty()) {
+      return "no leader: the lease " + how + " (" + was + ")";
+    }
+    return "leader " + now.get().holder() + ", token " + now.get().token() + " (" + was + (ending == Ending.UNKNOWN ? "" : "; " + how.replaceFirst("^was ", "")) + ")";
   }
 }

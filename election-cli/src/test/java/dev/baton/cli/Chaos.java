@@ -5,8 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Collections;
+import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,12 +22,13 @@ import java.util.regex.Pattern;
 
 /**
  * Three real {@code elect run} processes whose command is a {@link FencedWriter}, and a bounded
- * stretch of random faults against whoever leads: SIGKILL of its elect, SIGSTOP/SIGCONT of all its
- * process groups (a paused machine), restart of a killed candidate. Then the checks: accepted tokens
- * never go backwards; no two commands of different terms ran unpaused at the same time, except a
- * leader resumed after a pause until its elect stopped it (its late writes refused by the fencing);
- * no command outlived its elect; a new leader within leaseDuration + retryPeriod + an allowance
- * after every fault that should move leadership.
+ * stretch of faults against whoever leads: SIGKILL and SIGTERM of its elect; SIGSTOP/SIGCONT of all
+ * its process groups (a paused machine), of its elect's JVM alone (a long GC pause, a stuck JVM),
+ * and of its command alone; restart of a stopped candidate. The first faults go through every kind
+ * once, in an order the seed picks; then they are drawn at random. The checks are {@link
+ * ChaosHistory}'s, and: no command outlived its elect; a new leader within leaseDuration +
+ * retryPeriod + an allowance after every fault that should move leadership; none after a pause of
+ * the command alone.
  */
 final class Chaos {
 
@@ -36,41 +39,39 @@ final class Chaos {
   /** Scheduling noise on a 2-core machine shared with other builds. */
   static final Duration ALLOWANCE = Duration.ofSeconds(2);
   /**
-   * On the embedded default the database is served by one of the elect processes (H2 AUTO_SERVER):
-   * when that process dies, the others' statements fail until one of them has taken over H2's lock
-   * file (which alone waits 2 s) and serves the file again; with a 1 s call timeout this takes
-   * several rounds of retries. Measured here: 1.3 to 8 s on top of the lease and retry period.
+   * When the store is served by one of the elect processes (H2 AUTO_SERVER) and that process dies,
+   * the others' statements fail until one of them has taken over H2's lock file (which alone waits
+   * 2 s) and serves the file again; with a 1 s call timeout this takes several rounds of retries.
+   * Measured here: 1.3 to 8 s on top of the lease and retry period.
    */
-  static final Duration H2_SERVER_MOVES = Duration.ofSeconds(10);
+  static final Duration SERVER_MOVES = Duration.ofSeconds(10);
   /** How long an elect may take, after SIGKILL, to take its command with it. */
   static final Duration ORPHAN_BOUND = Duration.ofSeconds(2);
 
+  private static final List<String> KINDS = List.of("kill", "term", "pause", "jvm pause", "command pause");
   private static final Pattern ELECTED = Pattern.compile("candidate '([^']+)': elected with fencing token (\\d+)");
-  private static final Pattern TERM_ENDED = Pattern.compile("(?:stepping down|lost leadership|ending term) with token (\\d+)");
+  private static final Pattern TERM_ENDED = Pattern.compile("(?:stepping down|lost leadership|ending (?:the )?term) with token (\\d+)");
 
   private final Path dir;
-  private final String label;
-  private final boolean embedded;
+  private final ChaosBackend backend;
   private final Path config;
   private final Path log;
   private final String election;
   private final long seed;
   private final Random random;
   private final long t0 = System.nanoTime();
+  private final ChaosHistory history;
+  private final Deque<String> firstRound = new ArrayDeque<>();
 
   private final Node[] slots = new Node[3];
   private final List<Node> everyNode = new ArrayList<>();
-  private final Map<String, List<long[]>> pauses = new HashMap<>();
-  private final List<Fault> faults = new ArrayList<>();
-  private final List<String> narration = new ArrayList<>();
-  private final List<String> violations = new ArrayList<>();
   private int restarts;
 
   private static final class Node {
     final int slot;
     final String candidate;
     final ElectProcess process;
-    boolean killed;
+    boolean stopped;
 
     Node(int slot, String candidate, ElectProcess process) {
       this.slot = slot;
@@ -81,15 +82,15 @@ final class Chaos {
 
   private record Leader(Node node, long token) {}
 
-  /** A fault against the leader and what followed. {@code failover} is -1 when no new leader was expected or seen. */
-  private record Fault(String kind, String candidate, long token, long at, long measuredFrom, boolean servedDatabase, long failover, long bound) {}
-
-  Chaos(Path dir, String label, boolean embedded, String backendProperties, long seed) {
+  Chaos(Path dir, ChaosBackend backend, long seed) {
     this.dir = dir;
-    this.label = label;
-    this.embedded = embedded;
+    this.backend = backend;
     this.seed = seed;
     this.random = new Random(seed);
+    this.history = new ChaosHistory(t0, backend.label());
+    List<String> kinds = new ArrayList<>(KINDS);
+    Collections.shuffle(kinds, random);
+    firstRound.addAll(kinds);
     this.election = "chaos-" + Long.toHexString(seed & 0xffffff) + "-" + Long.toHexString(System.nanoTime() & 0xffff);
     this.log = dir.resolve("writer.log");
     try {
@@ -97,7 +98,7 @@ final class Chaos {
           Files.writeString(
               dir.resolve("chaos.properties"),
               "election.lease-duration=" + LEASE.toMillis() + "ms\nelection.renew-deadline=" + RENEW_DEADLINE.toMillis()
-                  + "ms\nelection.retry-period=" + RETRY.toMillis() + "ms\n" + backendProperties);
+                  + "ms\nelection.retry-period=" + RETRY.toMillis() + "ms\n" + backend.properties());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -113,35 +114,39 @@ final class Chaos {
       while (System.nanoTime() - end < 0) {
         Optional<Leader> leader = awaitLeader(Duration.ofSeconds(30));
         if (leader.isEmpty()) {
-          violations.add(at(System.nanoTime()) + ": no leader with a writing command for 30s");
+          history.violation(history.at(System.nanoTime()) + ": no leader with a writing command for 30s");
           break;
         }
         dwell(Duration.ofMillis(1000 + random.nextInt(1500)));
         if (System.nanoTime() - end >= 0) {
           break;
         }
-        List<Node> dead = new ArrayList<>();
+        List<Node> down = new ArrayList<>();
         for (Node n : slots) {
-          if (n.killed) {
-            dead.add(n);
+          if (n.stopped) {
+            down.add(n);
           }
         }
-        double r = random.nextDouble();
-        if (!dead.isEmpty() && (r < 0.3 || dead.size() >= 2)) {
-          Node again = dead.get(random.nextInt(dead.size()));
+        if (!down.isEmpty() && (random.nextDouble() < 0.3 || down.size() >= 2)) {
+          Node again = down.get(random.nextInt(down.size()));
           restarts++;
           start(again.slot);
-        } else if (r < 0.65) {
-          kill(leader.get());
-        } else {
-          pause(leader.get(), random.nextDouble() < 0.3 ? Duration.ofMillis(1000) : Duration.ofMillis(4000 + random.nextInt(2000)));
+          continue;
+        }
+        String kind = firstRound.isEmpty() ? KINDS.get(random.nextInt(KINDS.size())) : firstRound.poll();
+        switch (kind) {
+          case "kill" -> kill(leader.get());
+          case "term" -> terminate(leader.get());
+          case "pause" -> pause(leader.get(), random.nextDouble() < 0.3 ? Duration.ofMillis(1000) : Duration.ofMillis(4000 + random.nextInt(2000)));
+          case "jvm pause" -> pauseJvm(leader.get(), Duration.ofMillis(4000 + random.nextInt(4000)));
+          default -> pauseCommand(leader.get(), Duration.ofMillis(3000 + random.nextInt(3000)));
         }
       }
     } finally {
       stopAll();
     }
     check();
-    return violations;
+    return history.violations();
   }
 
   // ---------------------------------------------------------------- processes
@@ -161,73 +166,158 @@ final class Chaos {
     Node n = new Node(slot, candidate, p);
     slots[slot] = n;
     everyNode.add(n);
-    say("start " + candidate + " (elect pid " + p.pid() + ")" + (generation > 1 ? ": restart of a killed candidate" : ""));
+    history.say("start " + candidate + " (elect pid " + p.pid() + ")" + (generation > 1 ? ": restart of a stopped candidate" : ""));
+  }
+
+  /** What was running when the leader's elect was sent a signal that ends it. */
+  private record Ended(Node node, List<ProcessHandle> tree, boolean served, long at) {}
+
+  private Ended signalToEnd(Leader leader, String signal) {
+    Node n = leader.node();
+    List<ProcessHandle> tree = n.process.snapshotTree();
+    boolean served = servesStore(n.process.pid());
+    long at = System.nanoTime();
+    n.process.signal(signal);
+    n.stopped = true;
+    history.say("SIG" + signal + " elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the store" : "") + ")");
+    return new Ended(n, tree, served, at);
   }
 
   private void kill(Leader leader) {
-    Node n = leader.node();
-    List<ProcessHandle> tree = n.process.snapshotTree();
-    boolean served = embedded && servesDatabase(n.process.pid());
-    long at = System.nanoTime();
-    n.process.signal("KILL");
-    n.killed = true;
-    say("SIGKILL elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the H2 database" : "") + ")");
+    Ended e = signalToEnd(leader, "KILL");
+    Node n = e.node();
+    List<ProcessHandle> tree = e.tree();
+    boolean served = e.served();
+    long at = e.at();
     long gone = awaitGone(n.process.handle(), tree, ORPHAN_BOUND.plusSeconds(3));
     if (gone < 0) {
-      violations.add(at(at) + ": after SIGKILL of " + n.candidate + "'s elect, its command still ran " + ORPHAN_BOUND.plusSeconds(3).toMillis() + " ms later: " + tree);
+      history.violation(history.at(at) + ": after SIGKILL of " + n.candidate + "'s elect, its command still ran " + ORPHAN_BOUND.plusSeconds(3).toMillis() + " ms later: " + tree);
     } else {
-      say("  its command and guard gone after " + ms(gone - at) + " ms");
+      history.say("  its command and guard gone after " + ms(gone - at) + " ms");
       if (gone - at > ORPHAN_BOUND.toNanos()) {
-        violations.add(at(at) + ": " + n.candidate + "'s command outlived its elect by " + ms(gone - at) + " ms (bound " + ORPHAN_BOUND.toMillis() + " ms)");
+        history.violation(history.at(at) + ": " + n.candidate + "'s command outlived its elect by " + ms(gone - at) + " ms (bound " + ORPHAN_BOUND.toMillis() + " ms)");
       }
     }
     expectNewLeader("kill", n, leader.token(), at, at, served, gone);
+  }
+
+  /** SIGTERM: elect stops its command, releases, and exits 143; the next leader needs no expiry. */
+  private void terminate(Leader leader) {
+    Ended e = signalToEnd(leader, "TERM");
+    Node n = e.node();
+    long at = e.at();
+    Optional<Integer> status = n.process.waitFor(Duration.ofSeconds(20));
+    long gone = awaitGone(n.process.handle(), e.tree(), Duration.ofSeconds(5));
+    if (status.isEmpty() || status.get() != 143 || gone < 0) {
+      history.violation(history.at(at) + ": after SIGTERM " + n.candidate + "'s elect " + status.map(s -> "exited with " + s).orElse("did not exit within 20 s")
+          + (gone < 0 ? " and its command still ran" : "") + " (expected 143, command gone)");
+    } else {
+      history.say("  elect exited 143, its command gone after " + ms(gone - at) + " ms");
+    }
+    // Whether the command was gone before the next one wrote is the overlap check's (the writers'
+    // own clock); the time this test saw it gone comes later than the truth.
+    expectNewLeader("term", n, leader.token(), at, at, e.served(), -1);
   }
 
   private void pause(Leader leader, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
     Set<Long> groups = Procs.groupsOfTree(n.process.handle());
-    boolean served = embedded && servesDatabase(n.process.pid());
+    boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
     Procs.signalGroups("STOP", groups);
-    say("SIGSTOP " + n.candidate + " (leader, token " + leader.token() + "; process groups " + groups + (served ? "; it serves the H2 database" : "") + ") for "
+    history.say("SIGSTOP " + n.candidate + " (leader, token " + leader.token() + "; process groups " + groups + (served ? "; it serves the store" : "") + ") for "
         + length.toMillis() + " ms");
     dwell(length);
     long contAt = System.nanoTime();
     Procs.signalGroups("CONT", groups);
-    pauses.computeIfAbsent(n.candidate, k -> new ArrayList<>()).add(new long[] {stopAt, contAt});
-    say("SIGCONT " + n.candidate);
+    boolean withCommand = groups.size() > 1;
+    if (withCommand) {
+      history.commandPaused(n.candidate, stopAt, contAt, true);
+    }
+    history.say("SIGCONT " + n.candidate + (withCommand ? "" : " (its command was not running: only elect was paused)"));
     if (length.compareTo(LEASE) > 0) {
-      // While the server of the embedded database is paused nobody can be elected: count from the resume.
+      // While the server of the store is paused nobody can be elected: count from the resume.
       expectNewLeader("pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
     } else {
       Optional<Long> next = awaitElectedAfter(leader.token(), Duration.ofMillis(500));
-      say("  short pause (under the renew deadline): " + next.map(t -> "leadership moved anyway (machine load)").orElse("leadership kept"));
-      faults.add(new Fault("short pause", n.candidate, leader.token(), stopAt, stopAt, served, -1, -1));
+      history.say("  short pause (under the renew deadline): " + next.map(t -> "leadership moved anyway (machine load)").orElse("leadership kept"));
+      history.fault(new ChaosHistory.Fault("short pause", n.candidate, leader.token(), stopAt, stopAt, served, -1, -1));
+    }
+  }
+
+  /**
+   * SIGSTOP of elect's JVM alone, longer than the lease: its command goes on running, and must be
+   * stopped by its guard before anyone else can be elected (the overlap check says whether it was).
+   */
+  private void pauseJvm(Leader leader, Duration length) {
+    Node n = leader.node();
+    n.process.snapshotTree();
+    boolean served = servesStore(n.process.pid());
+    long stopAt = System.nanoTime();
+    n.process.signal("STOP");
+    history.say("SIGSTOP elect's JVM alone of " + n.candidate + " (leader, token " + leader.token() + "; pid " + n.process.pid() + (served ? "; it serves the store" : "")
+        + ") for " + length.toMillis() + " ms");
+    dwell(length);
+    long contAt = System.nanoTime();
+    n.process.signal("CONT");
+    history.say("SIGCONT elect's JVM of " + n.candidate);
+    expectNewLeader("jvm pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
+  }
+
+  /** SIGSTOP of the command's process group alone: elect goes on renewing, and nothing may change. */
+  private void pauseCommand(Leader leader, Duration length) {
+    Node n = leader.node();
+    n.process.snapshotTree();
+    Set<Long> groups = Procs.groupsOfTree(n.process.handle());
+    groups.remove(Procs.processGroup(n.process.pid()));
+    long stopAt = System.nanoTime();
+    Procs.signalGroups("STOP", groups);
+    history.say("SIGSTOP the command alone of " + n.candidate + " (leader, token " + leader.token() + "; process groups " + groups + ") for " + length.toMillis() + " ms");
+    dwell(length);
+    long contAt = System.nanoTime();
+    Procs.signalGroups("CONT", groups);
+    history.commandPaused(n.candidate, stopAt, contAt, false);
+    history.say("SIGCONT the command of " + n.candidate);
+    history.fault(new ChaosHistory.Fault("command pause", n.candidate, leader.token(), stopAt, stopAt, false, -1, -1));
+    long deadline = System.nanoTime() + ALLOWANCE.plusSeconds(1).toNanos();
+    while (System.nanoTime() - deadline < 0 && WriterLog.read(log).acceptedAfter(leader.token(), contAt).isEmpty()) {
+      dwell(Duration.ofMillis(50));
+    }
+    if (WriterLog.read(log).acceptedAfter(leader.token(), contAt).isPresent()) {
+      history.say("  the command writes again with token " + leader.token() + ": leadership kept");
+    } else if (termEnded(n, leader.token())) {
+      history.say("  leadership moved anyway (elect's term ended: machine load)");
+    } else {
+      history.violation(history.at(stopAt) + ": after a pause of " + n.candidate + "'s command alone, the command did not write again though its term went on");
     }
   }
 
   private void expectNewLeader(String kind, Node n, long token, long at, long from, boolean served, long orphansGone) {
-    // A paused server of the embedded database keeps its place (counted from the resume); a killed one moves.
-    boolean moves = served && kind.equals("kill");
-    long bound = LEASE.plus(RETRY).plus(ALLOWANCE).plus(moves ? H2_SERVER_MOVES : Duration.ZERO).toNanos();
+    // A store served by the process that went away takes a while to be served again.
+    boolean moves = served && (kind.equals("kill") || kind.equals("term"));
+    Duration base = kind.equals("term") ? RETRY : LEASE.plus(RETRY);
+    long bound = base.plus(ALLOWANCE).plus(moves ? SERVER_MOVES : Duration.ZERO).toNanos();
     Optional<long[]> next = awaitNewLeader(token, from + bound + TimeUnit.SECONDS.toNanos(20));
     if (next.isEmpty()) {
-      violations.add(at(at) + ": no new leader within " + ms(bound) + " ms + 20 s after the " + kind + " of " + n.candidate);
-      faults.add(new Fault(kind, n.candidate, token, at, from, served, -1, bound));
+      history.violation(history.at(at) + ": no new leader within " + ms(bound) + " ms + 20 s after the " + kind + " of " + n.candidate);
+      history.fault(new ChaosHistory.Fault(kind, n.candidate, token, at, from, served, -1, bound));
       return;
     }
     long electedAt = next.get()[1];
     long took = electedAt - from;
-    say("  new leader with token " + next.get()[0] + " after " + ms(took) + " ms" + (from != at ? " from the resume" : "") + " (bound " + ms(bound) + " ms)");
-    faults.add(new Fault(kind, n.candidate, token, at, from, served, took, bound));
+    history.say("  new leader with token " + next.get()[0] + " after " + ms(took) + " ms" + (from != at ? " from the resume" : "") + " (bound " + ms(bound) + " ms)");
+    history.fault(new ChaosHistory.Fault(kind, n.candidate, token, at, from, served, took, bound));
     if (took > bound) {
-      violations.add(at(at) + ": after the " + kind + " of " + n.candidate + " a new leader took " + ms(took) + " ms, more than " + ms(bound) + " ms");
+      history.violation(history.at(at) + ": after the " + kind + " of " + n.candidate + " a new leader took " + ms(took) + " ms, more than " + ms(bound) + " ms");
     }
     if (orphansGone >= 0 && electedAt - orphansGone < 0) {
-      violations.add(at(at) + ": a new leader was elected before " + n.candidate + "'s orphaned command was gone");
+      history.violation(history.at(at) + ": a new leader was elected before " + n.candidate + "'s command was gone");
     }
+  }
+
+  private boolean servesStore(long pid) {
+    return backend.servedByCandidate() && servesDatabase(pid);
   }
 
   /**
@@ -242,7 +332,7 @@ final class Chaos {
       port = serverPort();
     }
     if (port.isEmpty()) {
-      say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: the lock file names no server)");
+      history.say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: the lock file names no server)");
       return true;
     }
     return listensOn(pid, port.get());
@@ -282,7 +372,7 @@ final class Chaos {
         });
       }
     } catch (IOException | RuntimeException e) {
-      say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: " + e + ")");
+      history.say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: " + e + ")");
       return true;
     }
   }
@@ -296,11 +386,11 @@ final class Chaos {
     }
     for (Node n : everyNode) {
       if (n.process.isAlive() && n.process.waitFor(Duration.ofSeconds(15)).isEmpty()) {
-        violations.add(n.candidate + "'s elect did not exit within 15 s of SIGTERM");
+        history.violation(n.candidate + "'s elect did not exit within 15 s of SIGTERM");
       }
       n.process.close();
     }
-    say("stopped every elect (SIGTERM, then SIGKILL by pid for anything left)");
+    history.say("stopped every elect (SIGTERM, then SIGKILL by pid for anything left)");
   }
 
   // ---------------------------------------------------------------- observation
@@ -311,7 +401,7 @@ final class Chaos {
       Optional<Leader> leader = currentLeader();
       if (leader.isPresent() && WriterLog.read(log).accepted(leader.get().token())) {
         for (Node n : slots) {
-          if (!n.killed) {
+          if (!n.stopped) {
             n.process.snapshotTree();
           }
         }
@@ -326,7 +416,7 @@ final class Chaos {
   private Optional<Leader> currentLeader() {
     Leader best = null;
     for (Node n : slots) {
-      if (n.killed || !n.process.isAlive()) {
+      if (n.stopped || !n.process.isAlive()) {
         continue;
       }
       long open = -1;
@@ -389,138 +479,39 @@ final class Chaos {
     return -1;
   }
 
+  /** Whether {@code n}'s own log says its term with {@code token} ended. */
+  private static boolean termEnded(Node n, long token) {
+    return n.process.lines().stream().map(l -> TERM_ENDED.matcher(l.text())).anyMatch(m -> m.find() && Long.parseLong(m.group(1)) == token);
+  }
+
   // ---------------------------------------------------------------- checks
 
   private void check() {
     WriterLog w = WriterLog.read(log);
-    violations.addAll(w.tokenViolations());
-    List<String> stale = checkOverlaps(w);
+    w.tokenViolations().forEach(history::violation);
+    List<String> stale = history.checkOverlaps(w, GRACE.plus(ALLOWANCE).toNanos());
     for (WriterLog.Instance i : w.instances.values()) {
       if (Procs.running(i.pid)) {
-        violations.add("the command of " + i + " still runs after every elect was stopped");
+        history.violation("the command of " + i + " still runs after every elect was stopped");
       }
     }
     for (Node n : everyNode) {
       if (n.process.isAlive()) {
-        violations.add(n.candidate + "'s elect still runs");
+        history.violation(n.candidate + "'s elect still runs");
       }
     }
-    report(w, stale);
-  }
-
-  /**
-   * No two commands of different terms run unpaused at the same time. The one exception the
-   * physics allow: a leader resumed after a pause runs until its elect notices the lost term and
-   * stops it; that must happen within the grace period and the allowance, and fencing refuses its
-   * late writes (checked above: accepted tokens never go backwards).
-   */
-  private List<String> checkOverlaps(WriterLog w) {
-    List<String> stale = new ArrayList<>();
-    List<WriterLog.Instance> all = new ArrayList<>(w.instances.values());
-    for (int i = 0; i < all.size(); i++) {
-      for (int j = i + 1; j < all.size(); j++) {
-        WriterLog.Instance a = all.get(i);
-        WriterLog.Instance b = all.get(j);
-        if (a.token == b.token) {
-          continue;
-        }
-        WriterLog.Instance older = a.token < b.token ? a : b;
-        WriterLog.Instance newer = older == a ? b : a;
-        List<long[]> both = unpaused(older, newer);
-        if (both.isEmpty()) {
-          continue;
-        }
-        long start = both.get(0)[0];
-        long end = both.get(both.size() - 1)[1];
-        Optional<Long> resumed =
-            pauses.getOrDefault(older.candidate, List.of()).stream().map(p -> p[1]).filter(c -> c - start <= TimeUnit.MILLISECONDS.toNanos(200)).max(Long::compare);
-        boolean explained = resumed.isPresent() && end - resumed.get() <= GRACE.plus(ALLOWANCE).toNanos();
-        String what = older + " and " + newer + " both ran unpaused for " + ms(both.stream().mapToLong(x -> x[1] - x[0]).sum()) + " ms from " + at(start);
-        if (explained) {
-          long lateAccepts = older.accepts.stream().filter(t -> t - newer.first >= 0).count();
-          stale.add(what + " (" + older.candidate + " resumed from a pause and was stopped " + ms(end - resumed.get()) + " ms later; accepted writes after "
-              + newer.candidate + " started: " + lateAccepts + ", refused in all: " + older.refusals + ")");
-        } else {
-          violations.add(what);
-        }
-      }
-    }
-    return stale;
-  }
-
-  /** The intervals in which both ran and neither's node was paused. */
-  private List<long[]> unpaused(WriterLog.Instance a, WriterLog.Instance b) {
-    long from = Math.max(a.first, b.first);
-    long to = Math.min(a.last, b.last);
-    List<long[]> parts = new ArrayList<>();
-    if (to - from <= 0) {
-      return parts;
-    }
-    parts.add(new long[] {from, to});
-    List<long[]> cuts = new ArrayList<>(pauses.getOrDefault(a.candidate, List.of()));
-    cuts.addAll(pauses.getOrDefault(b.candidate, List.of()));
-    for (long[] cut : cuts) {
-      List<long[]> next = new ArrayList<>();
-      for (long[] p : parts) {
-        if (cut[1] - p[0] <= 0 || p[1] - cut[0] <= 0) {
-          next.add(p);
-          continue;
-        }
-        if (cut[0] - p[0] > 0) {
-          next.add(new long[] {p[0], cut[0]});
-        }
-        if (p[1] - cut[1] > 0) {
-          next.add(new long[] {cut[1], p[1]});
-        }
-      }
-      parts = next;
-    }
-    parts.sort((x, y) -> Long.compare(x[0] - t0, y[0] - t0));
-    return parts;
-  }
-
-  private void report(WriterLog w, List<String> stale) {
-    StringBuilder r = new StringBuilder();
-    r.append("\n==== chaos on ").append(label).append(": seed ").append(seed).append(" (replay with -Dchaos.seed=").append(seed).append("), election ").append(election).append('\n');
-    r.append("timing: lease ").append(LEASE.toMillis()).append(" ms, renew deadline ").append(RENEW_DEADLINE.toMillis()).append(" ms, retry ").append(RETRY.toMillis())
-        .append(" ms, grace ").append(GRACE.toMillis()).append(" ms; allowance ").append(ALLOWANCE.toMillis()).append(" ms")
-        .append(embedded ? ", plus " + H2_SERVER_MOVES.toMillis() + " ms when the process serving the H2 database was killed" : "").append('\n');
-    r.append("what happened:\n");
-    narration.forEach(line -> r.append("  ").append(line).append('\n'));
-    long kills = faults.stream().filter(f -> f.kind().equals("kill")).count();
-    long longPauses = faults.stream().filter(f -> f.kind().equals("pause")).count();
-    long shortPauses = faults.stream().filter(f -> f.kind().equals("short pause")).count();
-    r.append("what was found:\n");
-    r.append("  faults: ").append(kills).append(" SIGKILLs of the leader's elect, ").append(longPauses).append(" long and ").append(shortPauses)
-        .append(" short SIGSTOP/SIGCONT pauses of the leader's process groups, ").append(restarts).append(" restarts\n");
-    r.append("  writes: ").append(w.count("accept")).append(" accepted, ").append(w.count("refuse")).append(" refused for a stale token; commands run: ")
-        .append(w.instances.size()).append('\n');
-    List<String> tokenProblems = w.tokenViolations();
-    r.append("  tokens: ").append(tokenProblems.isEmpty() ? "accepted tokens never went backwards and each belonged to one candidate" : tokenProblems).append('\n');
-    r.append("  overlap: ").append(stale.isEmpty() ? "no two commands of different terms ever ran unpaused at the same time" : stale.size() + " resumed stale leader(s), stopped by their elect:").append('\n');
-    stale.forEach(s -> r.append("    ").append(s).append('\n'));
-    faults.stream().filter(f -> f.failover() >= 0).forEach(f ->
-        r.append("  failover after ").append(f.kind()).append(" of ").append(f.candidate()).append(f.servedDatabase() ? " (served H2)" : "").append(": ")
-            .append(ms(f.failover())).append(" ms (bound ").append(ms(f.bound())).append(" ms)\n"));
-    r.append("  violations: ").append(violations.isEmpty() ? "none" : "").append('\n');
-    violations.forEach(v -> r.append("    ").append(v).append('\n'));
-    System.out.println(r);
+    String header =
+        "\n==== chaos on " + backend.label() + ": seed " + seed + " (replay with -Dchaos.seed=" + seed + "), election " + election + "\n"
+            + "timing: lease " + LEASE.toMillis() + " ms, renew deadline " + RENEW_DEADLINE.toMillis() + " ms, retry " + RETRY.toMillis() + " ms, grace "
+            + GRACE.toMillis() + " ms; allowance " + ALLOWANCE.toMillis() + " ms"
+            + (backend.servedByCandidate() ? ", plus " + SERVER_MOVES.toMillis() + " ms when the process serving the store was killed or stopped" : "") + "\n";
+    history.report(header, w, stale, restarts);
   }
 
   // ---------------------------------------------------------------- helpers
 
-  private void say(String what) {
-    String line = at(System.nanoTime()) + "  " + what;
-    narration.add(line);
-    System.out.println("[chaos " + label + "] " + line);
-  }
-
-  private String at(long nanos) {
-    return String.format(Locale.ROOT, "+%6.2fs", (nanos - t0) / 1e9);
-  }
-
   private static long ms(long nanos) {
-    return TimeUnit.NANOSECONDS.toMillis(nanos);
+    return ChaosHistory.ms(nanos);
   }
 
   /** The chaos schedule's own pacing (how long to let things run), not a wait for a condition. */

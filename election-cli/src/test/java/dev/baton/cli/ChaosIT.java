@@ -2,7 +2,6 @@ package dev.baton.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.conformance.RequiredServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -10,14 +9,17 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Process-level chaos: three real {@code elect run} processes with a fenced writer as their command,
- * and a minute of random SIGKILLs, pauses and restarts against the leader (see {@link Chaos}). Runs
- * on the embedded default and on PostgreSQL. {@code -Dchaos.seconds} changes the length, {@code
- * -Dchaos.seed} replays a run.
+ * and a minute of faults against the leader (see {@link Chaos}): SIGKILL and SIGTERM of its elect,
+ * a pause of its whole machine, of its elect's JVM alone, of its command alone, and restarts. Runs
+ * on each {@link ChaosBackend}: the embedded default and PostgreSQL. {@code -Dchaos.seconds}
+ * changes the length, {@code -Dchaos.seed} replays a run, {@code -Dchaos.backend=postgresql} runs
+ * one backend only.
  */
 class ChaosIT {
 
@@ -29,23 +31,14 @@ class ChaosIT {
     return Long.getLong("chaos.seed", System.nanoTime());
   }
 
-  @Test
-  void embedded_default() {
-    List<String> violations = new Chaos(dir, "the embedded default (lease files)", false, "", seed()).run(LENGTH);
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("dev.baton.cli.ChaosBackend#all")
+  void faults_against_the_leader_never_give_two_commands_at_once(ChaosBackend backend) {
+    backend.requireServer();
 
-    keepLogsIf(!violations.isEmpty(), "embedded-default");
-    assertThat(violations).isEmpty();
-  }
+    List<String> violations = new Chaos(dir, backend, seed()).run(LENGTH);
 
-  @Test
-  void postgresql() {
-    RequiredServer.requireTcp("PostgreSQL", "127.0.0.1", 5432, "the PostgreSQL 15 server of the development machine (user postgres, trust, database test)");
-    String backend =
-        "election.backend=jdbc\nelection.jdbc.url=jdbc:postgresql://127.0.0.1:5432/test\nelection.jdbc.username=postgres\nelection.jdbc.call-timeout=1s\n";
-
-    List<String> violations = new Chaos(dir, "PostgreSQL", false, backend, seed()).run(LENGTH);
-
-    keepLogsIf(!violations.isEmpty(), "postgresql");
+    keepLogsIf(!violations.isEmpty(), backend.slug());
     assertThat(violations).isEmpty();
   }
 

@@ -44,7 +44,10 @@ final class ElectProcess implements AutoCloseable {
 
   /**
    * Starts {@code elect args...} in {@code dir}. setpriv kills it should this test JVM die before
-   * it could clean up; setsid makes it the leader of its own process group.
+   * it could clean up; setsid makes it the leader of its own process group. The signals the tests
+   * send (SIGINT, SIGTERM) start at their defaults: a background job of a script (the suite started
+   * with {@code nohup ... &}) starts with SIGINT ignored, everything it starts inherits that, and a
+   * JVM started with SIGINT ignored keeps ignoring it, as elect is right to.
    */
   static ElectProcess start(Path dir, String label, Map<String, String> env, String... args) {
     return start(dir, label, env, false, args);
@@ -55,7 +58,7 @@ final class ElectProcess implements AutoCloseable {
    * SIGHUP ignored, as {@code nohup} and some service managers start programs.
    */
   static ElectProcess start(Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid"));
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid", "env", "--default-signal=INT,TERM"));
     if (underNohup) {
       argv.add("nohup");
     }

@@ -93,17 +93,17 @@ class ElectTest {
   }
 
   @Test
-  void a_command_that_does_not_exist_is_refused_before_campaigning() {
-    assertThat(elect("run", "--", "no-such-command-for-elect")).isEqualTo(2);
+  void a_command_that_does_not_exist_is_refused_before_campaigning_with_127_as_a_shell_gives() {
+    assertThat(elect("run", "--", "no-such-command-for-elect")).isEqualTo(127);
     assertThat(err()).contains("COMMAND 'no-such-command-for-elect' is not found on PATH");
     nothingStarted();
   }
 
   @Test
-  void a_command_path_that_is_not_executable_is_refused() throws IOException {
+  void a_command_path_that_is_not_executable_is_refused_with_127() throws IOException {
     Files.writeString(dir.resolve("job.sh"), "echo hi\n");
 
-    assertThat(elect("run", "--", "./job.sh")).isEqualTo(2);
+    assertThat(elect("run", "--", "./job.sh")).isEqualTo(127);
     assertThat(err()).contains("COMMAND './job.sh' is not an executable file");
     nothingStarted();
   }

@@ -55,12 +55,29 @@ class StatusCommandTest {
   }
 
   @Test
-  void changes_say_what_was_before() {
+  void changes_say_what_was_before_and_how_it_ended() {
     Optional<LeaseRecord> a = Optional.of(record("a", 7, Optional.empty(), Optional.empty()));
     Optional<LeaseRecord> b = Optional.of(record("b", 8, Optional.empty(), Optional.empty()));
 
-    assertThat(StatusCommand.change(a, b)).isEqualTo("leader b, token 8 (was a, token 7)");
-    assertThat(StatusCommand.change(b, Optional.empty())).isEqualTo("no leader: the lease was released or expired (was b, token 8)");
-    assertThat(StatusCommand.change(Optional.empty(), a)).isEqualTo("leader a, token 7 (nobody led)");
+    assertThat(StatusCommand.change(a, b, StatusCommand.Ending.UNKNOWN)).isEqualTo("leader b, token 8 (was a, token 7)");
+    assertThat(StatusCommand.change(a, b, StatusCommand.Ending.RELEASED)).isEqualTo("leader b, token 8 (was a, token 7; released)");
+    assertThat(StatusCommand.change(b, Optional.empty(), StatusCommand.Ending.RELEASED)).isEqualTo("no leader: the lease was released (was b, token 8)");
+    assertThat(StatusCommand.change(b, Optional.empty(), StatusCommand.Ending.EXPIRED))
+        .isEqualTo("no leader: the lease expired, not renewed within its lease of 15s (was b, token 8)");
+    assertThat(StatusCommand.change(b, Optional.empty(), StatusCommand.Ending.UNKNOWN)).isEqualTo("no leader: the lease was released or expired (was b, token 8)");
+    assertThat(StatusCommand.change(Optional.empty(), a, StatusCommand.Ending.UNKNOWN)).isEqualTo("leader a, token 7 (nobody led)");
+  }
+
+  @Test
+  void a_lease_gone_well_before_it_was_due_was_released_and_one_seen_gone_after_expired() {
+    Optional<LeaseRecord> held = Optional.of(record("a", 7, Optional.empty(), Optional.of(Duration.ofSeconds(10))));
+    long readAt = 1_000_000_000L;
+
+    assertThat(StatusCommand.ending(held, readAt, readAt + Duration.ofSeconds(2).toNanos())).isEqualTo(StatusCommand.Ending.RELEASED);
+    Optional<LeaseRecord> ending = Optional.of(record("a", 7, Optional.empty(), Optional.of(Duration.ofMillis(300))));
+    assertThat(StatusCommand.ending(ending, readAt, readAt + Duration.ofSeconds(1).toNanos())).isEqualTo(StatusCommand.Ending.EXPIRED);
+    assertThat(StatusCommand.ending(held, readAt, readAt + Duration.ofSeconds(10).toNanos()))
+        .as("gone after it was due, but the reads in between failed: it could have been released").isEqualTo(StatusCommand.Ending.UNKNOWN);
+    assertThat(StatusCommand.ending(Optional.of(record("a", 7, Optional.empty(), Optional.empty())), readAt, readAt)).isEqualTo(StatusCommand.Ending.UNKNOWN);
   }
 }

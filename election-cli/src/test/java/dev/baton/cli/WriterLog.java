@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The fenced writers' shared log, read back: what was accepted, refused, and when each command ran. */
 final class WriterLog {
@@ -82,6 +83,11 @@ final class WriterLog {
 
   boolean accepted(long token) {
     return entries.stream().anyMatch(e -> e.kind().equals("accept") && e.token() == token);
+  }
+
+  /** When the first write with {@code token} was accepted at or after {@code nanos}. */
+  Optional<Long> acceptedAfter(long token, long nanos) {
+    return entries.stream().filter(e -> e.kind().equals("accept") && e.token() == token && e.nanos() - nanos >= 0).map(Entry::nanos).findFirst();
   }
 
   long count(String kind) {
