@@ -2,21 +2,14 @@ package dev.baton.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.baton.election.Acquisition;
 import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
-import dev.baton.election.Lease;
-import dev.baton.election.LeaseRecord;
-import dev.baton.election.LeaseStore;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.ObservedTimeLeaseStore;
-import dev.baton.election.Renewal;
-import dev.baton.election.Subscription;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * Leader election on {@code coordination.k8s.io/v1} Lease objects, interoperable with client-go's
@@ -41,16 +34,14 @@ import java.util.Optional;
  * timeout (default 3 s; at most half the renew deadline, see {@link CallTimeout}) and is not
  * retried by fabric8, whatever the client's own request timeout and retry settings.
  */
-public final class KubernetesLeaseStore implements LeaseStore {
+public final class KubernetesLeaseStore extends ForwardingLeaseStore {
 
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
-  /** Lease semantics on the Lease objects, judged by observed time as client-go judges them. */
-  private final ObservedTimeLeaseStore leases;
-
+  // Lease semantics on the Lease objects, judged by observed time as client-go judges them: every
+  // call goes to the shared adapter.
   private KubernetesLeaseStore(Builder b) {
-    KubernetesRecordStore records = new KubernetesRecordStore(b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null);
-    this.leases = new ObservedTimeLeaseStore(records, b.clock, b.wallClock);
+    super(new ObservedTimeLeaseStore(new KubernetesRecordStore(b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null), b.clock, b.wallClock));
   }
 
   /** Starts a store on {@code client}, which the caller owns and closes. */
@@ -116,60 +107,5 @@ public final class KubernetesLeaseStore implements LeaseStore {
     public KubernetesLeaseStore build() {
       return new KubernetesLeaseStore(this);
     }
-  }
-
-  @Override
-  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
-    return leases.tryAcquire(election, candidate, ttl);
-  }
-
-  @Override
-  public Lease renew(Lease lease) {
-    return leases.renew(lease);
-  }
-
-  @Override
-  public List<Renewal> renewAll(List<Lease> toRenew) {
-    return leases.renewAll(toRenew);
-  }
-
-  @Override
-  public int renewBatchLimit() {
-    return leases.renewBatchLimit();
-  }
-
-  @Override
-  public void release(Lease lease) {
-    leases.release(lease);
-  }
-
-  @Override
-  public Optional<LeaseRecord> read(String election) {
-    return leases.read(election);
-  }
-
-  @Override
-  public Optional<Subscription> watch(String election, Runnable changed) {
-    return leases.watch(election, changed);
-  }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return leases.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    leases.checkElectionName(election);
-  }
-
-  @Override
-  public String describe() {
-    return leases.describe();
-  }
-
-  @Override
-  public void close() {
-    leases.close();
   }
 }

@@ -3,15 +3,13 @@ package dev.baton.kubernetes;
 import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;
 import dev.baton.election.Acquisition;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
-import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
-import dev.baton.election.Subscription;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Conformance fixture for Kubernetes Leases: the API server of {@link KubernetesTarget} (the CRUD
@@ -65,59 +63,18 @@ final class KubernetesFixture extends ProxiedServerFixture {
   }
 
   /** Tells the target every election the suite campaigns in, so a real cluster is left clean. */
-  private static final class RememberingLeaseStore implements LeaseStore {
-    private final LeaseStore store;
+  private static final class RememberingLeaseStore extends ForwardingLeaseStore {
     private final KubernetesTarget target;
 
     RememberingLeaseStore(LeaseStore store, KubernetesTarget target) {
-      this.store = store;
+      super(store);
       this.target = target;
     }
 
     @Override
     public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
       target.remember(election);
-      return store.tryAcquire(election, candidate, ttl);
-    }
-
-    @Override
-    public Lease renew(Lease lease) {
-      return store.renew(lease);
-    }
-
-    @Override
-    public void release(Lease lease) {
-      store.release(lease);
-    }
-
-    @Override
-    public Optional<LeaseRecord> read(String election) {
-      return store.read(election);
-    }
-
-    @Override
-    public Optional<Subscription> watch(String election, Runnable changed) {
-      return store.watch(election, changed);
-    }
-
-    @Override
-    public boolean watchReportsExpiry() {
-      return store.watchReportsExpiry();
-    }
-
-    @Override
-    public void checkElectionName(String election) {
-      store.checkElectionName(election);
-    }
-
-    @Override
-    public String describe() {
-      return store.describe();
-    }
-
-    @Override
-    public void close() {
-      store.close();
+      return super.tryAcquire(election, candidate, ttl);
     }
   }
 }

@@ -1,11 +1,11 @@
 package dev.baton.benchmarks;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.Renewal;
-import dev.baton.election.Subscription;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -17,16 +17,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * granted before that moment plus the lease's TTL, which is what a crash failover is judged
  * against. Closing it closes the wrapped store.
  */
-final class RecordingStore implements LeaseStore {
+final class RecordingStore extends ForwardingLeaseStore {
 
-  private final LeaseStore delegate;
   private final AtomicLong calls = new AtomicLong();
   private final AtomicLong renewals = new AtomicLong();
   private volatile long lastConfirmedStartNanos;
   private volatile boolean confirmedAny;
 
   RecordingStore(LeaseStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   long calls() {
@@ -50,7 +49,7 @@ final class RecordingStore implements LeaseStore {
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
     calls.incrementAndGet();
     long t0 = System.nanoTime();
-    Acquisition a = delegate.tryAcquire(election, candidate, ttl);
+    Acquisition a = delegate().tryAcquire(election, candidate, ttl);
     if (a.isGranted()) {
       confirmed(t0);
     }
@@ -62,7 +61,7 @@ final class RecordingStore implements LeaseStore {
     calls.incrementAndGet();
     renewals.incrementAndGet();
     long t0 = System.nanoTime();
-    Lease renewed = delegate.renew(lease);
+    Lease renewed = delegate().renew(lease);
     confirmed(t0);
     return renewed;
   }
@@ -73,7 +72,7 @@ final class RecordingStore implements LeaseStore {
     calls.incrementAndGet();
     renewals.addAndGet(leases.size());
     long t0 = System.nanoTime();
-    List<Renewal> outcomes = delegate.renewAll(leases);
+    List<Renewal> outcomes = delegate().renewAll(leases);
     if (outcomes.stream().anyMatch(Renewal::isRenewed)) {
       confirmed(t0);
     }
@@ -82,7 +81,7 @@ final class RecordingStore implements LeaseStore {
 
   @Override
   public int renewBatchLimit() {
-    return delegate.renewBatchLimit();
+    return delegate().renewBatchLimit();
   }
 
   private synchronized void confirmed(long t0) {
@@ -95,37 +94,12 @@ final class RecordingStore implements LeaseStore {
   @Override
   public void release(Lease lease) {
     calls.incrementAndGet();
-    delegate.release(lease);
+    delegate().release(lease);
   }
 
   @Override
   public Optional<LeaseRecord> read(String election) {
     calls.incrementAndGet();
-    return delegate.read(election);
-  }
-
-  @Override
-  public Optional<Subscription> watch(String election, Runnable changed) {
-    return delegate.watch(election, changed);
-  }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return delegate.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    delegate.checkElectionName(election);
-  }
-
-  @Override
-  public String describe() {
-    return delegate.describe();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    return delegate().read(election);
   }
 }

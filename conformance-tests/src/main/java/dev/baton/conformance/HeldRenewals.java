@@ -2,6 +2,7 @@ package dev.baton.conformance;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;

@@ -4,6 +4,7 @@ import dev.baton.conformance.History.Call;
 import dev.baton.conformance.History.Kind;
 import dev.baton.conformance.History.Outcome;
 import dev.baton.election.Acquisition;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
@@ -186,4 +187,8 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
     AtomicInteger live = liveWatches.get(election);
     return live == null ? 0 : live.get();
   }
+
+  /** The node's store belongs to the fixture, which closes it. */
+  @Override
+  public void close() {}
 }

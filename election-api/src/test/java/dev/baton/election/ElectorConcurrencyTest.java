@@ -173,13 +173,12 @@ class ElectorConcurrencyTest {
    * held until after the renew deadline and then delivered, as a slow network would, so it
    * succeeds after its term ended. Its batch limit picks the elector's direct or batched renewals.
    */
-  static final class ChurnStore implements LeaseStore {
-    private final LeaseStore delegate;
+  static final class ChurnStore extends ForwardingLeaseStore {
     private final int batchLimit;
     private final Leases leases;
 
     ChurnStore(LeaseStore delegate, int batchLimit, Leases leases) {
-      this.delegate = delegate;
+      super(delegate);
       this.batchLimit = batchLimit;
       this.leases = leases;
     }
@@ -187,7 +186,7 @@ class ElectorConcurrencyTest {
     @Override
     public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
       long t0 = System.nanoTime();
-      Acquisition a = delegate.tryAcquire(election, candidate, ttl);
+      Acquisition a = delegate().tryAcquire(election, candidate, ttl);
       a.lease().ifPresent(l -> leases.confirmed(l, t0, true));
       return a;
     }
@@ -196,7 +195,7 @@ class ElectorConcurrencyTest {
     public Lease renew(Lease lease) {
       arriveLateNowAndThen();
       long t0 = System.nanoTime();
-      Lease renewed = delegate.renew(lease);
+      Lease renewed = delegate().renew(lease);
       leases.confirmed(renewed, t0, false);
       return renewed;
     }
@@ -205,7 +204,7 @@ class ElectorConcurrencyTest {
     public List<Renewal> renewAll(List<Lease> batch) {
       arriveLateNowAndThen();
       long t0 = System.nanoTime();
-      List<Renewal> outcomes = delegate.renewAll(batch);
+      List<Renewal> outcomes = delegate().renewAll(batch);
       outcomes.forEach(r -> r.lease().ifPresent(l -> leases.confirmed(l, t0, false)));
       return outcomes;
     }
@@ -221,31 +220,6 @@ class ElectorConcurrencyTest {
     @Override
     public int renewBatchLimit() {
       return batchLimit;
-    }
-
-    @Override
-    public void release(Lease lease) {
-      delegate.release(lease);
-    }
-
-    @Override
-    public Optional<LeaseRecord> read(String election) {
-      return delegate.read(election);
-    }
-
-    @Override
-    public Optional<Subscription> watch(String election, Runnable changed) {
-      return delegate.watch(election, changed);
-    }
-
-    @Override
-    public boolean watchReportsExpiry() {
-      return delegate.watchReportsExpiry();
-    }
-
-    @Override
-    public String describe() {
-      return delegate.describe();
     }
 
     @Override

@@ -1,12 +1,14 @@
 package dev.baton.cli;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
-import dev.baton.election.Subscription;
+import dev.baton.election.Renewal;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -14,13 +16,12 @@ import java.util.Optional;
  * nothing of this node reaches the database, in particular no release, so its lease stays until
  * the database sees it expire.
  */
-final class CrashableLeaseStore implements LeaseStore {
+final class CrashableLeaseStore extends ForwardingLeaseStore {
 
-  private final LeaseStore store;
   private volatile boolean crashed;
 
   CrashableLeaseStore(LeaseStore store) {
-    this.store = store;
+    super(store);
   }
 
   void crash() {
@@ -36,51 +37,34 @@ final class CrashableLeaseStore implements LeaseStore {
   @Override
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
     reachable(election);
-    return store.tryAcquire(election, candidate, ttl);
+    return super.tryAcquire(election, candidate, ttl);
   }
 
   @Override
   public Lease renew(Lease lease) {
     reachable(lease.election());
-    return store.renew(lease);
+    return super.renew(lease);
+  }
+
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    if (!leases.isEmpty()) {
+      reachable(leases.get(0).election());
+    }
+    return super.renewAll(leases);
   }
 
   @Override
   public void release(Lease lease) {
     // A crashed process sends nothing; its lease expires on the database's clock.
     if (!crashed) {
-      store.release(lease);
+      super.release(lease);
     }
   }
 
   @Override
   public Optional<LeaseRecord> read(String election) {
     reachable(election);
-    return store.read(election);
-  }
-
-  @Override
-  public Optional<Subscription> watch(String election, Runnable changed) {
-    return store.watch(election, changed);
-  }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return store.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    store.checkElectionName(election);
-  }
-
-  @Override
-  public String describe() {
-    return store.describe();
-  }
-
-  @Override
-  public void close() {
-    store.close();
+    return super.read(election);
   }
 }

@@ -1,31 +1,26 @@
-package dev.baton.conformance;
+package dev.baton.election;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.baton.election.Acquisition;
-import dev.baton.election.Lease;
-import dev.baton.election.LeaseRecord;
-import dev.baton.election.LeaseStore;
-import dev.baton.election.Renewal;
-import dev.baton.election.Subscription;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * A store that hands every call to another; the suite's wrappers override what they change. It
- * never closes the store it wraps: the fixture owns that.
+ * A store that hands every call to another, for wrappers that change a few: one that records
+ * calls, injects faults, or adapts another kind of store. Override what you change; {@link
+ * #close()} closes the wrapped store unless overridden, for wrappers that do not own it.
  */
-abstract class ForwardingLeaseStore implements LeaseStore {
+public abstract class ForwardingLeaseStore implements LeaseStore {
 
   private final LeaseStore delegate;
 
-  ForwardingLeaseStore(LeaseStore delegate) {
+  protected ForwardingLeaseStore(LeaseStore delegate) {
     this.delegate = requireNonNull(delegate, "delegate");
   }
 
   /** The wrapped store. */
-  final LeaseStore delegate() {
+  public final LeaseStore delegate() {
     return delegate;
   }
 
@@ -80,5 +75,7 @@ abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    delegate.close();
+  }
 }
