@@ -52,7 +52,8 @@ final class RunCommand {
     LeaseStore store = config.openStore();
     Elector elector;
     try {
-      elector = Elector.builder(store).configure(config.properties()).listener(new Narrator()).whileLeader(leaderCommand).build();
+      // elect has its own shutdown order (stop the command, then close): no second hook of Baton's.
+      elector = Elector.builder(store).configure(config.properties()).closeOnShutdown(false).listener(new Narrator()).whileLeader(leaderCommand).build();
     } catch (RuntimeException e) {
       store.close();
       throw e;
