@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.AbortedException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -252,9 +253,13 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   private String accessHint(SdkException e) {
-    String message = String.valueOf(e.getMessage());
-    return message.contains("AccessDenied") || message.contains("not authorized")
-        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table " + table + "; see the README)"
+    boolean denied =
+        e instanceof AwsServiceException service && service.awsErrorDetails() != null
+            ? "AccessDeniedException".equals(service.awsErrorDetails().errorCode())
+            : String.valueOf(e.getMessage()).contains("not authorized");
+    return denied
+        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table " + table
+            + ", and DescribeTable and CreateTable with create-table on; see the README)"
         : "";
   }
 

@@ -156,31 +156,26 @@ class DynamoDbLeaseStoreIT {
         .until(() -> client.describeTable(r -> r.tableName("invoices")).table().tableStatus() == TableStatus.ACTIVE);
     String election = newElection();
     Lease old = store.tryAcquire(election, "a", TTL).lease().orElseThrow();
-    FencedInvoices invoices = new FencedInvoices(client);
-    invoices.markPaid("run-42", "paid by a", old.token());
+    markPaid(client, "run-42", "paid by a", old.token());
     store.release(old);
     Lease newer = store.tryAcquire(election, "b", TTL).lease().orElseThrow();
-    invoices.markPaid("run-42", "paid by b", newer.token());
+    markPaid(client, "run-42", "paid by b", newer.token());
 
-    assertThatThrownBy(() -> invoices.markPaid("run-42", "late write of a", old.token())).isInstanceOf(ConditionalCheckFailedException.class);
+    assertThatThrownBy(() -> markPaid(client, "run-42", "late write of a", old.token())).isInstanceOf(ConditionalCheckFailedException.class);
     assertThat(client.getItem(r -> r.tableName("invoices").key(Map.of("id", AttributeValue.fromS("run-42"))).consistentRead(true)).item())
         .containsEntry("state", AttributeValue.fromS("paid by b"))
         .containsEntry("fencingToken", AttributeValue.fromN(Long.toString(newer.token().value())));
   }
 
-  /** As in the README. */
-  private record FencedInvoices(DynamoDbClient dynamo) {
-    void markPaid(String id, String state, FencingToken token) {
-      // Accepted only from the token that wrote last or a newer one: a stale leader's write fails
-      // with ConditionalCheckFailedException and changes nothing.
-      dynamo.updateItem(
-          r ->
-              r.tableName("invoices")
-                  .key(Map.of("id", AttributeValue.fromS(id)))
-                  .updateExpression("SET #state = :state, #token = :token")
-                  .conditionExpression("attribute_not_exists(#token) OR #token <= :token")
-                  .expressionAttributeNames(Map.of("#state", "state", "#token", "fencingToken"))
-                  .expressionAttributeValues(Map.of(":state", AttributeValue.fromS(state), ":token", AttributeValue.fromN(Long.toString(token.value())))));
-    }
+  /** The README's example, as it stands there. */
+  static void markPaid(DynamoDbClient dynamo, String id, String state, FencingToken token) {
+    dynamo.updateItem(r -> r.tableName("invoices")
+        .key(Map.of("id", AttributeValue.fromS(id)))
+        .updateExpression("SET #state = :state, #token = :token")
+        .conditionExpression("attribute_not_exists(#token) OR #token <= :token")
+        .expressionAttributeNames(Map.of("#state", "state", "#token", "fencingToken"))
+        .expressionAttributeValues(Map.of(
+            ":state", AttributeValue.fromS(state),
+            ":token", AttributeValue.fromN(Long.toString(token.value())))));
   }
 }
