@@ -113,7 +113,7 @@ final class Dynalite implements AutoCloseable {
   /** Where scripts/test installed dynalite: the build says so; else tools/dynalite above the module. */
   private static Path home() {
     String configured = System.getProperty("baton.dynalite.home");
-    return configured != null ? Path.of(configured) : Path.of("..", "tools", "dynalite").toAbsolutePath().normalize();
+    return configured != null ? Path.of(configured).normalize() : Path.of("..", "tools", "dynalite").toAbsolutePath().normalize();
   }
 
   private static Optional<Path> onPath(String command) {
