@@ -71,7 +71,7 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
         DynamoDbClient.builder()
             .region(region)
             .credentialsProvider(DefaultCredentialsProvider.builder().build())
-            .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout).build())
+            .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout))
             // One attempt per call: the elector, not the SDK, decides when to try again.
             .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).apiCallTimeout(callTimeout).apiCallAttemptTimeout(callTimeout));
     endpoint.ifPresent(builder::endpointOverride);

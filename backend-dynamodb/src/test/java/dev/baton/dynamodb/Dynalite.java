@@ -88,7 +88,7 @@ final class Dynalite implements AutoCloseable {
         .endpointOverride(URI.create("http://127.0.0.1:" + address.getPort()))
         .region(Region.US_EAST_1)
         .credentialsProvider(CREDENTIALS)
-        .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout).build())
+        .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout))
         .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()))
         .build();
   }
