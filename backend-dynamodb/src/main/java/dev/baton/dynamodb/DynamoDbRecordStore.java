@@ -141,8 +141,8 @@ final class DynamoDbRecordStore implements RecordStore {
               values.put(":" + name, value);
               set.append(set.length() > 4 ? ", " : "").append('#').append(name).append(" = :").append(name);
             });
-    // A release names no holder: the attribute goes, since a key-less empty string is not
-    // accepted by every DynamoDB-compatible server.
+    // A release names no holder: the attribute is removed, so that "no holder" reads the same
+    // (absent) however the item was written.
     String update = record.isReleased() ? set + " REMOVE #" + HOLDER : set.toString();
     names.put("#" + HOLDER, HOLDER);
     values.put(":expected", AttributeValue.fromS(expectedVersion));
