@@ -1,0 +1,126 @@
+package dev.baton.dynamodb;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.baton.election.CallTimeout;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ForwardingLeaseStore;
+import dev.baton.election.MonotonicClock;
+import dev.baton.election.ObservedTimeLeaseStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+
+/**
+ * Leader election on DynamoDB: one item per election in one table, written only with conditional
+ * writes.
+ *
+ * <pre>{@code
+ * DynamoDbLeaseStore store = DynamoDbLeaseStore.builder(client).table("baton-elections").build();
+ * }</pre>
+ *
+ * <p>DynamoDB has no clock a client can read, and client clocks disagree, so expiry is judged as
+ * the Kubernetes backend and client-go judge it: each follower counts the lease duration written
+ * in the item from when it saw the item's version change ({@link ObservedTimeLeaseStore}). A
+ * follower that starts while an item is held therefore waits one lease duration before it may take
+ * over, even if the holder is long gone; a released item (no holder) is taken at once. The
+ * fencing token is the item's {@code term}, higher with every grant. DynamoDB cannot watch an item,
+ * so followers poll at the retry period.
+ *
+ * <p>The client stays the caller's unless the provider built it: the store never closes a client
+ * it was given. Each call is bounded by the call timeout (default 3 s; at most half the renew
+ * deadline, see {@link CallTimeout}), whatever the client's own timeouts and retries.
+ */
+public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
+
+  public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
+  public static final String DEFAULT_TABLE = "baton-elections";
+
+  /** DynamoDB's rule for table names. */
+  private static final Pattern TABLE_NAME = Pattern.compile("[a-zA-Z0-9_.-]{3,255}");
+
+  // Lease semantics on the items, judged by observed time: every call goes to the shared adapter.
+  private DynamoDbLeaseStore(Builder b, DynamoDbRecordStore records) {
+    super(new ObservedTimeLeaseStore(records, b.clock, b.wallClock));
+  }
+
+  static String checkTableName(String key, String table) {
+    if (!TABLE_NAME.matcher(table).matches()) {
+      throw new ConfigurationException(key + ": '" + table + "' is not a DynamoDB table name; use 3 to 255 letters, digits, '_', '-' and '.'");
+    }
+    return table;
+  }
+
+  /** Starts a store on {@code client}, which the caller owns and closes. */
+  public static Builder builder(DynamoDbClient client) {
+    return new Builder(requireNonNull(client, "client"));
+  }
+
+  /** Settings of a {@link DynamoDbLeaseStore}, checked when set. */
+  public static final class Builder {
+    private final DynamoDbClient client;
+    private String table = DEFAULT_TABLE;
+    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    private MonotonicClock clock = MonotonicClock.system();
+    private Clock wallClock = Clock.systemUTC();
+    private boolean createTable;
+    private boolean closesClient;
+
+    private Builder(DynamoDbClient client) {
+      this.client = client;
+    }
+
+    /** The table of the election items; default {@value DynamoDbLeaseStore#DEFAULT_TABLE}. */
+    public Builder table(String table) {
+      this.table = checkTableName("table", requireNonNull(table, "table"));
+      return this;
+    }
+
+    /**
+     * The longest any one request may take before it fails with a LeaseStoreException (default
+     * 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
+     */
+    public Builder callTimeout(Duration callTimeout) {
+      this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
+      return this;
+    }
+
+    /**
+     * Whether {@link #build()} creates the table (on-demand capacity, partition key {@code
+     * election} of type string) when it does not exist, and waits until it is active; off by
+     * default, so the store needs no table permissions beyond reading and writing items.
+     */
+    public Builder createTable(boolean createTable) {
+      this.createTable = createTable;
+      return this;
+    }
+
+    /** The clock that measures how long an item stayed unchanged; the system's by default. */
+    public Builder clock(MonotonicClock clock) {
+      this.clock = requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The clock for the acquire and renew times written for humans; UTC system time by default. */
+    public Builder wallClock(Clock wallClock) {
+      this.wallClock = requireNonNull(wallClock, "wallClock");
+      return this;
+    }
+
+    /** For the provider: the store closes the client it was given, which the provider built. */
+    Builder closesClient() {
+      this.closesClient = true;
+      return this;
+    }
+
+    /** Builds the store; with {@link #createTable} on, creates the table first if it is missing. */
+    public DynamoDbLeaseStore build() {
+      DynamoDbRecordStore records = new DynamoDbRecordStore(client, table, callTimeout, closesClient);
+      if (createTable) {
+        records.createTableIfMissing();
+      }
+      return new DynamoDbLeaseStore(this, records);
+    }
+  }
+}

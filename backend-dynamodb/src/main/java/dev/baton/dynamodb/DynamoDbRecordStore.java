@@ -1,0 +1,314 @@
+package dev.baton.dynamodb;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionRecord;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.RecordStore;
+import dev.baton.election.UrlSecrets;
+import dev.baton.election.VersionedRecord;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Supplier;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.exception.AbortedException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+
+/**
+ * Election records as DynamoDB items, one per election in one table whose partition key is the
+ * string attribute {@value #ELECTION}. An item holds the holder (absent when released), the term
+ * (the fencing token), the lease duration in whole seconds, the acquire and renew times for
+ * humans, and a version.
+ *
+ * <p>The version is a random UUID written anew by every write, not a counter: a counter starts
+ * again when somebody deletes the item, and a holder that last saw version 5 of the old item could
+ * then replace version 5 of the new one. Every write is conditional: a create on {@code
+ * attribute_not_exists}, a replace on {@code version = :expected}; DynamoDB refuses it with {@code
+ * ConditionalCheckFailedException} when the item changed, which is the normal "somebody else wrote
+ * first", answered as empty and never logged. Reads are strongly consistent: an eventually
+ * consistent read could show a follower an old version and make it count a lease from too late.
+ *
+ * <p>Every request carries the call timeout as its API call and attempt timeout, so a call ends
+ * within it whatever the client's own settings (including its retries, which the provider's client
+ * does not make).
+ */
+final class DynamoDbRecordStore implements RecordStore {
+
+  static final String ELECTION = "election";
+  static final String HOLDER = "holder";
+  static final String TERM = "term";
+  static final String LEASE_SECONDS = "leaseDurationSeconds";
+  static final String ACQUIRE_TIME = "acquireTime";
+  static final String RENEW_TIME = "renewTime";
+  static final String VERSION = "version";
+
+  /** DynamoDB's limit for a partition key value. */
+  private static final int MAX_KEY_BYTES = 2048;
+
+  /** How long {@link #createTableIfMissing} waits for a new table to become ACTIVE. */
+  private static final Duration TABLE_ACTIVE_PATIENCE = Duration.ofSeconds(60);
+
+  private final DynamoDbClient client;
+  private final String table;
+  private final boolean closesClient;
+  private final String where;
+  private final AwsRequestOverrideConfiguration bounded;
+
+  /** @param closesClient whether {@link #close} closes {@code client}, which the provider built */
+  DynamoDbRecordStore(DynamoDbClient client, String table, Duration callTimeout, boolean closesClient) {
+    this.client = requireNonNull(client, "client");
+    this.table = requireNonNull(table, "table");
+    requireNonNull(callTimeout, "callTimeout");
+    this.where = where(client);
+    this.closesClient = closesClient;
+    this.bounded = AwsRequestOverrideConfiguration.builder().apiCallTimeout(callTimeout).apiCallAttemptTimeout(callTimeout).build();
+  }
+
+  /** The endpoint (without any user info) or the region, for messages: never credentials. */
+  private static String where(DynamoDbClient client) {
+    var config = client.serviceClientConfiguration();
+    return config.endpointOverride().map(u -> UrlSecrets.redact(u.toString())).orElseGet(() -> "region " + config.region());
+  }
+
+  @Override
+  public Optional<VersionedRecord> read(String election) {
+    checkElectionName(election);
+    GetItemResponse response =
+        call(election, "read", () -> client.getItem(r -> r.tableName(table).key(key(election)).consistentRead(true).overrideConfiguration(bounded)));
+    return response.hasItem() && !response.item().isEmpty() ? Optional.of(toVersioned(election, response.item())) : Optional.empty();
+  }
+
+  @Override
+  public Optional<VersionedRecord> create(String election, ElectionRecord record) {
+    checkElectionName(election);
+    String version = UUID.randomUUID().toString();
+    Map<String, AttributeValue> item = new HashMap<>(key(election));
+    item.putAll(attributes(election, record, version));
+    try {
+      call(
+          election,
+          "create",
+          () ->
+              client.putItem(
+                  r ->
+                      r.tableName(table)
+                          .item(item)
+                          .conditionExpression("attribute_not_exists(#election)")
+                          .expressionAttributeNames(Map.of("#election", ELECTION))
+                          .overrideConfiguration(bounded)));
+    } catch (ConditionalCheckFailedException e) {
+      return Optional.empty(); // another candidate created it first
+    }
+    return Optional.of(new VersionedRecord(record, version));
+  }
+
+  @Override
+  public Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record) {
+    checkElectionName(election);
+    requireNonNull(expectedVersion, "expectedVersion");
+    if (expectedVersion.isEmpty()) {
+      return Optional.empty(); // an item without a version is nobody's to replace
+    }
+    String version = UUID.randomUUID().toString();
+    Map<String, String> names = new HashMap<>();
+    Map<String, AttributeValue> values = new HashMap<>();
+    StringBuilder set = new StringBuilder("SET ");
+    attributes(election, record, version)
+        .forEach(
+            (name, value) -> {
+              names.put("#" + name, name);
+              values.put(":" + name, value);
+              set.append(set.length() > 4 ? ", " : "").append('#').append(name).append(" = :").append(name);
+            });
+    // A release names no holder: the attribute is removed, so that "no holder" reads the same
+    // (absent) however the item was written.
+    String update = record.isReleased() ? set + " REMOVE #" + HOLDER : set.toString();
+    names.put("#" + HOLDER, HOLDER);
+    values.put(":expected", AttributeValue.fromS(expectedVersion));
+    try {
+      call(
+          election,
+          "update",
+          () ->
+              client.updateItem(
+                  r ->
+                      r.tableName(table)
+                          .key(key(election))
+                          .updateExpression(update)
+                          .conditionExpression("#version = :expected")
+                          .expressionAttributeNames(names)
+                          .expressionAttributeValues(values)
+                          .returnValues(ReturnValue.NONE)
+                          .overrideConfiguration(bounded)));
+    } catch (ConditionalCheckFailedException e) {
+      return Optional.empty(); // changed or deleted since expectedVersion: somebody else wrote first
+    }
+    return Optional.of(new VersionedRecord(record, version));
+  }
+
+  /** Refuses what DynamoDB cannot key an item by: an empty name or one over 2048 bytes. */
+  @Override
+  public void checkElectionName(String election) {
+    requireNonNull(election, "election");
+    int bytes = election.getBytes(UTF_8).length;
+    if (bytes == 0 || bytes > MAX_KEY_BYTES) {
+      throw new ConfigurationException(
+          "election name '" + election + "' cannot key a DynamoDB item: use 1 to " + MAX_KEY_BYTES + " bytes of UTF-8, but it has " + bytes);
+    }
+  }
+
+  @Override
+  public String describe() {
+    return "dynamodb (table " + table + " at " + where + ")";
+  }
+
+  @Override
+  public void close() {
+    if (closesClient) {
+      client.close();
+    }
+  }
+
+  /**
+   * Creates the table (on-demand capacity, partition key {@value #ELECTION}) unless it exists, and
+   * waits until it is ACTIVE: once, when the store is built, for setups that let the store own it.
+   */
+  void createTableIfMissing() {
+    String what = "table " + table + " at " + where;
+    try {
+      if (tableStatus().isEmpty()) {
+        try {
+          client.createTable(
+              r ->
+                  r.tableName(table)
+                      .attributeDefinitions(AttributeDefinition.builder().attributeName(ELECTION).attributeType(ScalarAttributeType.S).build())
+                      .keySchema(KeySchemaElement.builder().attributeName(ELECTION).keyType(KeyType.HASH).build())
+                      .billingMode(BillingMode.PAY_PER_REQUEST)
+                      .overrideConfiguration(bounded));
+        } catch (ResourceInUseException e) {
+          // Another process created it at the same moment: wait for it like for our own.
+        }
+      }
+      long deadline = System.nanoTime() + TABLE_ACTIVE_PATIENCE.toNanos();
+      while (tableStatus().filter(s -> s == TableStatus.ACTIVE).isEmpty()) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new LeaseStoreException(null, what + " is not ACTIVE after " + TABLE_ACTIVE_PATIENCE.toSeconds() + " s");
+        }
+        Thread.sleep(200); // DescribeTable is the only way to learn the state; poll it gently
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException(null, "creating " + what + ": interrupted", e);
+    } catch (SdkException e) {
+      throw new LeaseStoreException(null, "creating " + what + " failed: " + e.getMessage() + accessHint(e), e);
+    }
+  }
+
+  private Optional<TableStatus> tableStatus() {
+    try {
+      return Optional.of(client.describeTable(r -> r.tableName(table).overrideConfiguration(bounded)).table().tableStatus());
+    } catch (ResourceNotFoundException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Runs one request; everything but a failed condition becomes a LeaseStoreException. */
+  private <T> T call(String election, String what, Supplier<T> request) {
+    try {
+      return request.get();
+    } catch (ConditionalCheckFailedException e) {
+      throw e; // a normal answer: the caller turns it into an empty result
+    } catch (ResourceNotFoundException e) {
+      throw new LeaseStoreException(
+          election, what + " item '" + election + "': table " + table + " does not exist at " + where
+              + " (create it, or set election.dynamodb.create-table=true; see the README)", e);
+    } catch (AbortedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException(election, what + " item '" + election + "' in table " + table + ": interrupted", e);
+    } catch (SdkException e) {
+      throw new LeaseStoreException(
+          election, what + " item '" + election + "' in table " + table + " at " + where + " failed: " + e.getMessage() + accessHint(e), e);
+    }
+  }
+
+  private String accessHint(SdkException e) {
+    boolean denied =
+        e instanceof AwsServiceException service && service.awsErrorDetails() != null
+            ? "AccessDeniedException".equals(service.awsErrorDetails().errorCode())
+            : String.valueOf(e.getMessage()).contains("not authorized");
+    return denied
+        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table " + table
+            + ", and DescribeTable and CreateTable with create-table on; see the README)"
+        : "";
+  }
+
+  private static Map<String, AttributeValue> key(String election) {
+    return Map.of(ELECTION, AttributeValue.fromS(election));
+  }
+
+  /** Every attribute but the key, and the holder only when there is one. */
+  private static Map<String, AttributeValue> attributes(String election, ElectionRecord record, String version) {
+    if (record.transitions() < 0) {
+      throw new LeaseStoreException(election, "a term below 0 cannot be a fencing token: " + record);
+    }
+    Map<String, AttributeValue> item = new HashMap<>();
+    if (!record.isReleased()) {
+      item.put(HOLDER, AttributeValue.fromS(record.holder()));
+    }
+    Duration d = record.leaseDuration();
+    long seconds = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
+    item.put(TERM, AttributeValue.fromN(Long.toString(record.transitions())));
+    item.put(LEASE_SECONDS, AttributeValue.fromN(Long.toString(seconds)));
+    item.put(ACQUIRE_TIME, AttributeValue.fromS(record.acquireTime().toString()));
+    item.put(RENEW_TIME, AttributeValue.fromS(record.renewTime().toString()));
+    item.put(VERSION, AttributeValue.fromS(version));
+    return item;
+  }
+
+  private VersionedRecord toVersioned(String election, Map<String, AttributeValue> item) {
+    try {
+      ElectionRecord record =
+          new ElectionRecord(
+              string(item, HOLDER).orElse(""),
+              Duration.ofSeconds(number(item, LEASE_SECONDS)),
+              string(item, ACQUIRE_TIME).map(Instant::parse).orElse(Instant.EPOCH),
+              string(item, RENEW_TIME).map(Instant::parse).orElse(Instant.EPOCH),
+              number(item, TERM));
+      // An item without a version was written by something else; "" matches no replace.
+      return new VersionedRecord(record, string(item, VERSION).orElse(""));
+    } catch (NumberFormatException | DateTimeParseException e) {
+      throw new LeaseStoreException(election, "item '" + election + "' in table " + table + " is not an election record: " + item.keySet(), e);
+    }
+  }
+
+  private static Optional<String> string(Map<String, AttributeValue> item, String name) {
+    AttributeValue value = item.get(name);
+    return value == null || value.s() == null ? Optional.empty() : Optional.of(value.s());
+  }
+
+  private static long number(Map<String, AttributeValue> item, String name) {
+    AttributeValue value = item.get(name);
+    return value == null || value.n() == null ? 0 : Long.parseLong(value.n());
+  }
+}

@@ -1,0 +1,54 @@
+package dev.baton.dynamodb;
+
+import dev.baton.conformance.ProxiedServerFixture;
+import dev.baton.conformance.Timings;
+import dev.baton.election.LeaseStore;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Conformance fixture for DynamoDB: one dynalite process on loopback, and per node a client of its
+ * own whose endpoint is that node's {@link dev.baton.conformance.FaultProxy}, so cutting or
+ * blackholing the proxy cuts off that node alone. The table is created by the first store.
+ */
+// close() is ProxiedServerFixture's, which may throw what closing a server throws.
+@SuppressWarnings("try")
+final class DynamoDbFixture extends ProxiedServerFixture {
+
+  /** Well under the renew deadline: a campaign is up to three round trips, each bounded by it. */
+  static final Duration CALL_TIMEOUT = Timings.SHORT.renewDeadline().dividedBy(3);
+
+  static final String TABLE = "baton-conformance";
+
+  private Dynalite dynalite;
+
+  @Override
+  protected List<InetSocketAddress> startServers() {
+    dynalite = Dynalite.start();
+    return List.of(dynalite.address());
+  }
+
+  @Override
+  protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
+    var client = closeLater(Dynalite.client(through.get(0), CALL_TIMEOUT));
+    return DynamoDbLeaseStore.builder(client).table(TABLE).callTimeout(CALL_TIMEOUT).createTable(true).build();
+  }
+
+  @Override
+  protected void stopServers() {
+    if (dynalite != null) {
+      dynalite.close();
+    }
+  }
+
+  @Override
+  public boolean judgesExpiryOnServer() {
+    return false; // each follower counts the item's lease duration from when it saw the item change
+  }
+
+  @Override
+  public List<String> refusedElectionNames() {
+    return List.of("x".repeat(2049));
+  }
+}
