@@ -74,7 +74,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * uses its own election names; the class uses its own table, dropped at the end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class JdbcLeaseStoreContract {
+abstract class JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   static final Duration LONG = Duration.ofSeconds(30);
   static final Duration SHORT = Duration.ofSeconds(1);
@@ -213,8 +213,19 @@ abstract class JdbcLeaseStoreContract {
     }
   }
 
-  String election(String what) {
+  @Override
+  public String election(String what) {
     return what + "-" + UUID.randomUUID();
+  }
+
+  @Override
+  public JdbcLeaseStore leader() {
+    return storeA;
+  }
+
+  @Override
+  public JdbcLeaseStore leaderWithCallTimeout(Duration callTimeout) {
+    return JdbcLeaseStore.builder(poolA).table(tableName).callTimeout(callTimeout).build();
   }
 
   static Lease grant(LeaseStore store, String election, String candidate, Duration ttl) {

@@ -1,0 +1,92 @@
+package dev.baton.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fault 4 of issue 16: a guarded write holds its lease row's lock for longer than a renewal may
+ * take, while the same store renews that lease in one batch with a hundred others. Mixed into
+ * {@link JdbcLeaseStoreContract}, so it runs on every database the contract runs on.
+ */
+interface LongGuardedWriteContract {
+
+  /** A lease lasts this long; its holder steps down at two thirds of it, the renew deadline. */
+  Duration TTL = Duration.ofSeconds(3);
+
+  Duration RENEW_DEADLINE = Duration.ofSeconds(2);
+
+  /** The store that leads the elections and runs the guarded write. */
+  JdbcLeaseStore leader();
+
+  /** A store on the leader's pool and table whose calls give up within a second. */
+  JdbcLeaseStore leaderWithCallTimeout(Duration callTimeout);
+
+  String election(String what);
+
+  @Test
+  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheOtherLeasesOfItsBatchNothing() throws Exception {
+    JdbcLeaseStore store = leader();
+    JdbcLeaseStore renewer = leaderWithCallTimeout(Duration.ofSeconds(1));
+    Lease guarded = JdbcLeaseStoreContract.grant(store, election("guarded"), "node-a", TTL);
+    List<Lease> batch = new ArrayList<>();
+    batch.add(guarded);
+    IntStream.range(0, 100).forEach(i -> batch.add(JdbcLeaseStoreContract.grant(store, election("beside-" + i), "node-a", TTL)));
+    CountDownLatch writing = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    ExecutorService writer = Executors.newSingleThreadExecutor();
+    try {
+      // The write ends when the batch renewal is back, or at twice the renew deadline: before the
+      // fix, the renewal waited for the row and timed out, failing all hundred and one.
+      Future<String> write =
+          writer.submit(
+              () ->
+                  store.inTerm(
+                      guarded,
+                      dsl -> {
+                        writing.countDown();
+                        try {
+                          finish.await(2 * RENEW_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                          throw new IllegalStateException("interrupted in the guarded write", e);
+                        }
+                        return "written";
+                      }));
+      assertThat(writing.await(10, TimeUnit.SECONDS)).as("the guarded write started").isTrue();
+      List<Renewal> outcomes = renewer.renewAll(batch);
+      boolean writeStillHeld = finish.getCount() == 1 && !write.isDone();
+      finish.countDown();
+      assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
+      assertThat(writeStillHeld).as("the batch renewal came back while the guarded write held its row").isTrue();
+      assertThat(outcomes.subList(1, outcomes.size()))
+          .as("the hundred leases beside the guarded one")
+          .allSatisfy(r -> assertThat(r.failure()).as("outcome %s", r).isEmpty());
+      // The locked row was not renewed, so it must not be reported renewed; nor is it lost.
+      assertThat(outcomes.get(0).failure())
+          .as("outcome of the lease whose row the guarded write held")
+          .get()
+          .isInstanceOf(LeaseStoreException.class)
+          .isNotInstanceOf(LeaseLostException.class);
+      // On its own, once the write committed, it renews as before.
+      assertThat(store.renew(guarded).token()).isEqualTo(guarded.token());
+    } finally {
+      finish.countDown();
+      writer.shutdownNow();
+      renewer.close();
+    }
+  }
+}
