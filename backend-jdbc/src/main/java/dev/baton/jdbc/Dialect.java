@@ -163,13 +163,17 @@ enum Dialect {
       return MARIADB;
     }
     if (p.contains("mysql")) {
+      if (metaData.getDatabaseMajorVersion() < 8) {
+        // A batch renewal leaves out the rows guarded writes hold through SKIP LOCKED (MySQL 8.0).
+        throw new ConfigurationException("the jdbc backend needs MySQL 8.0 or later, but the database is " + product + " " + version);
+      }
       return MYSQL;
     }
     if (p.equals("h2")) {
       return H2;
     }
     throw new ConfigurationException(
-        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.6+, MySQL and H2");
+        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
   }
 
   /** MariaDB's major and minor version, also behind the "5.5.5-" a MySQL driver reports before it. */

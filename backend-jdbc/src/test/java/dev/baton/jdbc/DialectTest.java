@@ -7,6 +7,7 @@ import dev.baton.election.ConfigurationException;
 import java.lang.reflect.Proxy;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -51,12 +52,20 @@ class DialectTest {
         .hasMessageContaining(version);
   }
 
+  @Test
+  void refusesAMySqlOlderThanEightNamingTheVersion() {
+    assertThatThrownBy(() -> Dialect.of(metaData("MySQL", "5.7.44", 5, 7)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("MySQL 8.0 or later")
+        .hasMessageContaining("5.7.44");
+  }
+
   @ParameterizedTest
   @CsvSource({"Oracle, 19c, 19, 0", "Microsoft SQL Server, 16.0, 16, 0"})
   void refusesAnotherDatabaseNamingWhatIsSupported(String product, String version, int major, int minor) {
     assertThatThrownBy(() -> Dialect.of(metaData(product, version, major, minor)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(product)
-        .hasMessageContaining("PostgreSQL, MariaDB 10.6+, MySQL and H2");
+        .hasMessageContaining("PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
   }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Fault 4 of issue 16: a guarded write holds its lease row's lock for longer than a renewal may
@@ -67,10 +68,14 @@ interface LongGuardedWriteContract {
                         return "written";
                       }));
       assertThat(writing.await(10, TimeUnit.SECONDS)).as("the guarded write started").isTrue();
+      long start = System.nanoTime();
       List<Renewal> outcomes = renewer.renewAll(batch);
+      long tookMillis = (System.nanoTime() - start) / 1_000_000;
       boolean writeStillHeld = finish.getCount() == 1 && !write.isDone();
       finish.countDown();
       assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
+      LoggerFactory.getLogger(LongGuardedWriteContract.class)
+          .info("{}: a batch renewal of {} leases, one of whose rows a guarded write held, came back in {} ms", store.describe(), batch.size(), tookMillis);
       assertThat(writeStillHeld).as("the batch renewal came back while the guarded write held its row").isTrue();
       assertThat(outcomes.subList(1, outcomes.size()))
           .as("the hundred leases beside the guarded one")
