@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,13 +56,22 @@ public final class ServerProcess implements AutoCloseable {
           .pollInterval(Duration.ofMillis(50))
           .until(() -> !p.isAlive() || listens(port));
       if (!p.isAlive()) {
-        throw new IllegalStateException(name + " exited with " + p.exitValue() + " before it listened; its output: " + log);
+        throw new IllegalStateException(name + " exited with " + p.exitValue() + " before it listened; the end of its output (" + log + "):\n" + tail(log));
       }
     } catch (RuntimeException | Error e) {
       server.close();
       throw e;
     }
     return server;
+  }
+
+  private static String tail(Path log) {
+    try {
+      String all = Files.readString(log);
+      return all.substring(Math.max(0, all.length() - 3000));
+    } catch (IOException e) {
+      return "(cannot read it: " + e + ")";
+    }
   }
 
   private static boolean listens(int port) {
