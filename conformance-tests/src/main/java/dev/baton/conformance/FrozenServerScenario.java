@@ -2,7 +2,6 @@ package dev.baton.conformance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.election.ElectionListener;
 import dev.baton.election.Elector;
 import dev.baton.election.FencingToken;
 import dev.baton.election.LeaseStore;
@@ -11,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
@@ -41,7 +39,7 @@ public final class FrozenServerScenario implements AutoCloseable {
   private final Timings timings;
   private final Duration longestCall;
   private final History history = new History();
-  private final List<Member> candidates = new ArrayList<>();
+  private final List<Candidate> candidates = new ArrayList<>();
 
   /** One elector per store, named node-1, node-2, ...; all started. */
   public FrozenServerScenario(String election, Timings timings, List<LeaseStore> stores) {
@@ -58,9 +56,11 @@ public final class FrozenServerScenario implements AutoCloseable {
     this.longestCall = longestCall;
     for (int i = 0; i < stores.size(); i++) {
       String name = "node-" + (i + 1);
-      Member c = new Member(name);
+      // No fault switch: the fault here is the frozen server.
+      Node node = new Node(name, new NodeConnection(stores.get(i), FaultInjector.all(List.of())), history);
+      Candidate c = new Candidate(node, election, history);
       c.attach(
-          Elector.builder(history.recording(name, stores.get(i)))
+          Elector.builder(node.store())
               .election(election)
               .candidate(name)
               .leaseDuration(timings.leaseDuration())
@@ -81,7 +81,7 @@ public final class FrozenServerScenario implements AutoCloseable {
    *     can get through: the leader must step down and nobody may be granted until the thaw
    */
   public Figures freezeLongerThanTheLease(Function<String, ServerProcess> serverFor, boolean leaderMustStepDown) {
-    Member leader = awaitSoleCurrentLeader();
+    Candidate leader = awaitSoleCurrentLeader();
     Term term = leader.toldTerm().orElseThrow();
     ServerProcess server = serverFor.apply(leader.name());
     String what = server.toString();
@@ -106,7 +106,7 @@ public final class FrozenServerScenario implements AutoCloseable {
     } else if (steppedDown.isEmpty()) {
       assertThat(history.terms(election)).as("terms while %s was frozen and %s kept its term", what, leader.name()).extracting(History.TermRecord::token).containsExactly(term.token());
     }
-    Member settled = awaitSoleCurrentLeader();
+    Candidate settled = awaitSoleCurrentLeader();
     Term now = settled.toldTerm().orElseThrow();
     if (steppedDown.isPresent()) {
       assertThat(now.token()).as("the token after the freeze").matches(t -> t.isNewerThan(term.token()), "newer than " + term.token());
@@ -119,7 +119,7 @@ public final class FrozenServerScenario implements AutoCloseable {
     return figures;
   }
 
-  private boolean renewedAfter(Member leader, FencingToken token, long afterNanos) {
+  private boolean renewedAfter(Candidate leader, FencingToken token, long afterNanos) {
     return !history
         .calls(
             election,
@@ -128,8 +128,8 @@ public final class FrozenServerScenario implements AutoCloseable {
         .isEmpty();
   }
 
-  private Member awaitSoleCurrentLeader() {
-    Member leader =
+  private Candidate awaitSoleCurrentLeader() {
+    Candidate leader =
         waiting("until exactly one elector leads and was told so")
             .until(() -> candidates.stream().filter(c -> c.isLeader() && c.toldTerm().isPresent()).toList(), l -> l.size() == 1)
             .get(0);
@@ -139,58 +139,6 @@ public final class FrozenServerScenario implements AutoCloseable {
 
   private ConditionFactory waiting(String what) {
     return Awaitility.await(what).atMost(timings.leaseDuration().multipliedBy(4).plus(timings.allowance()).plusSeconds(20)).pollInterval(Duration.ofMillis(20));
-  }
-
-  /** One elector and the terms it was told of, recorded in the history as they come. */
-  private final class Member implements ElectionListener {
-    private final String name;
-    private final List<Term> elected = new CopyOnWriteArrayList<>();
-    private final List<Term> revoked = new CopyOnWriteArrayList<>();
-    private volatile Elector elector;
-
-    Member(String name) {
-      this.name = name;
-    }
-
-    void attach(Elector elector) {
-      this.elector = elector;
-    }
-
-    Elector elector() {
-      return elector;
-    }
-
-    String name() {
-      return name;
-    }
-
-    boolean isLeader() {
-      return elector.isLeader();
-    }
-
-    Optional<Term> toldTerm() {
-      return elector.currentTerm().filter(elected::contains);
-    }
-
-    Optional<String> currentLeader() {
-      return elector.currentLeader();
-    }
-
-    List<Term> revoked() {
-      return List.copyOf(revoked);
-    }
-
-    @Override
-    public void onElected(Term term) {
-      elected.add(term);
-      history.recordElected(election, name, term.token());
-    }
-
-    @Override
-    public void onRevoked(Term term) {
-      history.recordRevoked(election, name, term.token());
-      revoked.add(term);
-    }
   }
 
   /** Closes the electors, followers first, and checks the history. */
