@@ -1,14 +1,19 @@
 package dev.baton.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.baton.election.ElectionListener;
+import dev.baton.election.Elector;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
+import dev.baton.election.Term;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -92,6 +97,62 @@ interface LongGuardedWriteContract {
       finish.countDown();
       writer.shutdownNow();
       renewer.close();
+    }
+  }
+
+  @Test
+  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheHundredElectorsBesideItNothing() throws Exception {
+    JdbcLeaseStore store = leaderWithCallTimeout(Duration.ofSeconds(1));
+    List<String> revoked = new CopyOnWriteArrayList<>();
+    List<Elector> electors = new ArrayList<>();
+    try {
+      for (int i = 0; i <= 100; i++) {
+        electors.add(
+            Elector.builder(store)
+                .election(election(i == 0 ? "guarded" : "beside-" + i))
+                .candidate("node-a")
+                .leaseDuration(TTL)
+                .renewDeadline(RENEW_DEADLINE)
+                .retryPeriod(Duration.ofMillis(500))
+                .listener(
+                    new ElectionListener() {
+                      @Override
+                      public void onRevoked(Term term) {
+                        revoked.add(term.election());
+                      }
+                    })
+                .build());
+      }
+      electors.forEach(Elector::start);
+      await("until all 101 electors lead").atMost(Duration.ofSeconds(30)).until(() -> electors.stream().allMatch(Elector::isLeader));
+      Term guarded = electors.get(0).currentTerm().orElseThrow();
+      long start = System.nanoTime();
+      // Held for twice the renew deadline: every election's renewals come due meanwhile.
+      String written =
+          store.inTerm(
+              guarded.election(),
+              guarded.candidate(),
+              guarded.token(),
+              dsl -> {
+                try {
+                  // The fault itself, not a synchronisation: a write that takes this long.
+                  TimeUnit.MILLISECONDS.sleep(RENEW_DEADLINE.multipliedBy(2).toMillis());
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                  throw new IllegalStateException("interrupted in the guarded write", e);
+                }
+                return "written";
+              });
+      assertThat(written).isEqualTo("written");
+      assertThat(System.nanoTime() - start).as("the guarded write held its row for twice the renew deadline").isGreaterThanOrEqualTo(RENEW_DEADLINE.multipliedBy(2).toNanos());
+      assertThat(revoked).as("elections whose leader stepped down").allMatch(e -> e.equals(guarded.election()));
+      assertThat(electors.subList(1, electors.size())).as("the hundred electors beside the guarded write").allMatch(Elector::isLeader);
+      LoggerFactory.getLogger(LongGuardedWriteContract.class)
+          .info("{}: a guarded write held for {} ms; of 101 electors renewing in batches, {} stepped down: {}", store.describe(),
+              (System.nanoTime() - start) / 1_000_000, revoked.size(), revoked);
+    } finally {
+      electors.forEach(Elector::close);
+      store.close();
     }
   }
 }
