@@ -123,6 +123,17 @@ enum Dialect {
     return this == MARIADB || this == MYSQL ? " force index (primary)" : "";
   }
 
+  /**
+   * Whether a batch renewal leaves out the rows other transactions hold (SKIP LOCKED) and renews
+   * each alone, waiting for its lock by the call's deadline. Not on H2: its client does nothing on
+   * setNetworkTimeout and abort, so that wait would last H2's own lock timeout, past the batch's
+   * deadline; and a row left out without that wait fails its renewal whenever a candidate's
+   * acquire holds it for a moment. On H2 a batch waits for a guarded write, as before.
+   */
+  boolean skipsLockedRows() {
+    return this != H2;
+  }
+
   String displayName() {
     return displayName;
   }

@@ -234,21 +234,19 @@ public final class JdbcLeaseStore implements LeaseStore {
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
     long ttlMillis = effectiveTtlMillis(lease.ttl());
-    String election = lease.election();
-    long token = lease.token().value();
-    return calls.call(
-        election,
-        "renew",
-        (s, deadline) -> {
-          long started = clock.nanoTime();
-          return transactions.autoCommitted(
-              deadline,
-              c -> {
-                if (s.renew(c, election, lease.candidate(), token, ttlMillis, deadline)) {
-                  return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
-                }
-                return renewedOrLost(lease, ttlMillis, s.read(c, election, deadline), clock.nanoTime() - started);
-              });
+    return calls.call(lease.election(), "renew", (s, deadline) -> renewAlone(s, lease, ttlMillis, deadline));
+  }
+
+  /** One renewal in its own statement, which waits for a row lock another transaction holds. */
+  private Lease renewAlone(LeaseStatements s, Lease lease, long ttlMillis, long deadline) throws SQLException {
+    long started = clock.nanoTime();
+    return transactions.autoCommitted(
+        deadline,
+        c -> {
+          if (s.renew(c, lease.election(), lease.candidate(), lease.token().value(), ttlMillis, deadline)) {
+            return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+          }
+          return renewedOrLost(lease, ttlMillis, s.read(c, lease.election(), deadline), clock.nanoTime() - started);
         });
   }
 
@@ -306,8 +304,13 @@ public final class JdbcLeaseStore implements LeaseStore {
               } else {
                 try {
                   outcomes.add(Renewal.renewed(renewedOrLost(lease, ttls[i], Optional.ofNullable(rows.get(lease.election())), took)));
-                } catch (LeaseLostException | LeaseStoreException e) {
+                } catch (LeaseLostException e) {
                   outcomes.add(Renewal.failed(e));
+                } catch (LeaseStoreException e) {
+                  // A live row of this lease that the batch left out: another transaction held it
+                  // (a guarded write, a candidate's acquire). Alone, its renewal waits for that
+                  // lock within the call's deadline; the others' outcomes are already settled.
+                  outcomes.add(renewedAloneOrFailed(s, lease, ttls[i], deadline));
                 }
               }
             }
@@ -315,6 +318,16 @@ public final class JdbcLeaseStore implements LeaseStore {
           });
     } catch (LeaseStoreException e) {
       return Collections.nCopies(n, Renewal.failed(e));
+    }
+  }
+
+  private Renewal renewedAloneOrFailed(LeaseStatements s, Lease lease, long ttlMillis, long deadline) {
+    try {
+      return Renewal.renewed(renewAlone(s, lease, ttlMillis, deadline));
+    } catch (LeaseLostException e) {
+      return Renewal.failed(e);
+    } catch (SQLException | DataAccessException | LeaseStoreException e) {
+      return Renewal.failed(calls.failure(lease.election(), "renew", e));
     }
   }
 

@@ -366,7 +366,7 @@ final class LeaseStatements {
       return renewed;
     }
     // Rows a guarded write holds are left out, unrenewed: the read that follows tells their leases.
-    Set<String> lockable = lockable(c, elections, deadline);
+    Set<String> lockable = dialect.skipsLockedRows() ? lockable(c, elections, deadline) : new HashSet<>(elections);
     Map<Long, List<Integer>> byTtl = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       if (lockable.contains(elections.get(i))) {

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.baton.election.ElectionListener;
 import dev.baton.election.Elector;
@@ -43,8 +44,12 @@ interface LongGuardedWriteContract {
 
   String election(String what);
 
+  /** Whether a batch renewal leaves out rows that guarded writes hold: not on H2 (see Dialect). */
+  boolean skipsLockedRows();
+
   @Test
   default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheOtherLeasesOfItsBatchNothing() throws Exception {
+    assumeTrue(skipsLockedRows(), "on H2 a batch renewal still waits for a guarded write (see the README)");
     JdbcLeaseStore store = leader();
     JdbcLeaseStore renewer = leaderWithCallTimeout(Duration.ofSeconds(1));
     Lease guarded = JdbcLeaseStoreContract.grant(store, election("guarded"), "node-a", TTL);
@@ -102,6 +107,7 @@ interface LongGuardedWriteContract {
 
   @Test
   default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheHundredElectorsBesideItNothing() throws Exception {
+    assumeTrue(skipsLockedRows(), "on H2 a batch renewal still waits for a guarded write (see the README)");
     JdbcLeaseStore store = leaderWithCallTimeout(Duration.ofSeconds(1));
     List<String> revoked = new CopyOnWriteArrayList<>();
     List<Elector> electors = new ArrayList<>();
