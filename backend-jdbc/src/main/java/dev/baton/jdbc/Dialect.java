@@ -104,6 +104,36 @@ enum Dialect {
     return "greatest(" + term + " + 1, " + micros + ")";
   }
 
+  /**
+   * What a select of the lease table (aliased {@code alias}) ends with to lock the rows it can and
+   * leave out those another transaction holds: a batch renewal must not wait for a guarded write
+   * on one row, or every lease of the batch runs out behind it. PostgreSQL names the table to lock
+   * because the select also reads the renewals' list; MariaDB has SKIP LOCKED since 10.6.
+   */
+  String lockSkippingLocked(String alias) {
+    return this == POSTGRESQL ? " for update of " + alias + " skip locked" : " for update skip locked";
+  }
+
+  /**
+   * What follows the lease table's name in a statement that names many rows by key: MariaDB's
+   * optimizer scans the whole key for a long list, and a locking scan then locks, and waits for,
+   * every row of the table, so one guarded write would hold up every batch renewal.
+   */
+  String byKey() {
+    return this == MARIADB || this == MYSQL ? " force index (primary)" : "";
+  }
+
+  /**
+   * Whether a batch renewal leaves out the rows other transactions hold (SKIP LOCKED) and renews
+   * each alone, waiting for its lock by the call's deadline. Not on H2: its client does nothing on
+   * setNetworkTimeout and abort, so that wait would last H2's own lock timeout, past the batch's
+   * deadline; and a row left out without that wait fails its renewal whenever a candidate's
+   * acquire holds it for a moment. On H2 a batch waits for a guarded write, as before.
+   */
+  boolean skipsLockedRows() {
+    return this != H2;
+  }
+
   String displayName() {
     return displayName;
   }
@@ -135,21 +165,26 @@ enum Dialect {
       int[] majorMinor = mariaDbVersion(v, metaData);
       int major = majorMinor[0];
       int minor = majorMinor[1];
-      if (major < 10 || (major == 10 && minor < 5)) {
-        // The acquire reads the row it left back through INSERT ... RETURNING (MariaDB 10.5).
+      if (major < 10 || (major == 10 && minor < 6)) {
+        // The acquire reads the row it left back through INSERT ... RETURNING (MariaDB 10.5), and a
+        // batch renewal leaves out the rows guarded writes hold through SKIP LOCKED (10.6).
         throw new ConfigurationException(
-            "the jdbc backend needs MariaDB 10.5 or later, but the database is " + product + " " + version);
+            "the jdbc backend needs MariaDB 10.6 or later, but the database is " + product + " " + version);
       }
       return MARIADB;
     }
     if (p.contains("mysql")) {
+      if (metaData.getDatabaseMajorVersion() < 8) {
+        // A batch renewal leaves out the rows guarded writes hold through SKIP LOCKED (MySQL 8.0).
+        throw new ConfigurationException("the jdbc backend needs MySQL 8.0 or later, but the database is " + product + " " + version);
+      }
       return MYSQL;
     }
     if (p.equals("h2")) {
       return H2;
     }
     throw new ConfigurationException(
-        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.5+, MySQL and H2");
+        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
   }
 
   /** MariaDB's major and minor version, also behind the "5.5.5-" a MySQL driver reports before it. */

@@ -24,6 +24,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.jooq.Configuration;
@@ -233,20 +234,20 @@ public final class JdbcLeaseStore implements LeaseStore {
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
     long ttlMillis = effectiveTtlMillis(lease.ttl());
-    String election = lease.election();
-    long token = lease.token().value();
-    return calls.call(
-        election,
-        "renew",
-        (s, deadline) ->
-            transactions.autoCommitted(
-                deadline,
-                c -> {
-                  if (s.renew(c, election, lease.candidate(), token, ttlMillis, deadline)) {
-                    return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
-                  }
-                  return renewedOrLost(lease, ttlMillis, s.read(c, election, deadline));
-                }));
+    return calls.call(lease.election(), "renew", (s, deadline) -> renewAlone(s, lease, ttlMillis, deadline));
+  }
+
+  /** One renewal in its own statement, which waits for a row lock another transaction holds. */
+  private Lease renewAlone(LeaseStatements s, Lease lease, long ttlMillis, long deadline) throws SQLException {
+    long started = clock.nanoTime();
+    return transactions.autoCommitted(
+        deadline,
+        c -> {
+          if (s.renew(c, lease.election(), lease.candidate(), lease.token().value(), ttlMillis, deadline)) {
+            return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+          }
+          return renewedOrLost(lease, ttlMillis, s.read(c, lease.election(), deadline), clock.nanoTime() - started);
+        });
   }
 
   /**
@@ -285,6 +286,7 @@ public final class JdbcLeaseStore implements LeaseStore {
           what,
           "renew " + n + " leases",
           (s, deadline) -> {
+            long started = clock.nanoTime();
             boolean[] surely = calls.inConnection(s.renewAllNeedsTransaction(), deadline, c -> s.renewAll(c, elections, candidates, tokens, ttls, deadline));
             List<String> unsure = new ArrayList<>();
             for (int i = 0; i < n; i++) {
@@ -293,6 +295,7 @@ public final class JdbcLeaseStore implements LeaseStore {
               }
             }
             Map<String, LeaseRow> rows = unsure.isEmpty() ? Map.of() : transactions.autoCommitted(deadline, c -> s.readAll(c, unsure, deadline));
+            long took = clock.nanoTime() - started;
             List<Renewal> outcomes = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
               Lease lease = leases.get(i);
@@ -300,9 +303,14 @@ public final class JdbcLeaseStore implements LeaseStore {
                 outcomes.add(Renewal.renewed(lease.renewed(Duration.ofMillis(ttls[i]), lease.handle())));
               } else {
                 try {
-                  outcomes.add(Renewal.renewed(renewedOrLost(lease, ttls[i], Optional.ofNullable(rows.get(lease.election())))));
+                  outcomes.add(Renewal.renewed(renewedOrLost(lease, ttls[i], Optional.ofNullable(rows.get(lease.election())), took)));
                 } catch (LeaseLostException e) {
                   outcomes.add(Renewal.failed(e));
+                } catch (LeaseStoreException e) {
+                  // A live row of this lease that the batch left out: another transaction held it
+                  // (a guarded write, a candidate's acquire). Alone, its renewal waits for that
+                  // lock within the call's deadline; the others' outcomes are already settled.
+                  outcomes.add(renewedAloneOrFailed(s, lease, ttls[i], deadline));
                 }
               }
             }
@@ -313,20 +321,44 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
+  private Renewal renewedAloneOrFailed(LeaseStatements s, Lease lease, long ttlMillis, long deadline) {
+    try {
+      return Renewal.renewed(renewAlone(s, lease, ttlMillis, deadline));
+    } catch (LeaseLostException e) {
+      return Renewal.failed(e);
+    } catch (SQLException | DataAccessException | LeaseStoreException e) {
+      return Renewal.failed(calls.failure(lease.election(), "renew", e));
+    }
+  }
+
   @Override
   public int renewBatchLimit() {
     return RENEW_BATCH_LIMIT;
   }
 
   /**
-   * The renewed lease when the row still shows it live (a MariaDB renewal within the grant's
-   * millisecond changes nothing and may count no row); otherwise the lease is gone.
+   * The renewed lease of a renewal whose update counted no row, when the row read after it shows
+   * the lease renewed since the call began: a MariaDB renewal within the grant's millisecond
+   * changes nothing and may count no row. A row of this lease that is live but was not renewed (a
+   * guarded write held it, and the batch left it out) is no renewal: a leader that counted it one
+   * would lead past the row's expiry. Its lease is not lost either; the renewal failed, and the
+   * elector retries until its renew deadline.
+   *
+   * @param sinceCallBegan nanoseconds from the call's start to after the read: a renewal at any
+   *     moment since leaves at least {@code ttlMillis} minus that much on the row
    */
-  private static Lease renewedOrLost(Lease lease, long ttlMillis, Optional<LeaseRow> row) {
+  static Lease renewedOrLost(Lease lease, long ttlMillis, Optional<LeaseRow> row, long sinceCallBegan) {
     long token = lease.token().value();
     String candidate = lease.candidate();
     if (row.isPresent() && row.get().isLive() && candidate.equals(row.get().holder()) && row.get().term() == token) {
-      return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+      long left = row.get().expiresInMillis();
+      if (left + TimeUnit.NANOSECONDS.toMillis(sinceCallBegan) >= ttlMillis) {
+        return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
+      }
+      throw new LeaseStoreException(
+          lease.election(),
+          "the renewal of " + candidate + " with token " + token + " did not reach its row (another transaction, such as a"
+              + " guarded write, holds it); the lease is still this holder's for " + left + " ms");
     }
     String otherHolder = row.filter(LeaseRow::isLive).map(LeaseRow::holder).orElse(null);
     throw new LeaseLostException(

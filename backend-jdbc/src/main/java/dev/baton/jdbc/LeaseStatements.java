@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,6 +65,7 @@ final class LeaseStatements {
   private final String renew;
   private final String renewAll; // PostgreSQL only
   private final String[] renewIn; // the others: one per RENEW_IN_SIZES
+  private final String[] lockIn; // the others: locks the rows no other transaction holds, one per RENEW_IN_SIZES
   private final String release;
   private final String read;
   private final String readAll; // PostgreSQL only
@@ -104,12 +106,16 @@ final class LeaseStatements {
         this.renew = "with renewed as (" + renewUpdate + " returning 1) select pg_notify(?, ?) from renewed";
         this.release = "with released as (" + releaseUpdate + " returning 1) select pg_notify(?, ?) from released";
         this.renewIn = null;
+        this.lockIn = null;
         this.renewAll =
             "with asked (election, holder, term, ttl, i) as ("
                 + "select * from unnest(cast(? as varchar[]), cast(? as varchar[]), cast(? as bigint[]), cast(? as bigint[])) with ordinality),"
+                + " lockable as (select l.election from " + t + " as l join asked on l.election = asked.election"
+                + dialect.lockSkippingLocked("l") + "),"
                 + " renewed as (update " + t + " as l set ttl_millis = asked.ttl, renewed_at = " + now
                 + ", expires_at = " + now + " + (asked.ttl + " + TRUNCATION_MARGIN_MILLIS + ") * interval '1 millisecond'"
                 + " from asked where l.election = asked.election and l.holder = asked.holder and l.term = asked.term and l.expires_at > " + now
+                + " and l.election in (select election from lockable)"
                 + " returning asked.i, asked.election, asked.ttl),"
                 + " chunked as (select election, ttl, sum(octet_length(election) + 5) over (partition by ttl order by i) / " + NOTICE_CHUNK_BYTES
                 + " as chunk from renewed),"
@@ -140,7 +146,8 @@ final class LeaseStatements {
         this.renew = renewUpdate;
         this.release = releaseUpdate;
         this.renewAll = null;
-        this.renewIn = renewIn(t, now, plus);
+        this.renewIn = renewIn(t, dialect);
+        this.lockIn = lockIn(t, dialect);
         this.readAll = null;
         this.lockIfCurrent = lockCheck + (dialect == Dialect.MARIADB ? " lock in share mode" : " for share");
       }
@@ -156,7 +163,8 @@ final class LeaseStatements {
         this.renew = renewUpdate;
         this.release = releaseUpdate;
         this.renewAll = null;
-        this.renewIn = renewIn(t, now, plus);
+        this.renewIn = renewIn(t, dialect);
+        this.lockIn = lockIn(t, dialect);
         this.readAll = null;
         this.lockIfCurrent = lockCheck + " for update";
       }
@@ -166,21 +174,32 @@ final class LeaseStatements {
 
   /**
    * One update per size of {@link #RENEW_IN_SIZES} that renews the unexpired leases it names. The
-   * list of election names alone is what the primary key answers (MariaDB and H2 also range-scan
-   * the key for the list of rows, but MySQL's optimizer need not); the list of rows then keeps
-   * only the leases whose holder and term still match.
+   * list of election names alone is what the primary key answers ({@link Dialect#byKey} makes
+   * MariaDB and MySQL use it); the list of rows then keeps only the leases whose holder and term
+   * still match.
    */
-  private static String[] renewIn(String t, String now, String plus) {
+  private static String[] renewIn(String t, Dialect dialect) {
+    String now = dialect.now();
+    String plus = dialect.nowPlusMillis();
     String[] statements = new String[RENEW_IN_SIZES.length];
     for (int k = 0; k < RENEW_IN_SIZES.length; k++) {
       int size = RENEW_IN_SIZES[k];
       StringBuilder sql =
           new StringBuilder(64 + size * 14)
-              .append("update ").append(t).append(" set ttl_millis = ?, renewed_at = ").append(now).append(", expires_at = ").append(plus)
+              .append("update ").append(t).append(dialect.byKey()).append(" set ttl_millis = ?, renewed_at = ").append(now).append(", expires_at = ").append(plus)
               .append(" where election in (?");
       sql.append(", ?".repeat(size - 1)).append(") and (election, holder, term) in ((?, ?, ?)");
       sql.append(", (?, ?, ?)".repeat(size - 1)).append(") and expires_at > ").append(now);
       statements[k] = sql.toString();
+    }
+    return statements;
+  }
+
+  /** One select per size of {@link #RENEW_IN_SIZES} that locks the rows it names unless another transaction holds them. */
+  private static String[] lockIn(String t, Dialect dialect) {
+    String[] statements = new String[RENEW_IN_SIZES.length];
+    for (int k = 0; k < RENEW_IN_SIZES.length; k++) {
+      statements[k] = "select election from " + t + dialect.byKey() + " where election in (?" + ", ?".repeat(RENEW_IN_SIZES[k] - 1) + ")" + dialect.lockSkippingLocked(t);
     }
     return statements;
   }
@@ -346,9 +365,13 @@ final class LeaseStatements {
       }
       return renewed;
     }
+    // Rows a guarded write holds are left out, unrenewed: the read that follows tells their leases.
+    Set<String> lockable = dialect.skipsLockedRows() ? lockable(c, elections, deadline) : new HashSet<>(elections);
     Map<Long, List<Integer>> byTtl = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
-      byTtl.computeIfAbsent(ttls[i], ttl -> new ArrayList<>()).add(i);
+      if (lockable.contains(elections.get(i))) {
+        byTtl.computeIfAbsent(ttls[i], ttl -> new ArrayList<>()).add(i);
+      }
     }
     int most = RENEW_IN_SIZES[RENEW_IN_SIZES.length - 1];
     List<Integer> unsure = new ArrayList<>();
@@ -366,6 +389,31 @@ final class LeaseStatements {
       renewOneByOne(c, unsure, elections, candidates, tokens, ttls, renewed, deadline);
     }
     return renewed;
+  }
+
+  /** The elections whose rows this transaction now holds: those no other transaction held. */
+  private Set<String> lockable(Connection c, List<String> elections, long deadline) throws SQLException {
+    List<String> distinct = new ArrayList<>(new LinkedHashSet<>(elections));
+    Set<String> locked = new HashSet<>();
+    int most = RENEW_IN_SIZES[RENEW_IN_SIZES.length - 1];
+    for (int from = 0; from < distinct.size(); from += most) {
+      List<String> chunk = distinct.subList(from, Math.min(distinct.size(), from + most));
+      int k = 0;
+      while (RENEW_IN_SIZES[k] < chunk.size()) {
+        k++;
+      }
+      try (PreparedStatement s = prepare(c, lockIn[k], deadline)) {
+        for (int j = 0; j < RENEW_IN_SIZES[k]; j++) {
+          s.setString(1 + j, chunk.get(Math.min(j, chunk.size() - 1)));
+        }
+        try (ResultSet rs = s.executeQuery()) {
+          while (rs.next()) {
+            locked.add(rs.getString(1));
+          }
+        }
+      }
+    }
+    return locked;
   }
 
   /** The lease a renewal names: two of them in one batch count one row. */

@@ -20,7 +20,7 @@
  * On PostgreSQL followers hear grants and releases at once and learn of a holder that stopped
  * renewing when its lease runs out, without asking: grants and renewals notify when their lease
  * runs out, and the store's LISTEN thread counts from the notification's arrival (never early).
- * On MariaDB, MySQL and H2 followers poll. MariaDB must be 10.5 or later (INSERT ... RETURNING).
+ * On MariaDB, MySQL and H2 followers poll. MariaDB must be 10.6 or later (INSERT ... RETURNING, SKIP LOCKED).
  * MySQL is supported by similar SQL but was not tested against a MySQL server.
  */
 package dev.baton.jdbc;

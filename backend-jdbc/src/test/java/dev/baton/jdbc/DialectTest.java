@@ -7,6 +7,7 @@ import dev.baton.election.ConfigurationException;
 import java.lang.reflect.Proxy;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -32,7 +33,7 @@ class DialectTest {
   @CsvSource({
     "PostgreSQL, 15.20 (Debian 15.20-0+deb12u1), 15, 20, POSTGRESQL",
     "MariaDB, 10.11.19-MariaDB-0+deb12u1, 10, 11, MARIADB",
-    "MariaDB, 10.5.2-MariaDB, 10, 5, MARIADB",
+    "MariaDB, 10.6.2-MariaDB, 10, 6, MARIADB",
     "MariaDB, 11.4.2-MariaDB, 11, 4, MARIADB",
     "MySQL, 5.5.5-10.11.19-MariaDB-0+deb12u1, 5, 5, MARIADB",
     "MySQL, 8.0.36, 8, 0, MYSQL",
@@ -43,12 +44,20 @@ class DialectTest {
   }
 
   @ParameterizedTest
-  @CsvSource({"MariaDB, 10.4.30-MariaDB, 10, 4", "MySQL, 5.5.5-10.3.39-MariaDB, 5, 5"})
-  void refusesAMariaDbOlderThanTenFiveNamingTheVersion(String product, String version, int major, int minor) {
+  @CsvSource({"MariaDB, 10.5.29-MariaDB, 10, 5", "MySQL, 5.5.5-10.3.39-MariaDB, 5, 5"})
+  void refusesAMariaDbOlderThanTenSixNamingTheVersion(String product, String version, int major, int minor) {
     assertThatThrownBy(() -> Dialect.of(metaData(product, version, major, minor)))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("MariaDB 10.5 or later")
+        .hasMessageContaining("MariaDB 10.6 or later")
         .hasMessageContaining(version);
+  }
+
+  @Test
+  void refusesAMySqlOlderThanEightNamingTheVersion() {
+    assertThatThrownBy(() -> Dialect.of(metaData("MySQL", "5.7.44", 5, 7)))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("MySQL 8.0 or later")
+        .hasMessageContaining("5.7.44");
   }
 
   @ParameterizedTest
@@ -57,6 +66,6 @@ class DialectTest {
     assertThatThrownBy(() -> Dialect.of(metaData(product, version, major, minor)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(product)
-        .hasMessageContaining("PostgreSQL, MariaDB 10.5+, MySQL and H2");
+        .hasMessageContaining("PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
   }
 }

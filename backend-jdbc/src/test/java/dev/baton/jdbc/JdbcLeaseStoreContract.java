@@ -74,7 +74,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * uses its own election names; the class uses its own table, dropped at the end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class JdbcLeaseStoreContract {
+abstract class JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   static final Duration LONG = Duration.ofSeconds(30);
   static final Duration SHORT = Duration.ofSeconds(1);
@@ -213,8 +213,24 @@ abstract class JdbcLeaseStoreContract {
     }
   }
 
-  String election(String what) {
+  @Override
+  public String election(String what) {
     return what + "-" + UUID.randomUUID();
+  }
+
+  @Override
+  public boolean skipsLockedRows() {
+    return !displayName().equals("H2");
+  }
+
+  @Override
+  public JdbcLeaseStore leader() {
+    return storeA;
+  }
+
+  @Override
+  public JdbcLeaseStore leaderWithCallTimeout(Duration callTimeout) {
+    return JdbcLeaseStore.builder(poolA).table(tableName).callTimeout(callTimeout).build();
   }
 
   static Lease grant(LeaseStore store, String election, String candidate, Duration ttl) {
@@ -410,7 +426,7 @@ abstract class JdbcLeaseStoreContract {
 
   /** No JDBC batch of single renewals, the cost MariaDB paid for its batches before. */
   @Test
-  void renewAllOfLiveLeasesWithOneTtlIsOneStatement() {
+  void renewAllOfLiveLeasesWithOneTtlIsOneUpdate() {
     CountingDataSource counted = new CountingDataSource(poolA);
     try (JdbcLeaseStore store = JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
       // 37 leases pad to the statement for 64; a longer TTL shows in every row the update wrote.
@@ -422,7 +438,9 @@ abstract class JdbcLeaseStoreContract {
 
       List<Renewal> outcomes = store.renewAll(asked);
 
-      assertThat(counted.prepared()).as("statements prepared").isEqualTo(1);
+      // On MariaDB and MySQL a select first locks the rows no guarded write holds.
+      boolean oneStatement = displayName().equals("PostgreSQL") || displayName().equals("H2");
+      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL and H2, a lock and an update elsewhere").isEqualTo(oneStatement ? 1 : 2);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {
@@ -447,7 +465,8 @@ abstract class JdbcLeaseStoreContract {
       List<Renewal> outcomes = store.renewAll(asked);
 
       boolean postgres = displayName().equals("PostgreSQL");
-      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere").isEqualTo(postgres ? 1 : 2);
+      int updates = postgres ? 1 : 2;
+      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere, and on MariaDB a lock").isEqualTo(displayName().equals("MariaDB") ? updates + 1 : updates);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {
