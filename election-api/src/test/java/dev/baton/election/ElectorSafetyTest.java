@@ -84,12 +84,8 @@ class ElectorSafetyTest {
     }
   }
 
-  // ------------------------------------------------------------ 1. late renewals
-
-  @Test
-  @DisplayName("a renewal answered after its term ended gives the lease back only once the term's work has stopped")
-  void lateRenewalReleasesAfterTheWorkStopped() {
-    CountDownLatch stopWork = gate();
+  /** Candidate "a" on storeA, whose work stops only when {@code stopWork} opens; started and leading. */
+  Elector slowToStop(CountDownLatch stopWork) {
     Elector ea =
         track(
             builder(storeA, "a", a, pool)
@@ -103,6 +99,16 @@ class ElectorSafetyTest {
                 .build());
     ea.start();
     await().until(ea::isLeader);
+    return ea;
+  }
+
+  // ------------------------------------------------------------ 1. late renewals
+
+  @Test
+  @DisplayName("a renewal answered after its term ended gives the lease back only once the term's work has stopped")
+  void lateRenewalReleasesAfterTheWorkStopped() {
+    CountDownLatch stopWork = gate();
+    Elector ea = slowToStop(stopWork);
     storeA.renewGate = new CountDownLatch(1);
 
     scheduler.advance(RETRY);
@@ -163,19 +169,7 @@ class ElectorSafetyTest {
   @DisplayName("a grant answered after close() is given back only once the previous term's work has stopped")
   void grantAnsweredAfterCloseReleasesAfterTheWorkStopped() {
     CountDownLatch stopWork = gate();
-    Elector ea =
-        track(
-            builder(storeA, "a", a, pool)
-                .whileLeader(
-                    term ->
-                        () -> {
-                          storeA.record("work stopping " + term.token());
-                          awaitLatch(stopWork);
-                          storeA.record("work stopped " + term.token());
-                        })
-                .build());
-    ea.start();
-    await().until(ea::isLeader);
+    Elector ea = slowToStop(stopWork);
     Elector eb = track(builder(storeB, "b", b, pool).build());
     eb.start();
     await().until(() -> eb.currentLeader().equals(Optional.of("a")));
