@@ -74,7 +74,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * uses its own election names; the class uses its own table, dropped at the end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class JdbcLeaseStoreContract implements LongGuardedWriteContract {
+abstract class JdbcLeaseStoreContract {
 
   static final Duration LONG = Duration.ofSeconds(30);
   static final Duration SHORT = Duration.ofSeconds(1);
@@ -213,22 +213,14 @@ abstract class JdbcLeaseStoreContract implements LongGuardedWriteContract {
     }
   }
 
-  @Override
   public String election(String what) {
     return what + "-" + UUID.randomUUID();
   }
 
-  @Override
-  public boolean skipsLockedRows() {
-    return !displayName().equals("H2");
-  }
-
-  @Override
   public JdbcLeaseStore leader() {
     return storeA;
   }
 
-  @Override
   public JdbcLeaseStore leaderWithCallTimeout(Duration callTimeout) {
     return JdbcLeaseStore.builder(poolA).table(tableName).callTimeout(callTimeout).build();
   }

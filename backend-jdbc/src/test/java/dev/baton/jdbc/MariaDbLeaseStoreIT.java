@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** The contract on MariaDB at 127.0.0.1:3306 (user root, no password, database test). */
-class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract {
+class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   @Override
   void requireServer() {

@@ -32,7 +32,7 @@ import org.postgresql.PGNotification;
  * The contract on PostgreSQL at 127.0.0.1:5432 (user postgres, trust, database test), and the
  * LISTEN/NOTIFY watch only PostgreSQL offers.
  */
-class PostgresLeaseStoreIT extends JdbcLeaseStoreContract {
+class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   /** Names node B's connections, so that a test can cut them from the server side. */
   private final String applicationNameB = "baton-it-b-" + suffix;
