@@ -248,6 +248,10 @@ final class Campaign {
         });
   }
 
+  boolean observed() {
+    return !observers.isEmpty();
+  }
+
   /** Tells the observers, on the engine; one that throws costs nothing but a log line. */
   void observe(Consumer<ElectorObserver> event) {
     for (ElectorObserver o : observers) {

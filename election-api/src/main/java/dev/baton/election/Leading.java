@@ -96,8 +96,11 @@ final class Leading extends Phase {
       term.extendTo(validUntil);
     }
     Campaign.log.debug("{}: renewed, token {}", c.logId, term.token());
-    Duration latency = Duration.ofNanos(c.clock.nanoTime() - startedNanos);
-    c.observe(o -> o.renewed(term, latency));
+    if (c.observed()) {
+      // The renewal loop of thousands of elections: nothing is allocated for no observer.
+      Duration latency = Duration.ofNanos(c.clock.nanoTime() - startedNanos);
+      c.observe(o -> o.renewed(term, latency));
+    }
     renewals.renewAt(lease, startedNanos + c.retryPeriod.toNanos());
   }
 
