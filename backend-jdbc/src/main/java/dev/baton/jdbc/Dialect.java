@@ -124,14 +124,13 @@ enum Dialect {
   }
 
   /**
-   * Whether a batch renewal leaves out the rows other transactions hold (SKIP LOCKED) and renews
-   * each alone, waiting for its lock by the call's deadline. Not on H2: its client does nothing on
-   * setNetworkTimeout and abort, so that wait would last H2's own lock timeout, past the batch's
-   * deadline; and a row left out without that wait fails its renewal whenever a candidate's
-   * acquire holds it for a moment. On H2 a batch waits for a guarded write, as before.
+   * Whether a renewal alone must lock its row first with a wait of its own ({@code FOR UPDATE WAIT
+   * seconds}) to end by the call's deadline. H2's client does nothing on setNetworkTimeout and
+   * abort, so without it the wait for a guarded write's lock lasts H2's LOCK_TIMEOUT (10 s by
+   * default); the others' drivers end it by the deadline.
    */
-  boolean skipsLockedRows() {
-    return this != H2;
+  boolean bindsLockWaitInSql() {
+    return this == H2;
   }
 
   String displayName() {

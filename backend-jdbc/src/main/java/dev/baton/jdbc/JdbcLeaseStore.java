@@ -240,14 +240,19 @@ public final class JdbcLeaseStore implements LeaseStore {
   /** One renewal in its own statement, which waits for a row lock another transaction holds. */
   private Lease renewAlone(LeaseStatements s, Lease lease, long ttlMillis, long deadline) throws SQLException {
     long started = clock.nanoTime();
-    return transactions.autoCommitted(
-        deadline,
+    boolean lockFirst = s.dialect().bindsLockWaitInSql();
+    Transactions.Task<Lease> renewal =
         c -> {
+          if (lockFirst) {
+            s.lockWithin(c, lease.election(), deadline);
+          }
           if (s.renew(c, lease.election(), lease.candidate(), lease.token().value(), ttlMillis, deadline)) {
             return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
           }
           return renewedOrLost(lease, ttlMillis, s.read(c, lease.election(), deadline), clock.nanoTime() - started);
-        });
+        };
+    // The row lock taken first must last until the update: one transaction.
+    return lockFirst ? transactions.inTransaction(deadline, renewal) : transactions.autoCommitted(deadline, renewal);
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.baton.jdbc;
 
 import static dev.baton.jdbc.LeaseTable.TRUNCATION_MARGIN_MILLIS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import dev.baton.election.MonotonicClock;
 import java.sql.Array;
@@ -15,6 +16,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -68,6 +70,7 @@ final class LeaseStatements {
   private final String[] lockIn; // the others: locks the rows no other transaction holds, one per RENEW_IN_SIZES
   private final String release;
   private final String read;
+  private final String lockRow; // H2: what the wait in seconds is appended to
   private final String readAll; // PostgreSQL only
   private final String lockIfCurrent;
   private final MonotonicClock clock;
@@ -86,6 +89,7 @@ final class LeaseStatements {
             + " where election = ? and holder = ? and term = ? and expires_at > " + now;
     String releaseUpdate = "update " + t + " set holder = null, expires_at = " + now + " where election = ? and holder = ? and term = ?";
     this.read = "select " + row + " from " + t + " where election = ?";
+    this.lockRow = "select election from " + t + " where election = ? for update wait ";
     String lockCheck = "select term from " + t + " where election = ? and holder = ? and term = ? and expires_at > " + now;
     String insertValues =
         " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, " + dialect.nextTerm("0") + ", ?, " + now + ", " + now + ", " + plus + ")";
@@ -301,6 +305,22 @@ final class LeaseStatements {
   }
 
   /**
+   * Locks the election's row for the rest of the transaction, waiting for another transaction's
+   * lock (a guarded write) only until {@code deadline}; see {@link Dialect#bindsLockWaitInSql}.
+   *
+   * @throws SQLException H2's lock timeout (50200) when the row stayed locked until the deadline
+   */
+  void lockWithin(Connection c, String election, long deadline) throws SQLException {
+    long leftMillis = Math.max(1, NANOSECONDS.toMillis(deadline - clock.nanoTime()));
+    // H2 takes the wait only as a literal number of seconds, not as a parameter.
+    String wait = String.format(Locale.ROOT, "%d.%03d", leftMillis / 1000, leftMillis % 1000);
+    try (PreparedStatement s = prepare(c, lockRow + wait, deadline)) {
+      s.setString(1, election);
+      s.executeQuery().close();
+    }
+  }
+
+  /**
    * Extends an unexpired lease of this holder and term (on PostgreSQL and notifies followers of
    * its new expiry).
    *
@@ -366,7 +386,7 @@ final class LeaseStatements {
       return renewed;
     }
     // Rows a guarded write holds are left out, unrenewed: the read that follows tells their leases.
-    Set<String> lockable = dialect.skipsLockedRows() ? lockable(c, elections, deadline) : new HashSet<>(elections);
+    Set<String> lockable = lockable(c, elections, deadline);
     Map<Long, List<Integer>> byTtl = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       if (lockable.contains(elections.get(i))) {

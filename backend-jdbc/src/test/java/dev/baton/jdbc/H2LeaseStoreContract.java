@@ -6,7 +6,7 @@ import java.util.Optional;
 import java.util.Properties;
 
 /** What both H2 modes share: the embedded engine, its admin user and its SQL for users and schemas. */
-abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract {
+abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   @Override
   void requireServer() {

@@ -430,9 +430,9 @@ abstract class JdbcLeaseStoreContract {
 
       List<Renewal> outcomes = store.renewAll(asked);
 
-      // On MariaDB and MySQL a select first locks the rows no guarded write holds.
-      boolean oneStatement = displayName().equals("PostgreSQL") || displayName().equals("H2");
-      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL and H2, a lock and an update elsewhere").isEqualTo(oneStatement ? 1 : 2);
+      // On MariaDB, MySQL and H2 a select first locks the rows no guarded write holds.
+      boolean oneStatement = displayName().equals("PostgreSQL");
+      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, a lock and an update elsewhere").isEqualTo(oneStatement ? 1 : 2);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {
@@ -458,7 +458,7 @@ abstract class JdbcLeaseStoreContract {
 
       boolean postgres = displayName().equals("PostgreSQL");
       int updates = postgres ? 1 : 2;
-      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere, and on MariaDB a lock").isEqualTo(displayName().equals("MariaDB") ? updates + 1 : updates);
+      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere, and a lock").isEqualTo(postgres ? updates : updates + 1);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {

@@ -25,9 +25,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fault 4 of issue 16: a guarded write holds its lease row's lock for longer than a renewal may
- * take, while the same store renews that lease in one batch with a hundred others. Implemented
- * by the PostgreSQL and MariaDB contracts, whose batch renewals skip locked rows; H2 cannot (it
- * has no bounded lock wait), so its contracts do not claim this, and the README says so.
+ * take, while the same store renews that lease in one batch with a hundred others. Implemented by
+ * every database's contract: PostgreSQL, MariaDB and H2 (in memory and in a file).
  */
 interface LongGuardedWriteContract {
 
