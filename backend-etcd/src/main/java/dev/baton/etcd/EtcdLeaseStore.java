@@ -61,8 +61,9 @@ import org.slf4j.LoggerFactory;
  * releasing store never renews or revokes that lease again. Candidate ids may not begin with a NUL
  * character, which the marker does. An acquisition that had to grant a lease and then found
  * the election held keeps that lease, unrenewed, for the store's next acquisition while it is young.
- * A store that only follows sends nothing while nothing changes: its watch reports releases and
- * expiry.
+ * A store that only follows sends next to nothing while nothing changes: its watch reports
+ * releases and expiry (the elector still looks every 30 s or two lease durations, in case a watch
+ * died without a word).
  *
  * <p><b>Shared leases</b> ({@link Builder#sharedLeases}), for a process that leads hundreds of
  * elections or more: all elections of the store with the same TTL share one etcd lease, so renewing

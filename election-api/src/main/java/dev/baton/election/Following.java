@@ -7,13 +7,25 @@ import java.util.concurrent.ScheduledFuture;
 /**
  * Following: campaigning for the lease. One acquire call in flight at a time (later requests
  * coalesce into one more); tries again when the watch reports a change, when the holder's lease
- * could first expire, or every retry period when there is no watch.
+ * could first expire, or every retry period when there is no watch. A watch that reports expiry
+ * is still checked by a look of its own every {@link #watchCheckPeriod}.
  *
  * <p>A follower that has just given a lease back (a step-down, a late grant) backs off first, and
  * ignores watch events until then: its own release must not call it straight back in ahead of the
  * others. The back-off belongs to this phase object, so a stop and a new start never inherit it.
  */
 final class Following extends Phase {
+
+  /**
+   * How long a follower trusts a watch that reports expiry before it looks itself: two lease
+   * durations, and at least 30 s, so that an idle follower still sends next to nothing.
+   */
+  static Duration watchCheckPeriod(Duration leaseDuration) {
+    Duration twoLeases = leaseDuration.multipliedBy(2);
+    return twoLeases.compareTo(LEAST_WATCH_CHECK_PERIOD) > 0 ? twoLeases : LEAST_WATCH_CHECK_PERIOD;
+  }
+
+  private static final Duration LEAST_WATCH_CHECK_PERIOD = Duration.ofSeconds(30);
 
   private final Campaign c;
   private final Duration backOffAtStart;
@@ -169,9 +181,11 @@ final class Following extends Phase {
 
   private void scheduleAfterRefusal(Optional<Duration> expiresIn) {
     if (watching && c.store.watchReportsExpiry()) {
-      // The watch reports release and expiry alike: nothing to poll for.
-      Campaign.cancel(nextAttempt);
-      nextAttempt = null;
+      // The watch reports release and expiry alike, so there is nothing to poll for, unless the
+      // watch died without a word (a stream left on a frozen server, a client's bug): this
+      // follower would then believe in a leader long gone and never campaign again. A look now
+      // and then costs a read and bounds how long that can last.
+      scheduleAttempt(Campaign.jittered(watchCheckPeriod(c.leaseDuration)));
       return;
     }
     Duration spread = Campaign.spread(Duration.ofMillis(Math.min(50, c.retryPeriod.toMillis() / 10)));

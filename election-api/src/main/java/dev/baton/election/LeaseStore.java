@@ -121,7 +121,8 @@ public interface LeaseStore extends AutoCloseable {
 
   /**
    * Whether {@link #watch} also reports expiry of a holder that stopped renewing (etcd, ZooKeeper),
-   * not only releases and takeovers. When it does, followers need not poll at all.
+   * not only releases and takeovers. When it does, followers do not poll; they only look once
+   * every two lease durations (at least 30 s), in case the watch died without a word.
    */
   default boolean watchReportsExpiry() {
     return false;
