@@ -19,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,6 +48,11 @@ class EtcdMemberFailureElectorIT {
   private static final Duration RETRY = Duration.ofSeconds(1);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
   private static final Duration PATIENCE = LEASE.multipliedBy(3).plusSeconds(10);
+  /**
+   * For all to agree after a thaw: a follower whose watch died on the frozen member learns only at
+   * its own next look, which followers take every 30 s at this lease (plus jitter).
+   */
+  private static final Duration AGREEMENT = PATIENCE.plusSeconds(40);
   private static final int NODES = 3;
 
   private static EtcdCluster etcd;
@@ -225,8 +231,27 @@ class EtcdMemberFailureElectorIT {
   /** The one node that leads now, once all agree on it. */
   private Node awaitSoleCurrentLeader() {
     Node leader = waiting("until exactly one elector leads now").until(() -> nodes.stream().filter(n -> n.elector.isLeader()).toList(), l -> l.size() == 1).get(0);
-    waiting("until all agree that " + leader.name + " leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+    try {
+      waiting("until all agree that " + leader.name + " leads")
+          .atMost(AGREEMENT)
+          .until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError(e.getMessage() + "; what each node believed and its last store calls:\n" + beliefs(), e);
+    }
     return leader;
+  }
+
+  private String beliefs() {
+    StringBuilder out = new StringBuilder();
+    for (Node n : nodes) {
+      out.append(n.name).append(": leads ").append(n.elector.isLeader()).append(", believes ").append(n.elector.currentLeader()).append(", events ").append(n.events);
+      List<Call> calls = history.calls(election, c -> c.node().equals(n.name));
+      for (Call c : calls.subList(Math.max(0, calls.size() - 6), calls.size())) {
+        out.append("\n    ").append(c.kind()).append(' ').append(c.outcome()).append(" from ").append(history.at(c.startNanos())).append(" to ").append(history.at(c.endNanos()));
+      }
+      out.append('\n');
+    }
+    return out.toString();
   }
 
   private Node awaitSoleLeader() {
