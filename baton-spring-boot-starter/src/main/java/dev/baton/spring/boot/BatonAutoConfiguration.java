@@ -23,7 +23,8 @@ import org.springframework.core.env.Environment;
 /**
  * A {@link LeaseStore} from the backend jar on the classpath (on the application's own client when
  * it has one), one {@link Elector} for {@code election.name} that runs the application's {@link
- * TermWork} beans and {@link WhileLeader} methods while it leads, started and closed with the context, with Micrometer meters when
+ * TermWork} beans and {@link WhileLeader} methods while it leads, started and closed with the
+ * context, with Micrometer meters when
  * there is a registry. Every bean gives way to one the application declares.
  */
 @AutoConfiguration(afterName = {

@@ -26,7 +26,7 @@ final class LeaderBeans implements TermWork, ElectionListener {
     this.methods = methods;
   }
 
-  /** Starts every work bean, then the @WhileLeader methods; if one fails, stops those already started and fails the term. */
+  /** Starts every work bean, then the @WhileLeader methods, as {@link #startAll} does. */
   @Override
   public AutoCloseable start(Term term) throws Exception {
     List<TermWork> all = new ArrayList<>(work.orderedStream().toList());

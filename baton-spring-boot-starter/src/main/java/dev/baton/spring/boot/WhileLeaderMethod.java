@@ -8,7 +8,9 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -31,13 +33,13 @@ final class WhileLeaderMethod implements TermWork {
   final String description;
   private final Object bean;
   private final Method method;
-  private final Function<Term, ?>[] arguments;
+  private final List<Function<Term, ?>> arguments;
   private final boolean runsForTheTerm;
   private final BeanFactory beans;
   private volatile String elector;
 
   private WhileLeaderMethod(String beanName, Object bean, Method method, String electorAttribute, String description,
-      Function<Term, ?>[] arguments, boolean runsForTheTerm, BeanFactory beans) {
+      List<Function<Term, ?>> arguments, boolean runsForTheTerm, BeanFactory beans) {
     this.beanName = beanName;
     this.bean = bean;
     this.method = method;
@@ -52,21 +54,20 @@ final class WhileLeaderMethod implements TermWork {
    * Checks the signature of {@code declared} (found on the bean's class) and returns it ready to
    * run as {@code invocable} (the same method as the bean, a proxy perhaps, exposes it).
    */
-  @SuppressWarnings("unchecked")
   static WhileLeaderMethod of(String beanName, Object bean, Method declared, Method invocable, String electorAttribute,
       BeanFactory beans) {
-    String description = "@WhileLeader method " + declared.getDeclaringClass().getName() + "." + declared.getName() + "("
-        + Arrays.stream(declared.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
+    String description = "@WhileLeader method " + declared.getDeclaringClass().getName() + "." + declared.getName()
+        + "(" + Arrays.stream(declared.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
         + ") of bean '" + beanName + "'";
     Class<?>[] types = declared.getParameterTypes();
-    Function<Term, ?>[] arguments = new Function[types.length];
-    for (int i = 0; i < types.length; i++) {
-      if (types[i] == Term.class) {
-        arguments[i] = term -> term;
-      } else if (types[i] == FencingToken.class) {
-        arguments[i] = Term::token;
+    List<Function<Term, ?>> arguments = new ArrayList<>();
+    for (Class<?> type : types) {
+      if (type == Term.class) {
+        arguments.add(term -> term);
+      } else if (type == FencingToken.class) {
+        arguments.add(Term::token);
       } else {
-        throw new InvalidWhileLeaderMethodException(description + " takes a " + types[i].getName(),
+        throw new InvalidWhileLeaderMethodException(description + " takes a " + type.getName(),
             "Take only a dev.baton.election.Term, a dev.baton.election.FencingToken, both or nothing.");
       }
     }
@@ -115,9 +116,9 @@ final class WhileLeaderMethod implements TermWork {
   }
 
   private Object invoke(Term term) throws Exception {
-    Object[] args = new Object[arguments.length];
+    Object[] args = new Object[arguments.size()];
     for (int i = 0; i < args.length; i++) {
-      args[i] = arguments[i].apply(term);
+      args[i] = arguments.get(i).apply(term);
     }
     try {
       return method.invoke(bean, args);
@@ -172,8 +173,8 @@ final class WhileLeaderMethod implements TermWork {
       }
       waitedMillis += STILL_RUNNING_REPORT.toMillis();
       log.warn("election '{}' candidate '{}': {} still runs {} s after it was interrupted at the end of the term with"
-          + " token {}; the end of the term, and any release, waits until it returns", term.election(), term.candidate(), description,
-          waitedMillis / 1000, term.token());
+          + " token {}; the end of the term, and any release, waits until it returns", term.election(),
+          term.candidate(), description, waitedMillis / 1000, term.token());
     }
   }
 

@@ -57,7 +57,8 @@ public final class WhileLeaderMethods implements BeanPostProcessor, SmartInitial
   @Override
   public void setBeanFactory(BeanFactory beanFactory) {
     if (!(beanFactory instanceof ConfigurableListableBeanFactory listable)) {
-      throw new IllegalStateException("@WhileLeader methods need a ConfigurableListableBeanFactory, not " + beanFactory);
+      throw new IllegalStateException("@WhileLeader methods need a ConfigurableListableBeanFactory, not "
+          + beanFactory);
     }
     this.beans = listable;
   }
@@ -69,14 +70,15 @@ public final class WhileLeaderMethods implements BeanPostProcessor, SmartInitial
       return bean;
     }
     Map<Method, WhileLeader> found = MethodIntrospector.selectMethods(type,
-        (MethodIntrospector.MetadataLookup<WhileLeader>) m -> AnnotatedElementUtils.findMergedAnnotation(m, WhileLeader.class));
+        (MethodIntrospector.MetadataLookup<WhileLeader>) m ->
+            AnnotatedElementUtils.findMergedAnnotation(m, WhileLeader.class));
     if (found.isEmpty()) {
       withoutMethods.add(type);
       return bean;
     }
     found.forEach((method, annotation) -> {
-      WhileLeaderMethod m = WhileLeaderMethod.of(beanName, bean, method, AopUtils.selectInvocableMethod(method, bean.getClass()),
-          annotation.elector(), beans);
+      Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
+      WhileLeaderMethod m = WhileLeaderMethod.of(beanName, bean, method, invocable, annotation.elector(), beans);
       // A prototype's method would be called once per instance ever created, none of them stopped with the context.
       if (beans.containsBeanDefinition(beanName) && !beans.getMergedBeanDefinition(beanName).isSingleton()) {
         throw new InvalidWhileLeaderMethodException(m.description + " is on a bean of scope '"
@@ -94,8 +96,10 @@ public final class WhileLeaderMethods implements BeanPostProcessor, SmartInitial
     for (WhileLeaderMethod m : methods) {
       String elector = electorOf(m, electors);
       if (!servedElectors.contains(elector)) {
+        List<String> misnamed = servedElectors.stream().filter(e -> !electors.contains(e)).sorted().toList();
         throw new InvalidWhileLeaderMethodException(m.description + " is bound to the elector '" + elector
-            + "', which was built without the @WhileLeader methods",
+            + "', which was built without the @WhileLeader methods"
+            + (misnamed.isEmpty() ? "" : " (forElector was given " + misnamed + ", which name no Elector bean)"),
             "Build that Elector with .whileLeader(whileLeaderMethods.forElector(\"" + elector
                 + "\")), whileLeaderMethods being the WhileLeaderMethods bean, or bind the method to another.");
       }
@@ -114,7 +118,9 @@ public final class WhileLeaderMethods implements BeanPostProcessor, SmartInitial
     if (electors.size() == 1) {
       return electors.get(0);
     }
-    List<String> primary = electors.stream().filter(e -> beans.containsBeanDefinition(e) && beans.getMergedBeanDefinition(e).isPrimary()).toList();
+    List<String> primary = electors.stream()
+        .filter(e -> beans.containsBeanDefinition(e) && beans.getMergedBeanDefinition(e).isPrimary())
+        .toList();
     if (primary.size() == 1) {
       return primary.get(0);
     }

@@ -161,7 +161,7 @@ class TwoInstancesIT {
   }
 
   @Test
-  @DisplayName("one instance leads and runs its leader-only bean and method, the other follows; closing the leader hands over")
+  @DisplayName("one instance leads and runs its leader-only bean and method, the other follows; closing it hands over")
   void leadFollowAndHandOver() throws Exception {
     ConfigurableApplicationContext a = instance("a");
     Runs runsA = a.getBean(Runs.class);
@@ -187,7 +187,8 @@ class TwoInstancesIT {
     JsonNode infoB = getJson(b, "/actuator/info").path("election");
     assertThat(infoB.path("name").asString()).isEqualTo(election);
     assertThat(infoB.path("leader").asString()).isEqualTo("a");
-    assertThat(infoB.path("token").asLong()).isEqualTo(runsA.started.get(0).token().value());
+    // The last term: on a loaded machine a may miss its 2 s renew deadline once and be elected again.
+    assertThat(infoB.path("token").asLong()).isEqualTo(runsA.started.get(runsA.started.size() - 1).token().value());
     assertThat(infoB.path("lastRenewal").isMissingNode()).as("info: %s", infoB).isFalse();
     JsonNode infoA = getJson(a, "/actuator/info").path("election");
     assertThat(infoA.path("leading").asBoolean()).isTrue();
@@ -208,7 +209,8 @@ class TwoInstancesIT {
 
     a.close();
     assertThat(runsA.running()).as("a's work stopped before its context finished closing").isFalse();
-    assertThat(loopA.interrupted).as("a's method interrupted at the end of its term").containsExactlyElementsOf(loopA.started);
+    assertThat(loopA.interrupted).as("a's method interrupted at the end of its term")
+        .containsExactlyElementsOf(loopA.started);
     assertThat(loopA.running()).as("a's method returned before its context finished closing").isFalse();
     await().atMost(20, SECONDS).until(runsB::running);
     await().atMost(20, SECONDS).until(loopB::running);

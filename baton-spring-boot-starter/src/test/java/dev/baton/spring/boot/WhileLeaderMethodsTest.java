@@ -37,7 +37,8 @@ class WhileLeaderMethodsTest {
   static final String[] MEMORY = {"election.backend=memory", "election.retry-period=200ms"};
 
   static ConfigurableApplicationContext start(Class<?> app, String... properties) {
-    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(MEMORY).properties(properties).run();
+    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(MEMORY).properties(properties)
+        .run();
   }
 
   static InvalidWhileLeaderMethodException failure(Class<?> app) {
@@ -102,7 +103,7 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a method returning AutoCloseable runs with the auto-configured elector's term and is closed when the context closes")
+  @DisplayName("a method returning AutoCloseable runs in the auto-configured elector's term, closed with the context")
   void autoConfiguredElector() {
     ConfigurableApplicationContext c = start(ReportingApp.class, "election.name=report-" + System.nanoTime());
     Calls calls = c.getBean(Reporting.class).calls;
@@ -151,13 +152,15 @@ class WhileLeaderMethodsTest {
 
     @Bean
     Elector billingElector(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("billing").closeOnShutdown(false).whileLeader(methods.forElector("billingElector")).build();
+      return Elector.builder(store).election("billing").closeOnShutdown(false)
+          .whileLeader(methods.forElector("billingElector")).build();
     }
 
     @Bean
     @Primary
     Elector reportsElector(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("reports").closeOnShutdown(false).whileLeader(methods.forElector("reportsElector")).build();
+      return Elector.builder(store).election("reports").closeOnShutdown(false)
+          .whileLeader(methods.forElector("reportsElector")).build();
     }
 
     @Bean
@@ -174,12 +177,14 @@ class WhileLeaderMethodsTest {
     try {
       await().atMost(20, SECONDS).until(() -> jobs.billing.terms.size() == 1 && jobs.reports.tokens.size() == 1);
       assertThat(jobs.billing.terms.get(0).election()).isEqualTo("billing");
-      assertThat(c.getBean("reportsElector", Elector.class).currentTerm().orElseThrow().token()).isEqualTo(jobs.reports.tokens.get(0));
+      assertThat(c.getBean("reportsElector", Elector.class).currentTerm().orElseThrow().token())
+          .isEqualTo(jobs.reports.tokens.get(0));
       assertThat(jobs.billing.stopped).isEmpty();
     } finally {
       c.close();
     }
-    assertThat(jobs.billing.stopped).as("interrupted, and returned before the context finished closing").containsExactly(jobs.billing.terms.get(0));
+    assertThat(jobs.billing.stopped).as("interrupted, and returned before the context finished closing")
+        .containsExactly(jobs.billing.terms.get(0));
   }
 
   // ------------------------------------------------------------------ a method that fails
@@ -235,11 +240,14 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a parameter other than Term or FencingToken fails the context, naming the bean, the method and what it may take")
+  @DisplayName("a parameter other than Term or FencingToken fails the context, naming bean, method and rule")
   void badParameter() {
     InvalidWhileLeaderMethodException e = failure(TakesStringApp.class);
-    assertThat(e).hasMessageContaining("@WhileLeader method " + TakesString.class.getName() + ".work(String) of bean 'badWork'")
-        .hasMessageContaining("takes a java.lang.String").hasMessageContaining("Term").hasMessageContaining("FencingToken");
+    assertThat(e)
+        .hasMessageContaining("@WhileLeader method " + TakesString.class.getName() + ".work(String) of bean 'badWork'")
+        .hasMessageContaining("takes a java.lang.String")
+        .hasMessageContaining("Term")
+        .hasMessageContaining("FencingToken");
     FailureAnalysis analysis = new WhileLeaderMethodFailureAnalyzer().analyze(e);
     assertThat(analysis.getDescription()).contains("'badWork'").contains("work(String)").doesNotContain("Take only");
     assertThat(analysis.getAction()).startsWith("Take only a dev.baton.election.Term");
@@ -265,7 +273,9 @@ class WhileLeaderMethodsTest {
   void badReturnType() {
     InvalidWhileLeaderMethodException e = failure(ReturnsStringApp.class);
     assertThat(e).hasMessageContaining(ReturnsString.class.getName() + ".work(Term) of bean 'badReturn'")
-        .hasMessageContaining("returns java.lang.String").hasMessageContaining("Return void").hasMessageContaining("AutoCloseable");
+        .hasMessageContaining("returns java.lang.String")
+        .hasMessageContaining("Return void")
+        .hasMessageContaining("AutoCloseable");
   }
 
   @Import(Base.class)
@@ -306,7 +316,8 @@ class WhileLeaderMethodsTest {
   @DisplayName("an elector name that is no Elector bean fails the context and lists the ones there are")
   void unknownElector() {
     InvalidWhileLeaderMethodException e = failure(UnknownElectorApp.class);
-    assertThat(e).hasMessageContaining("of bean 'unknown'").hasMessageContaining("'nosuchElector'").hasMessageContaining("[batonElector]");
+    assertThat(e).hasMessageContaining("of bean 'unknown'").hasMessageContaining("'nosuchElector'")
+        .hasMessageContaining("[batonElector]");
   }
 
   static class NamesNone {
@@ -328,7 +339,8 @@ class WhileLeaderMethodsTest {
 
     @Bean
     Elector one(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("one").closeOnShutdown(false).whileLeader(methods.forElector("one")).build();
+      return Elector.builder(store).election("one").closeOnShutdown(false).whileLeader(methods.forElector("one"))
+          .build();
     }
 
     @Bean
@@ -356,7 +368,8 @@ class WhileLeaderMethodsTest {
   @DisplayName("several electors, no @Primary and no elector named fails the context and lists the electors")
   void ambiguousElector() {
     InvalidWhileLeaderMethodException e = plainFailure(AmbiguousApp.class);
-    assertThat(e).hasMessageContaining("of bean 'namesNone'").hasMessageContaining("[one, two]").hasMessageContaining("@WhileLeader(elector = ...)");
+    assertThat(e).hasMessageContaining("of bean 'namesNone'").hasMessageContaining("[one, two]")
+        .hasMessageContaining("@WhileLeader(elector = ...)");
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -365,7 +378,8 @@ class WhileLeaderMethodsTest {
     @Bean
     @Primary
     Elector three(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("three").closeOnShutdown(false).whileLeader(methods.forElector("three")).build();
+      return Elector.builder(store).election("three").closeOnShutdown(false).whileLeader(methods.forElector("three"))
+          .build();
     }
   }
 
