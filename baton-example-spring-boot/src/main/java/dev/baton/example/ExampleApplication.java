@@ -1,19 +1,16 @@
 package dev.baton.example;
 
-import dev.baton.election.TermWork;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import dev.baton.election.Term;
+import dev.baton.spring.boot.WhileLeader;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.context.annotation.Bean;
 
 /**
- * Start it twice (two terminals, {@code --server.port=8081} on the second): one instance logs
- * "leading" every two seconds, the other waits; stop the leader and the other takes over.
+ * Start it twice (two terminals, {@code PORT=8081} on the second): one instance logs "leading"
+ * every two seconds, the other waits; stop the leader and the other takes over.
  */
 @SpringBootApplication
 public class ExampleApplication {
@@ -24,28 +21,21 @@ public class ExampleApplication {
     SpringApplication.run(ExampleApplication.class, args);
   }
 
-  /** One thread for the application's timed work; shut down with the context. */
-  @Bean(destroyMethod = "shutdownNow")
-  ScheduledExecutorService ticks() {
-    return Executors.newSingleThreadScheduledExecutor();
-  }
-
-  /** Runs only while this instance leads: started with each term, stopped when it ends. */
-  @Bean
-  TermWork reportWhileLeading(ScheduledExecutorService ticks) {
-    return term -> {
-      ScheduledFuture<?> job =
-          ticks.scheduleAtFixedRate(
-              () -> {
-                if (term.isValid()) {
-                  log.info("leading '{}' with fencing token {}", term.election(), term.token());
-                }
-              },
-              0, 2, TimeUnit.SECONDS);
-      return () -> {
-        job.cancel(false);
-        log.info("stopped leading '{}' (token {})", term.election(), term.token());
-      };
-    };
+  /**
+   * Runs only while this instance leads: called on a thread of its own with each term, interrupted
+   * when the term ends; the lease is released only once it has returned.
+   */
+  @WhileLeader
+  void reportWhileLeading(Term term) {
+    try {
+      while (term.isValid()) {
+        log.info("leading '{}' with fencing token {}", term.election(), term.token());
+        TimeUnit.SECONDS.sleep(2);
+      }
+    } catch (InterruptedException e) {
+      // The term ended: the interrupt is how it is told.
+    } finally {
+      log.info("stopped leading '{}' (token {})", term.election(), term.token());
+    }
   }
 }

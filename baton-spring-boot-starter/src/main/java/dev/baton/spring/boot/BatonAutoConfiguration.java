@@ -23,7 +23,8 @@ import org.springframework.core.env.Environment;
 /**
  * A {@link LeaseStore} from the backend jar on the classpath (on the application's own client when
  * it has one), one {@link Elector} for {@code election.name} that runs the application's {@link
- * TermWork} beans while it leads, started and closed with the context, with Micrometer meters when
+ * TermWork} beans and {@link WhileLeader} methods while it leads, started and closed with the
+ * context, with Micrometer meters when
  * there is a registry. Every bean gives way to one the application declares.
  */
 @AutoConfiguration(afterName = {
@@ -61,7 +62,17 @@ public class BatonAutoConfiguration {
     return new ElectionStatus();
   }
 
+  /** The bean name of the auto-configured elector, which runs the {@link WhileLeader} methods that name none. */
+  static final String ELECTOR = "batonElector";
+
+  /** Static: a post-processor, created before the configuration class and the beans it looks at. */
   @Bean
+  @ConditionalOnMissingBean
+  static WhileLeaderMethods batonWhileLeaderMethods() {
+    return new WhileLeaderMethods();
+  }
+
+  @Bean(ELECTOR)
   @ConditionalOnMissingBean
   Elector batonElector(
       LeaseStore store,
@@ -70,6 +81,7 @@ public class BatonAutoConfiguration {
       ElectionStatus status,
       ObjectProvider<TermWork> work,
       ObjectProvider<ElectionListener> listeners,
+      WhileLeaderMethods methods,
       ObjectProvider<ElectorObserver> observers,
       ObjectProvider<MeterRegistry> registries) {
     ElectionProperties election = properties.toElectionProperties();
@@ -80,7 +92,7 @@ public class BatonAutoConfiguration {
       }
       election = election.with(ElectionProperties.NAME, application);
     }
-    LeaderBeans beans = new LeaderBeans(work, listeners);
+    LeaderBeans beans = new LeaderBeans(work, listeners, methods.forElector(ELECTOR));
     // No JVM shutdown hook of Baton's own: the context's lifecycle closes the elector, in order,
     // before the DataSource or client it uses is closed.
     ElectorBuilder builder =

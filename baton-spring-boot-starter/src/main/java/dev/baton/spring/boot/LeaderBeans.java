@@ -9,7 +9,8 @@ import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * The application's {@link TermWork} and {@link ElectionListener} beans, looked up when a term
+ * The application's {@link TermWork} and {@link ElectionListener} beans and its {@link WhileLeader}
+ * methods, looked up when a term
  * starts rather than when the elector is built, so that such a bean may itself depend on the
  * {@code Elector} (to step down, say) without a cycle.
  */
@@ -17,18 +18,27 @@ final class LeaderBeans implements TermWork, ElectionListener {
 
   private final ObjectProvider<TermWork> work;
   private final ObjectProvider<ElectionListener> listeners;
+  private final TermWork methods;
 
-  LeaderBeans(ObjectProvider<TermWork> work, ObjectProvider<ElectionListener> listeners) {
+  LeaderBeans(ObjectProvider<TermWork> work, ObjectProvider<ElectionListener> listeners, TermWork methods) {
     this.work = work;
     this.listeners = listeners;
+    this.methods = methods;
   }
 
-  /** Starts every work bean for the term; if one fails, stops those already started and fails the term. */
+  /** Starts every work bean, then the @WhileLeader methods, as {@link #startAll} does. */
   @Override
   public AutoCloseable start(Term term) throws Exception {
+    List<TermWork> all = new ArrayList<>(work.orderedStream().toList());
+    all.add(methods);
+    return startAll(all, term);
+  }
+
+  /** Starts each for the term in order; if one fails, stops those already started and fails the term. */
+  static AutoCloseable startAll(List<? extends TermWork> work, Term term) throws Exception {
     List<AutoCloseable> started = new ArrayList<>();
     try {
-      for (TermWork w : work.orderedStream().toList()) {
+      for (TermWork w : work) {
         started.add(w.start(term));
       }
     } catch (Exception | Error e) {
