@@ -122,7 +122,7 @@ final class Campaign {
 
   void workFailed(Term term) {
     if (phase instanceof Leading && ((Leading) phase).term() == term) {
-      ((Leading) phase).stepDown(StepDownReason.WORK_FAILED, "leader work failed to start; giving the term up");
+      ((Leading) phase).stepDown(StepDownReason.WORK_FAILED, "leader work failed; giving the term up");
     }
   }
 

@@ -86,6 +86,17 @@ public final class Elector implements AutoCloseable {
     campaign.engine.execute(campaign::stepDown);
   }
 
+  /**
+   * Gives {@code term} up because the leader's work failed: ends it with {@link
+   * StepDownReason#WORK_FAILED}, then releases and campaigns again as {@link #stepDown()} does.
+   * Does nothing unless {@code term} is still this elector's current term, so work that fails late
+   * can never end a later term.
+   */
+  public void workFailed(Term term) {
+    java.util.Objects.requireNonNull(term, "term");
+    campaign.engine.execute(() -> campaign.workFailed(term));
+  }
+
   /** True while this node leads and its term is valid by its own monotonic clock. */
   public boolean isLeader() {
     Term t = campaign.publishedTerm();

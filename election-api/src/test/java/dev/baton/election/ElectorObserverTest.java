@@ -100,4 +100,24 @@ class ElectorObserverTest {
     assertThat(ea.isLeader()).isFalse();
     assertThat(eb.isLeader()).isTrue();
   }
+
+  @Test
+  @DisplayName("workFailed ends its own term as WORK_FAILED, and a term already over is left alone")
+  void workFailedEndsOnlyItsOwnTerm() {
+    Told a = new Told();
+    Elector ea = elector(storeA, "a", a);
+    ea.start();
+    Term first = ea.currentTerm().orElseThrow();
+
+    ea.workFailed(first);
+    scheduler.advance(RETRY.multipliedBy(3));
+    Term second = ea.currentTerm().orElseThrow();
+    // Late news of the first term's failure must not end the second.
+    ea.workFailed(first);
+    scheduler.advance(RETRY);
+
+    assertThat(a.events).contains("ended " + first.token() + " WORK_FAILED").doesNotContain("ended " + second.token() + " WORK_FAILED");
+    assertThat(second.token().isNewerThan(first.token())).isTrue();
+    assertThat(ea.currentTerm()).contains(second);
+  }
 }

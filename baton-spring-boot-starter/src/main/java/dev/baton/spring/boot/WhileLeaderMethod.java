@@ -151,7 +151,7 @@ final class WhileLeaderMethod implements TermWork {
       }
       log.error("election '{}' candidate '{}': {} failed during the term with token {}; stepping down so another"
           + " candidate can lead", term.election(), term.candidate(), description, term.token(), e);
-      beans.getBean(elector, Elector.class).stepDown();
+      beans.getBean(elector, Elector.class).workFailed(term);
     }
   }
 
