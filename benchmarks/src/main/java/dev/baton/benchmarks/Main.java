@@ -22,7 +22,7 @@ import java.util.Set;
  * the output directory.
  *
  * <pre>
- * Main [--out DIR] [--smoke] [--only NAME,NAME...] [--no-scale] [--log FILE]
+ * Main [--out DIR] [--smoke] [--only NAME,NAME...] [--no-scale] [--scale-sizes N,N...] [--log FILE]
  * </pre>
  */
 public final class Main {
@@ -73,6 +73,9 @@ public final class Main {
     Settings settings = options.smoke ? Settings.smokeTest() : Settings.full();
     if (!options.only.isEmpty()) {
       settings = settings.onlyThese(options.only);
+    }
+    if (!options.scaleSizes.isEmpty()) {
+      settings = settings.withScaleSizes(options.scaleSizes);
     }
     Instant started = Instant.now();
     long t0 = System.nanoTime();
@@ -161,6 +164,7 @@ public final class Main {
     Path out = Path.of("docs");
     boolean smoke;
     boolean noScale;
+    List<Integer> scaleSizes = new ArrayList<>();
     Set<String> only = new LinkedHashSet<>();
     Optional<Path> log = Optional.empty();
 
@@ -171,10 +175,13 @@ public final class Main {
           case "--out" -> o.out = Path.of(value(args, ++i, "--out"));
           case "--smoke" -> o.smoke = true;
           case "--no-scale" -> o.noScale = true;
+          case "--scale-sizes" -> Arrays.stream(value(args, ++i, "--scale-sizes").split(","))
+              .map(Integer::valueOf).forEach(o.scaleSizes::add);
           case "--only" -> o.only.addAll(Arrays.asList(value(args, ++i, "--only").split(",")));
           case "--log" -> o.log = Optional.of(Path.of(value(args, ++i, "--log")));
           default -> throw new IllegalArgumentException(
-              "unknown argument '" + args[i] + "'; accepted: --out DIR, --smoke, --no-scale, --only NAME[,NAME...], --log FILE");
+              "unknown argument '" + args[i] + "'; accepted: --out DIR, --smoke, --no-scale, --scale-sizes N[,N...],"
+                  + " --only NAME[,NAME...], --log FILE");
         }
       }
       return o;
