@@ -89,6 +89,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final MonotonicClock clock;
   private final LeaseWatches watches;
   private final UnrenewedLeases unrenewed;
+  private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
   /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
   private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
@@ -203,8 +204,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   }
 
   /**
-   * Confirms every lease with one {@code sync} and reads of the lease nodes that all go out
-   * together: one round trip for the batch, on the session's one connection. Each lease gets the
+   * Confirms every lease with one {@code sync}, and reads of the lease nodes not confirmed by an
+   * earlier read and its watch, all sent together: one round trip for the batch, on the session's
+   * one connection. Each lease gets the
    * outcome {@link #renew} alone would have given it, as if it started when this call started.
    */
   @Override
@@ -213,10 +215,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     for (Lease lease : leases) {
       requireNonNull(lease, "leases must not contain null");
     }
-    return new RenewalBatch(this, unrenewed, clock, callTimeout, leases).renew();
+    return new RenewalBatch(this, unrenewed, verified, clock, callTimeout, leases).renew();
   }
 
-  /** 1000: the reads of a full batch go out as four {@code multi}s, each answer well under ZooKeeper's packet limit. */
+  /** 1000: a batch is one {@code sync}, and one read per lease whose node is not watched yet. */
   @Override
   public int renewBatchLimit() {
     return RENEW_BATCH_LIMIT;
