@@ -62,7 +62,7 @@ final class RenewalBatch {
     for (int i = 0; i < leases.size(); i++) {
       Lease lease = leases.get(i);
       try {
-        asked.add(new Renewing(i, lease, LeaseHandle.of(lease), store.nodes(lease.election())));
+        asked.add(new Renewing(i, lease, store.handle(lease), store.nodes(lease.election())));
       } catch (RuntimeException e) {
         outcomes[i] = Renewal.failed(e); // not a lease of this store
       }

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -77,6 +78,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final int RENEW_BATCH_LIMIT = 1000;
+  /**
+   * Elections whose paths, and terms whose handles, are kept once made: a renewal of 10,000 leases
+   * a second would otherwise build and check every path and parse every handle again. Bounded so
+   * that elections named afresh for each job cannot grow them without end; past the bound they are
+   * cleared and filled again.
+   */
+  private static final int CACHE_LIMIT = 100_000;
 
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLeaseStore.class);
   private static final byte[] NO_DATA = new byte[0];
@@ -92,6 +100,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
   /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
   private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
+  private final Map<String, ElectionNodes> nodesByElection = new ConcurrentHashMap<>();
+  private final Map<String, LeaseHandle> handlesByText = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   private ZooKeeperLeaseStore(Builder builder) {
@@ -354,7 +364,29 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   // ---- one election, one session ----
 
   ElectionNodes nodes(String election) {
-    return ElectionNodes.of(basePath, client.getNamespace(), election);
+    ElectionNodes nodes = nodesByElection.get(election);
+    if (nodes == null) {
+      nodes = ElectionNodes.of(basePath, client.getNamespace(), election);
+      cache(nodesByElection, election, nodes);
+    }
+    return nodes;
+  }
+
+  /** What the lease's handle says; throws IllegalArgumentException when another store granted it. */
+  LeaseHandle handle(Lease lease) {
+    LeaseHandle handle = handlesByText.get(lease.handle());
+    if (handle == null) {
+      handle = LeaseHandle.of(lease);
+      cache(handlesByText, lease.handle(), handle);
+    }
+    return handle;
+  }
+
+  private static <V> void cache(Map<String, V> cache, String key, V value) {
+    if (cache.size() >= CACHE_LIMIT) {
+      cache.clear();
+    }
+    cache.putIfAbsent(key, value);
   }
 
   private CallDeadline deadline() {
