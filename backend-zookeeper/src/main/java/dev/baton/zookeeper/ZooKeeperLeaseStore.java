@@ -47,8 +47,9 @@ import org.slf4j.LoggerFactory;
  * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates
  * the lease node and bumps the election node's version in one {@code multi}; its fencing token is
  * the lease node's {@code czxid}, which grows with every grant, including a new term for the same
- * candidate (the node is then deleted and created again in the same {@code multi}). Renewal reads
- * the lease node after a {@code sync} and checks that it is still the one granted. Release and
+ * candidate (the node is then deleted and created again in the same {@code multi}). A term's first
+ * renewal reads the lease node after a {@code sync}, checks that it is still the one granted and
+ * watches it; later renewals are the {@code sync} alone while the watch has not fired. Release and
  * {@link #guarded guarded writes} are conditional on the election node's version, which only a
  * new grant changes.
  *
