@@ -175,8 +175,7 @@ public final class Main {
           case "--out" -> o.out = Path.of(value(args, ++i, "--out"));
           case "--smoke" -> o.smoke = true;
           case "--no-scale" -> o.noScale = true;
-          case "--scale-sizes" -> Arrays.stream(value(args, ++i, "--scale-sizes").split(","))
-              .map(Integer::valueOf).forEach(o.scaleSizes::add);
+          case "--scale-sizes" -> o.scaleSizes.addAll(sizes(value(args, ++i, "--scale-sizes")));
           case "--only" -> o.only.addAll(Arrays.asList(value(args, ++i, "--only").split(",")));
           case "--log" -> o.log = Optional.of(Path.of(value(args, ++i, "--log")));
           default -> throw new IllegalArgumentException(
@@ -185,6 +184,21 @@ public final class Main {
         }
       }
       return o;
+    }
+
+    private static List<Integer> sizes(String value) {
+      List<Integer> sizes = new ArrayList<>();
+      for (String n : value.split(",")) {
+        try {
+          sizes.add(Integer.parseInt(n.strip()));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("--scale-sizes takes election counts such as 100,10000, but got '" + value + "'", e);
+        }
+        if (sizes.get(sizes.size() - 1) < 1) {
+          throw new IllegalArgumentException("--scale-sizes takes election counts of at least 1, but got '" + value + "'");
+        }
+      }
+      return sizes;
     }
 
     private static String value(String[] args, int i, String option) {
