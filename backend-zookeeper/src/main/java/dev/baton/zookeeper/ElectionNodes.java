@@ -15,7 +15,7 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
 
   static final String LEASE_NODE = "lease";
 
-  /** Built for every call of the store, renewals included: each path is made and checked once. */
+  /** Built once per election and kept by the store ({@link ZooKeeperLeaseStore#nodes}). */
   static ElectionNodes of(String basePath, String namespace, String election) {
     String electionPath = checkedPath(basePath, election);
     String leasePath = electionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE;

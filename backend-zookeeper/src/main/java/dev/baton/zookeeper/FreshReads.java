@@ -1,6 +1,5 @@
 package dev.baton.zookeeper;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.zookeeper.KeeperException;
@@ -24,13 +23,6 @@ import org.apache.zookeeper.ZooKeeper;
  * answered in order on the session's one connection: one round trip.
  */
 final class FreshReads {
-
-  /**
-   * Reads per read-only {@code multi} in {@link #leaseNodes}. Each read answers about 80 bytes plus
-   * the holder's id, so an answer stays far below ZooKeeper's default packet limit ({@code
-   * jute.maxbuffer}, 1 MB) for ids up to a few kilobytes.
-   */
-  static final int READS_PER_MULTI = 250;
 
   private FreshReads() {}
 
@@ -63,48 +55,49 @@ final class FreshReads {
   }
 
   /**
-   * The lease nodes of many elections after one sync, in read-only {@code multi}s of at most
-   * {@value #READS_PER_MULTI} reads that all go out at once: one round trip for the lot. Each
-   * result is a {@link OpResult.GetDataResult} or an {@link OpResult.ErrorResult} of its own
-   * (NONODE when the node is gone); one read failing does not fail the others.
-   *
-   * <p>A sync is enough to renew one's own leases: only this session's own writes remove its lease
-   * nodes, and so does the end of the session, after which the members refuse its requests. The
-   * sync makes sure the member still follows the quorum, so a member cut off from it cannot
-   * confirm a lease the quorum has expired.
-   *
-   * @param election the election that a failure of the whole call concerns; null when it concerns many
-   * @throws KeeperException when the sync or a {@code multi} as a whole failed (the connection or
-   *     the session): the reads of the others would have failed alike
+   * A {@code sync}, whose answer says that the session was alive and its server followed the quorum
+   * when the server took it, and that every change to a node this session watches, applied by the
+   * server before that, has been delivered to the watcher (see {@link VerifiedLeaseNodes}). Its
+   * path is the root: the server neither checks nor needs the path, and a short one keeps the
+   * request almost as small as the client's own ping.
    */
-  static List<OpResult> leaseNodes(
-      ZooKeeper zk, List<ElectionNodes> nodes, CallDeadline deadline, String election, String what)
-      throws KeeperException {
-    AtomicInteger barrierCode = sync(zk, nodes.get(0).rawLeasePath());
-    if (nodes.size() == 1) {
-      // The same answer without a multi's framing, some 20 bytes each way on every lone renewal.
-      return List.of(getData(zk, nodes.get(0), barrierCode).await(deadline, election, what));
-    }
-    List<Reply<List<OpResult>>> replies = new ArrayList<>(nodes.size() / READS_PER_MULTI + 1);
-    for (int from = 0; from < nodes.size(); from += READS_PER_MULTI) {
-      List<ElectionNodes> chunk = nodes.subList(from, Math.min(nodes.size(), from + READS_PER_MULTI));
-      List<Op> reads = new ArrayList<>(chunk.size());
-      for (ElectionNodes n : chunk) {
-        reads.add(Op.getData(n.rawLeasePath()));
-      }
-      replies.add(send(zk, reads, barrierCode, chunk.get(0).leasePath()));
-    }
-    List<OpResult> results = new ArrayList<>(nodes.size());
-    for (Reply<List<OpResult>> reply : replies) {
-      results.addAll(reply.await(deadline, election, what));
-    }
-    return results;
+  static Reply<Void> sync(ZooKeeper zk) {
+    Reply<Void> reply = new Reply<>();
+    zk.sync(
+        "/",
+        (rc, path, ctx) -> {
+          if (rc == Code.OK.intValue()) {
+            reply.answer(null);
+          } else {
+            reply.fail(rc, path);
+          }
+        },
+        null);
+    return reply;
   }
 
-  private static AtomicInteger sync(ZooKeeper zk, String rawPath) {
-    AtomicInteger barrierCode = new AtomicInteger();
-    zk.sync(rawPath, (rc, path, ctx) -> barrierCode.set(rc), null);
-    return barrierCode;
+  /**
+   * The lease node, read after the requests that went out before it (a {@link #sync}), with {@code
+   * watcher} set on it as a one-shot data watch and told what the read found before any event of
+   * that watch can reach it. A node that is gone sets no watch.
+   */
+  static Reply<OpResult> watchedLeaseNode(ZooKeeper zk, ElectionNodes nodes, VerifiedLeaseNodes watcher) {
+    Reply<OpResult> reply = new Reply<>();
+    zk.getData(
+        nodes.rawLeasePath(),
+        watcher,
+        (rc, path, ctx, data, stat) -> {
+          if (rc == Code.OK.intValue()) {
+            watcher.read(nodes.rawLeasePath(), stat.getCzxid());
+            reply.answer(new OpResult.GetDataResult(data, stat));
+          } else if (rc == Code.NONODE.intValue()) {
+            reply.answer(new OpResult.ErrorResult(rc));
+          } else {
+            reply.fail(rc, nodes.leasePath());
+          }
+        },
+        null);
+    return reply;
   }
 
   /** One read of a lease node, answered after the request that went out before it, as a multi would answer it. */

@@ -16,10 +16,14 @@ import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * One {@link ZooKeeperLeaseStore#renewAll} call: every lease is confirmed by a read of its node
- * after one {@code sync}, all sent together, so a batch costs one round trip however many leases it
- * holds. A lease is renewed when its node is still the one granted to it (same {@code czxid},
- * owned by the lease's session, holding its candidate id); each lease is told what {@link
+ * One {@link ZooKeeperLeaseStore#renewAll} call: one {@code sync} for the whole batch confirms every
+ * lease whose node an earlier renewal read and watched, and that has not changed since (see {@link
+ * VerifiedLeaseNodes}); the other leases are confirmed by a read of their node sent right behind the
+ * sync, which also sets the watch. A lease is renewed when its node is still the one granted to it
+ * (same {@code czxid}, owned by the lease's session, holding its candidate id). In a leader's steady
+ * state a renewal is one {@code sync}, a request about the size of a ping, and the client sends no
+ * ping of its own while renewals come at least every third of the session timeout. Each lease is
+ * told what {@link
  * ZooKeeperLeaseStore#renew} alone would have told it, and goes through {@link UnrenewedLeases}
  * exactly as a single renewal does.
  */
@@ -27,6 +31,7 @@ final class RenewalBatch {
 
   private final ZooKeeperLeaseStore store;
   private final UnrenewedLeases unrenewed;
+  private final VerifiedLeaseNodes verified;
   private final List<Lease> leases;
   private final long startedNanos;
   private final CallDeadline deadline;
@@ -35,9 +40,16 @@ final class RenewalBatch {
   /** One lease of the batch, at {@code index} in it. */
   private record Renewing(int index, Lease lease, LeaseHandle handle, ElectionNodes nodes) {}
 
-  RenewalBatch(ZooKeeperLeaseStore store, UnrenewedLeases unrenewed, MonotonicClock clock, Duration callTimeout, List<Lease> leases) {
+  RenewalBatch(
+      ZooKeeperLeaseStore store,
+      UnrenewedLeases unrenewed,
+      VerifiedLeaseNodes verified,
+      MonotonicClock clock,
+      Duration callTimeout,
+      List<Lease> leases) {
     this.store = store;
     this.unrenewed = unrenewed;
+    this.verified = verified;
     this.leases = leases;
     this.deadline = CallDeadline.start(clock, callTimeout);
     this.startedNanos = deadline.atNanos() - callTimeout.toNanos();
@@ -50,7 +62,7 @@ final class RenewalBatch {
     for (int i = 0; i < leases.size(); i++) {
       Lease lease = leases.get(i);
       try {
-        asked.add(new Renewing(i, lease, LeaseHandle.of(lease), store.nodes(lease.election())));
+        asked.add(new Renewing(i, lease, store.handle(lease), store.nodes(lease.election())));
       } catch (RuntimeException e) {
         outcomes[i] = Renewal.failed(e); // not a lease of this store
       }
@@ -101,14 +113,22 @@ final class RenewalBatch {
   }
 
   private void read(ZooKeeper zk, List<Renewing> reading, String concerns) {
-    List<ElectionNodes> nodes = new ArrayList<>(reading.size());
-    for (Renewing r : reading) {
-      nodes.add(r.nodes());
-    }
     String what = reading.size() == 1 ? "renew" : "renew of " + reading.size() + " leases";
-    List<OpResult> read;
+    // Leases whose node was read and has not changed since need only the sync; the others are read
+    // again, right behind it, and watched from then on.
+    List<Renewing> unchanged = new ArrayList<>(reading.size());
+    List<Renewing> toRead = new ArrayList<>();
+    for (Renewing r : reading) {
+      if (verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
+        unchanged.add(r);
+      } else {
+        toRead.add(r);
+      }
+    }
+    Reply<Void> synced = FreshReads.sync(zk);
+    List<Reply<OpResult>> reads = sendReads(zk, toRead);
     try {
-      read = FreshReads.leaseNodes(zk, nodes, deadline, concerns, what);
+      synced.await(deadline, concerns, what);
     } catch (KeeperException e) {
       for (Renewing r : reading) {
         outcomes[r.index()] = Renewal.failed(readFailure(r, e));
@@ -119,10 +139,34 @@ final class RenewalBatch {
       return;
     }
     Duration ttl = Duration.ofMillis(zk.getSessionTimeout());
-    for (int k = 0; k < reading.size(); k++) {
-      Renewing r = reading.get(k);
-      outcomes[r.index()] = outcome(r, read.get(k), ttl);
+    for (Renewing r : unchanged) {
+      // Checked after the sync's answer: a change the server made before the sync has been seen.
+      if (verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
+        outcomes[r.index()] = Renewal.renewed(r.lease().renewed(ttl, r.lease().handle()));
+      } else {
+        toRead.add(r);
+        reads.add(FreshReads.watchedLeaseNode(zk, r.nodes(), verified));
+      }
     }
+    for (int k = 0; k < toRead.size(); k++) {
+      Renewing r = toRead.get(k);
+      try {
+        outcomes[r.index()] = outcome(r, reads.get(k).await(deadline, concerns, what), ttl);
+      } catch (KeeperException e) {
+        outcomes[r.index()] = Renewal.failed(readFailure(r, e));
+      } catch (LeaseStoreException e) {
+        failAll(toRead.subList(k, toRead.size()), e);
+        return;
+      }
+    }
+  }
+
+  private List<Reply<OpResult>> sendReads(ZooKeeper zk, List<Renewing> toRead) {
+    List<Reply<OpResult>> reads = new ArrayList<>(toRead.size());
+    for (Renewing r : toRead) {
+      reads.add(FreshReads.watchedLeaseNode(zk, r.nodes(), verified));
+    }
+    return reads;
   }
 
   /** What the read of a lease node says of its lease: still ours in its own session, or lost. */

@@ -2,6 +2,7 @@ package dev.baton.zookeeper;
 
 import dev.baton.election.MonotonicClock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,20 +29,25 @@ import org.slf4j.LoggerFactory;
  * of the client's current session are given back: the node of a session the client has left ends
  * when the servers expire that session.
  *
- * <p>Timers run on {@link CompletableFuture#delayedExecutor}'s shared thread, at most one per term,
- * and the give-back is one asynchronous {@code multi}, conditional on the term like a release;
- * nothing here blocks.
+ * <p>Timers run on {@link CompletableFuture#delayedExecutor}'s shared thread, one per slot of an
+ * eighth of a second for all the terms due in it (at most one check per term is pending), and the
+ * give-back is one asynchronous {@code multi}, conditional on the term like a release; nothing here
+ * blocks.
  */
 final class UnrenewedLeases {
 
   private static final Logger log = LoggerFactory.getLogger(UnrenewedLeases.class);
   /** Checks only take a lock and send an asynchronous request: they run on the JDK's timer thread. */
   private static final Executor ON_TIMER_THREAD = Runnable::run;
+  /** How far apart the timers of {@link #after} are: an eighth of a second, far below any TTL. */
+  private static final long SLOT_NANOS = TimeUnit.MILLISECONDS.toNanos(125);
 
   private final CuratorFramework client;
   private final Duration retryAfter;
   private final MonotonicClock clock;
   private final Map<Term, State> terms = new HashMap<>();
+  /** Terms to check, by the end of the slot they are due in. */
+  private final Map<Long, List<Term>> slots = new HashMap<>();
   private boolean closed;
 
   /**
@@ -135,6 +141,7 @@ final class UnrenewedLeases {
   synchronized void close() {
     closed = true;
     terms.clear();
+    slots.clear();
   }
 
   /** One timer per term at most: a check that finds the term renewed since sets the next one. */
@@ -205,8 +212,38 @@ final class UnrenewedLeases {
     after(retryAfter.toNanos(), term);
   }
 
-  private void after(long delayNanos, Term term) {
-    CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS, ON_TIMER_THREAD).execute(() -> check(term));
+  /**
+   * Runs {@link #check} for {@code term} no sooner than {@code delayNanos} from now, at the end of
+   * its slot: checks due in the same slot share one timer, so 10,000 terms cost a few timers a
+   * second instead of thousands. A give-back up to a slot late only keeps a stuck holder's
+   * successor waiting that much longer; it never cuts a promised lease short.
+   */
+  private synchronized void after(long delayNanos, Term term) {
+    if (closed) {
+      return;
+    }
+    long due = clock.nanoTime() + delayNanos;
+    long slot = due - Math.floorMod(due, SLOT_NANOS) + SLOT_NANOS;
+    List<Term> waiting = slots.get(slot);
+    if (waiting == null) {
+      waiting = new ArrayList<>();
+      slots.put(slot, waiting);
+      long delay = Math.max(0, slot - clock.nanoTime());
+      CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS, ON_TIMER_THREAD).execute(() -> checkSlot(slot));
+    }
+    waiting.add(term);
+  }
+
+  private void checkSlot(long slot) {
+    List<Term> due;
+    synchronized (this) {
+      due = slots.remove(slot);
+    }
+    if (due != null) {
+      for (Term term : due) {
+        check(term);
+      }
+    }
   }
 
   private synchronized void forget(Term term) {

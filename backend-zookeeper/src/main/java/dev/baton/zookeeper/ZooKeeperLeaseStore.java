@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,8 +47,9 @@ import org.slf4j.LoggerFactory;
  * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates
  * the lease node and bumps the election node's version in one {@code multi}; its fencing token is
  * the lease node's {@code czxid}, which grows with every grant, including a new term for the same
- * candidate (the node is then deleted and created again in the same {@code multi}). Renewal reads
- * the lease node after a {@code sync} and checks that it is still the one granted. Release and
+ * candidate (the node is then deleted and created again in the same {@code multi}). A term's first
+ * renewal reads the lease node after a {@code sync}, checks that it is still the one granted and
+ * watches it; later renewals are the {@code sync} alone while the watch has not fired. Release and
  * {@link #guarded guarded writes} are conditional on the election node's version, which only a
  * new grant changes.
  *
@@ -77,6 +79,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final int RENEW_BATCH_LIMIT = 1000;
+  /**
+   * Elections whose paths, and terms whose handles, are kept once made: a renewal of 10,000 leases
+   * a second would otherwise build and check every path and parse every handle again. Bounded so
+   * that elections named afresh for each job cannot grow them without end; past the bound they are
+   * cleared and filled again.
+   */
+  private static final int CACHE_LIMIT = 100_000;
 
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperLeaseStore.class);
   private static final byte[] NO_DATA = new byte[0];
@@ -89,8 +98,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final MonotonicClock clock;
   private final LeaseWatches watches;
   private final UnrenewedLeases unrenewed;
+  private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
   /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
   private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
+  private final Map<String, ElectionNodes> nodesByElection = new ConcurrentHashMap<>();
+  private final Map<String, LeaseHandle> handlesByText = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   private ZooKeeperLeaseStore(Builder builder) {
@@ -203,8 +215,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   }
 
   /**
-   * Confirms every lease with one {@code sync} and reads of the lease nodes that all go out
-   * together: one round trip for the batch, on the session's one connection. Each lease gets the
+   * Confirms every lease with one {@code sync}, and reads of the lease nodes not confirmed by an
+   * earlier read and its watch, all sent together: one round trip for the batch, on the session's
+   * one connection. Each lease gets the
    * outcome {@link #renew} alone would have given it, as if it started when this call started.
    */
   @Override
@@ -213,10 +226,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     for (Lease lease : leases) {
       requireNonNull(lease, "leases must not contain null");
     }
-    return new RenewalBatch(this, unrenewed, clock, callTimeout, leases).renew();
+    return new RenewalBatch(this, unrenewed, verified, clock, callTimeout, leases).renew();
   }
 
-  /** 1000: the reads of a full batch go out as four {@code multi}s, each answer well under ZooKeeper's packet limit. */
+  /** 1000: a batch is one {@code sync}, and one read per lease whose node is not watched yet. */
   @Override
   public int renewBatchLimit() {
     return RENEW_BATCH_LIMIT;
@@ -352,7 +365,29 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   // ---- one election, one session ----
 
   ElectionNodes nodes(String election) {
-    return ElectionNodes.of(basePath, client.getNamespace(), election);
+    ElectionNodes nodes = nodesByElection.get(election);
+    if (nodes == null) {
+      nodes = ElectionNodes.of(basePath, client.getNamespace(), election);
+      cache(nodesByElection, election, nodes);
+    }
+    return nodes;
+  }
+
+  /** What the lease's handle says; throws IllegalArgumentException when another store granted it. */
+  LeaseHandle handle(Lease lease) {
+    LeaseHandle handle = handlesByText.get(lease.handle());
+    if (handle == null) {
+      handle = LeaseHandle.of(lease);
+      cache(handlesByText, lease.handle(), handle);
+    }
+    return handle;
+  }
+
+  private static <V> void cache(Map<String, V> cache, String key, V value) {
+    if (cache.size() >= CACHE_LIMIT) {
+      cache.clear();
+    }
+    cache.putIfAbsent(key, value);
   }
 
   private CallDeadline deadline() {

@@ -25,15 +25,47 @@
  *
  * <p>Leadership safety comes instead from the Elector's renew deadline, measured from the start
  * of the last renewal that ZooKeeper answered. Every renewal is one round trip in the lease's own
- * session (a {@code sync} and a read of the lease node, sent together; a batch of renewals shares
- * the {@code sync} and reads all its lease nodes in the same round trip): a successful answer means
- * a server in contact with the quorum saw the session and the node alive after the renewal
- * started, so the session cannot expire, and no successor be granted, until the session timeout
- * after that start. The Elector steps down at its renew deadline, which is shorter. The store
- * never reports a renewal as confirmed unless that round trip completed: while disconnected a
- * call fails with {@link dev.baton.election.LeaseStoreException} within the call timeout (the
- * lease may or may not still be held), and a definite answer (node gone, granted again, session
- * expired or replaced) is a {@link dev.baton.election.LeaseLostException}.
+ * session, and a successful answer means a server in contact with the quorum saw the session and
+ * the node alive after the renewal started, so the session cannot expire, and no successor be
+ * granted, until the session timeout after that start. The Elector steps down at its renew
+ * deadline, which is shorter. The store never reports a renewal as confirmed unless that round trip
+ * completed: while disconnected a call fails with {@link dev.baton.election.LeaseStoreException}
+ * within the call timeout (the lease may or may not still be held), and a definite answer (node
+ * gone, granted again, session expired or replaced) is a {@link
+ * dev.baton.election.LeaseLostException}.
+ *
+ * <h2>A renewal is one {@code sync}: why that is as strict as a read</h2>
+ *
+ * The first renewal of a term sends a {@code sync} and, right behind it, a read of the lease node
+ * that also sets a one-shot data watch on it; the read confirms the node is the one granted (its
+ * {@code czxid} is the token). Every later renewal of the term sends the {@code sync} alone (one
+ * for a whole batch of renewals), and is confirmed when its answer arrives and the watch has not
+ * fired. What the two answers prove is the same:
+ *
+ * <ul>
+ *   <li>The session is alive at the server: a {@code sync} of an expired session is refused with
+ *       SESSIONEXPIRED (the lease is lost), and one that cannot get through fails the renewal
+ *       within the call timeout, as a read would.
+ *   <li>The server follows the quorum when it takes the {@code sync}: a {@code sync} goes through
+ *       the quorum leader, so a member cut off from the quorum cannot confirm a lease the quorum
+ *       has expired. This is what a bare ping (Curator's LeaderLatch relies on its session alone)
+ *       does not prove: a follower answers pings until it notices it lost the quorum leader, while
+ *       the leader may already have expired the session.
+ *   <li>The node is still the one granted: ZooKeeper delivers a session's watch events in order
+ *       with its replies, and the client runs watchers and callbacks in that order on one thread,
+ *       so a delete of the node that the server applied before the {@code sync} has fired the
+ *       watch before the {@code sync}'s answer is seen; the renewal then reads the node again,
+ *       and finds it gone or granted again. A lost connection, a reconnect or an expired session
+ *       (any event without a path) forgets every watched node, and the next renewal of each reads
+ *       again: ZooKeeper replays missed watch events on a reconnect, but the store does not rely on
+ *       that.
+ * </ul>
+ *
+ * The renewal starts its clock before it sends anything, exactly as before, so the renew deadline
+ * and the lease's TTL are counted from the same moment. On the wire a {@code sync} of the root is
+ * 17 bytes against a ping's 12, and the ZooKeeper client only pings a connection that has sent
+ * nothing for a third of the session timeout, so a leader renewing once a retry period (no longer
+ * than that) sends one small request a second where Curator's leader sends one ping.
  *
  * <p>After RECONNECTED in the same session the lease node is still there, and the next renewal
  * confirms it with the same token, if that happens before the renew deadline. After LOST, Curator

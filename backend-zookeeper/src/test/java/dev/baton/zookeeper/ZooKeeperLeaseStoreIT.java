@@ -167,10 +167,43 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
-  void renewAllAnswersEveryLeaseInOrderAcrossTheMultisOfABatch() {
-    int perMulti = FreshReads.READS_PER_MULTI;
+  void aRenewalConfirmedByTheSyncAloneStillNoticesEveryChangeToTheLeaseNode() throws Exception {
+    String election = uniqueElection("watched");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    String leasePath = storeA.nodes(election).leasePath();
+    storeA.renew(lease); // reads the node and watches it
+    assertThat(storeA.renew(lease).token()).isEqualTo(lease.token()); // the sync alone
+
+    // Nothing in Baton deletes another session's live lease node, but an operator may.
+    clientB.delete().forPath(leasePath);
+
+    assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+    Lease next = granted(storeB.tryAcquire(election, "b", TTL));
+    assertThatThrownBy(() -> storeA.renew(lease))
+        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    storeB.renew(next);
+    assertThat(storeB.renew(next).token()).isEqualTo(next.token());
+  }
+
+  @Test
+  void aNewTermEndsTheWatchedEarlierTermOfTheSameCandidate() {
+    String election = uniqueElection("watched-term");
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.renew(first);
+    storeA.renew(first);
+
+    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
+
+    assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
+    assertThat(storeA.renew(second).token()).isEqualTo(second.token());
+    assertThat(storeA.renew(second).token()).isEqualTo(second.token());
+  }
+
+  @Test
+  void renewAllAnswersEveryLeaseInOrder() {
+    int perMulti = 250;
     int size = 2 * perMulti + 50;
-    // Live leases on both sides of every boundary between two multis; the rest are gone.
+    // Live leases scattered through the batch; the rest are gone. Renewed twice: read, then watched.
     Set<Integer> live = Set.of(0, perMulti - 1, perMulti, 2 * perMulti - 1, 2 * perMulti, size - 1);
     int takenOver = perMulti + 1;
     int foreign = perMulti + 2;
@@ -194,9 +227,15 @@ class ZooKeeperLeaseStoreIT {
       }
     }
 
-    List<Renewal> outcomes = storeA.renewAll(batch);
-
+    for (int round = 0; round < 2; round++) {
+      assertEveryOutcome(storeA.renewAll(batch), batch, live, takenOver, foreign);
+    }
     assertThat(storeA.renewBatchLimit()).isGreaterThanOrEqualTo(size);
+    assertThat(storeA.read(batch.get(0).election())).map(LeaseRecord::holder).contains("a");
+  }
+
+  private static void assertEveryOutcome(List<Renewal> outcomes, List<Lease> batch, Set<Integer> live, int takenOver, int foreign) {
+    int size = batch.size();
     assertThat(outcomes).hasSameSizeAs(batch);
     for (int i = 0; i < size; i++) {
       Renewal outcome = outcomes.get(i);
@@ -216,7 +255,6 @@ class ZooKeeperLeaseStoreIT {
             .hasValueSatisfying(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).isEmpty()));
       }
     }
-    assertThat(storeA.read(batch.get(0).election())).map(LeaseRecord::holder).contains("a");
   }
 
   @Test

@@ -22,7 +22,7 @@ import java.util.Set;
  * the output directory.
  *
  * <pre>
- * Main [--out DIR] [--smoke] [--only NAME,NAME...] [--no-scale] [--log FILE]
+ * Main [--out DIR] [--smoke] [--only NAME,NAME...] [--no-scale] [--scale-sizes N,N...] [--log FILE]
  * </pre>
  */
 public final class Main {
@@ -73,6 +73,9 @@ public final class Main {
     Settings settings = options.smoke ? Settings.smokeTest() : Settings.full();
     if (!options.only.isEmpty()) {
       settings = settings.onlyThese(options.only);
+    }
+    if (!options.scaleSizes.isEmpty()) {
+      settings = settings.withScaleSizes(options.scaleSizes);
     }
     Instant started = Instant.now();
     long t0 = System.nanoTime();
@@ -161,6 +164,7 @@ public final class Main {
     Path out = Path.of("docs");
     boolean smoke;
     boolean noScale;
+    List<Integer> scaleSizes = new ArrayList<>();
     Set<String> only = new LinkedHashSet<>();
     Optional<Path> log = Optional.empty();
 
@@ -171,13 +175,30 @@ public final class Main {
           case "--out" -> o.out = Path.of(value(args, ++i, "--out"));
           case "--smoke" -> o.smoke = true;
           case "--no-scale" -> o.noScale = true;
+          case "--scale-sizes" -> o.scaleSizes.addAll(sizes(value(args, ++i, "--scale-sizes")));
           case "--only" -> o.only.addAll(Arrays.asList(value(args, ++i, "--only").split(",")));
           case "--log" -> o.log = Optional.of(Path.of(value(args, ++i, "--log")));
           default -> throw new IllegalArgumentException(
-              "unknown argument '" + args[i] + "'; accepted: --out DIR, --smoke, --no-scale, --only NAME[,NAME...], --log FILE");
+              "unknown argument '" + args[i] + "'; accepted: --out DIR, --smoke, --no-scale, --scale-sizes N[,N...],"
+                  + " --only NAME[,NAME...], --log FILE");
         }
       }
       return o;
+    }
+
+    private static List<Integer> sizes(String value) {
+      List<Integer> sizes = new ArrayList<>();
+      for (String n : value.split(",")) {
+        try {
+          sizes.add(Integer.parseInt(n.strip()));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("--scale-sizes takes election counts such as 100,10000, but got '" + value + "'", e);
+        }
+        if (sizes.get(sizes.size() - 1) < 1) {
+          throw new IllegalArgumentException("--scale-sizes takes election counts of at least 1, but got '" + value + "'");
+        }
+      }
+      return sizes;
     }
 
     private static String value(String[] args, int i, String option) {

@@ -188,7 +188,7 @@ final class Report {
         + " Kubernetes store (renewals arrive on the Lease watch; expiry is the follower's own observation) keep a timer at the holder's expiry. H2 and MariaDB cannot watch:"
         + " their followers poll every retry period, and their handover waits for the next poll.");
     line("- **Requests on the wire**: one renewal is one `LeaseStore` call; what it costs on the wire depends on the backend: a JDBC renewal is the statement (on MariaDB and H2 with its"
-        + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is a `sync` and a read (2 packets) plus the client's pings; an etcd renewal is a keep-alive"
+        + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is one `sync` once the lease node is read and watched (the first renewal of a term also reads it), and the client pings only when nothing else went out for a third of the session; an etcd renewal is a keep-alive"
         + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
     line("- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
         + " 2-core machine; the first election in a JVM also loads the client library's classes (the \"first in the JVM\" figure). On Kubernetes a first leader is one POST (no GET"
@@ -251,7 +251,7 @@ final class Report {
         return what + perElection + " A batch of up to 1000 is one statement on one pooled connection: on PostgreSQL one that also notifies followers of the new expiries,"
             + " elsewhere one `UPDATE` per lease duration in a transaction, which falls back to a JDBC batch of single updates only when it missed a lease.";
       case "ZooKeeper":
-        return what + perElection + " A batch of up to 1000 is one `sync` and read-only multis of 250 reads, sent together on the store's one session; the client still keeps one"
+        return what + perElection + " A batch of up to 1000 is one `sync` on the store's one session (plus, in a term's first renewal, a read that watches each lease node); the client still keeps one"
             + " timer per term for leases it has not renewed.";
       case "etcd":
         return what + perElection + " Here the elections share etcd leases (`election.etcd.lease-sharing=0s`, the README's setting for many elections): a batch of up to 1024"

@@ -90,6 +90,13 @@ record Settings(
         idleWindow, scaleSizes, scaleSettleLimit, scaleWindow, Set.copyOf(names));
   }
 
+  /** The same settings with other scale sizes, to measure one size without the others. */
+  Settings withScaleSizes(List<Integer> sizes) {
+    return new Settings(
+        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds,
+        handoverRounds, crashRounds, idleWindow, List.copyOf(sizes), scaleSettleLimit, scaleWindow, only);
+  }
+
   boolean includes(String contender) {
     return only.isEmpty() || only.stream().anyMatch(o -> o.equalsIgnoreCase(contender));
   }

@@ -37,6 +37,25 @@ class OptionsTest {
   }
 
   @Test
+  void scaleSizesReplaceTheDefaultSizes() {
+    Main.Options o = Main.Options.parse("--scale-sizes", "10000,100");
+    Settings s = Settings.full().withScaleSizes(o.scaleSizes);
+
+    assertThat(o.scaleSizes).containsExactly(10_000, 100);
+    assertThat(s.scaleSizes()).containsExactly(10_000, 100);
+    assertThat(s.handoverRounds()).isEqualTo(Settings.full().handoverRounds());
+    assertThat(Main.Options.parse().scaleSizes).isEmpty();
+  }
+
+  @Test
+  void aScaleSizeThatIsNoCountIsNamed() {
+    assertThatThrownBy(() -> Main.Options.parse("--scale-sizes", "10k"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'10k'");
+    assertThatThrownBy(() -> Main.Options.parse("--scale-sizes", "0")).hasMessageContaining("at least 1");
+  }
+
+  @Test
   void anOptionWithoutItsValueSaysSo() {
     assertThatThrownBy(() -> Main.Options.parse("--out")).hasMessage("--out needs a value");
   }
