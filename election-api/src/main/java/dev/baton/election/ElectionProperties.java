@@ -128,7 +128,8 @@ public final class ElectionProperties {
   /** True for keys whose values must never be printed. */
   public static boolean isSecret(String key) {
     String k = key.toLowerCase(Locale.ROOT);
-    return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential");
+    return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential")
+        || k.contains("connection-string");
   }
 
   /** The value as it may be shown in a message: secrets are hidden, and so are passwords in URLs. */
