@@ -36,6 +36,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 
 /**
@@ -72,7 +73,9 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   /** Azure's limit for a blob name. */
   private static final int MAX_BLOB_NAME = 1024;
   /** How often one tryAcquire reads again when the blob changed under it before it answers. */
-  private static final int ATTEMPTS = 3;
+  private static final int ATTEMPTS_BEFORE_ANSWERING = 10;
+  /** The pause before reading again after a race. */
+  private static final Duration RACE_PAUSE = Duration.ofMillis(10);
   /** What a follower shows while a grant is between its lease and its metadata write. */
   static final String UNRECORDED_HOLDER = "(a candidate whose grant is in progress)";
 
@@ -127,7 +130,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     BlobClient blob = container.getBlobClient(election);
     BlobLeaseClient lease = leaseOf(blob, candidate);
     LeaseRecord seen = null;
-    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+    for (int attempt = 0; attempt < ATTEMPTS_BEFORE_ANSWERING; attempt++) {
+      if (attempt > 0 && !pausedBeforeReadingAgain(deadline)) {
+        break;
+      }
       Optional<BlobProperties> read = properties(election, blob, deadline);
       if (read.isEmpty()) {
         create(election, blob, deadline);
@@ -137,7 +143,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       Optional<String> holder = holder(props);
       if (isLeased(props)) {
         seen = record(election, props, holder.filter(h -> !h.equals(candidate)).orElse(UNRECORDED_HOLDER));
-        if (!holder.equals(Optional.of(candidate))) {
+        if (holder.isEmpty()) {
+          continue; // leased, and its holder not yet written: read again, so the answer names the holder
+        }
+        if (!holder.get().equals(candidate)) {
           return Acquisition.held(seen);
         }
         // Our own candidate id holds it: Azure lets the same lease id acquire again, a new term.
@@ -171,8 +180,20 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     if (seen != null) {
       return Acquisition.held(seen);
     }
-    throw new LeaseStoreException(election, "blob '" + election + "' in " + where + " changed " + ATTEMPTS
-        + " times during one attempt to acquire it; the elector tries again");
+    throw new LeaseStoreException(election, "blob '" + election + "' in " + where + " changed under every one of "
+        + ATTEMPTS_BEFORE_ANSWERING + " attempts to acquire it; the elector tries again");
+  }
+
+  /**
+   * Waits a moment before reading the blob again after a race (another grant between its lease and
+   * its metadata write takes one round trip); false when the call timeout leaves no time for it.
+   */
+  private boolean pausedBeforeReadingAgain(long deadline) {
+    if (deadline - clock.nanoTime() < 2 * RACE_PAUSE.toNanos()) {
+      return false;
+    }
+    LockSupport.parkNanos(RACE_PAUSE.toNanos());
+    return !Thread.currentThread().isInterrupted();
   }
 
   /**
@@ -239,9 +260,14 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   public Optional<LeaseRecord> read(String election) {
     checkElectionName(election);
     BlobClient blob = container.getBlobClient(election);
-    return properties(election, blob, clock.nanoTime() + callTimeout.toNanos())
-        .filter(AzureBlobLeaseStore::isLeased)
-        .map(p -> record(election, p, holder(p).orElse(UNRECORDED_HOLDER)));
+    long deadline = clock.nanoTime() + callTimeout.toNanos();
+    Optional<BlobProperties> read = properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
+    // Leased, and its holder not yet written (a grant between its two requests): read again.
+    for (int attempt = 1; attempt < ATTEMPTS_BEFORE_ANSWERING && read.flatMap(AzureBlobLeaseStore::holder).isEmpty() && read.isPresent()
+        && pausedBeforeReadingAgain(deadline); attempt++) {
+      read = properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
+    }
+    return read.map(p -> record(election, p, holder(p).orElse(UNRECORDED_HOLDER)));
   }
 
   /**

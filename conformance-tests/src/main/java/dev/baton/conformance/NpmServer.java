@@ -43,17 +43,16 @@ public final class NpmServer implements AutoCloseable {
    *     baton.<tool>.home} the build sets to it
    */
   public static NpmServer start(String tool, String script, IntFunction<List<String>> args) {
-    String howToInstall = "(cd tools/" + tool + " && npm ci --ignore-scripts) from the repository root, or scripts/test";
-    Optional<Path> node = onPath("node");
+    Optional<String> missing = missing(tool, script);
+    RequiredServer.require(missing.isEmpty(), missing.map(m -> m.substring(0, m.indexOf(';'))).orElse(tool), howToInstall(tool));
+    Path node = onPath("node").orElseThrow();
     Path cli = home(tool).resolve("node_modules").resolve(script);
-    RequiredServer.require(node.isPresent(), "node (Debian package nodejs), which runs " + tool, "apt-get install nodejs, then " + howToInstall);
-    RequiredServer.require(Files.isRegularFile(cli), tool + " at " + cli, howToInstall);
     int port = ServerPorts.belowEphemeralRange();
     Path log;
     Process process;
     try {
       log = Files.createTempFile(tool + "-", ".log");
-      List<String> argv = new ArrayList<>(List.of(node.get().toString(), cli.toString()));
+      List<String> argv = new ArrayList<>(List.of(node.toString(), cli.toString()));
       argv.addAll(args.apply(port));
       ProcessBuilder builder = new ProcessBuilder(argv);
       builder.redirectErrorStream(true);
@@ -76,6 +75,25 @@ public final class NpmServer implements AutoCloseable {
       throw e;
     }
     return server;
+  }
+
+  /**
+   * What {@link #start} would miss, and how to install it: node on the PATH, or the package in
+   * tools/&lt;tool&gt;. Empty when both are there.
+   */
+  public static Optional<String> missing(String tool, String script) {
+    Path cli = home(tool).resolve("node_modules").resolve(script);
+    if (onPath("node").isEmpty()) {
+      return Optional.of("node (Debian package nodejs), which runs " + tool + "; apt-get install nodejs, then " + howToInstall(tool));
+    }
+    if (!Files.isRegularFile(cli)) {
+      return Optional.of(tool + " at " + cli + "; " + howToInstall(tool));
+    }
+    return Optional.empty();
+  }
+
+  private static String howToInstall(String tool) {
+    return "(cd tools/" + tool + " && npm ci --ignore-scripts) from the repository root, or scripts/test";
   }
 
   public InetSocketAddress address() {
@@ -103,10 +121,17 @@ public final class NpmServer implements AutoCloseable {
     }
   }
 
-  /** Where scripts/test installed the tool: the build says so; else tools/&lt;tool&gt; above the module. */
+  /**
+   * Where scripts/test installed the tool: the build says so; else tools/&lt;tool&gt; in the working
+   * directory (the repository root, as scripts/benchmarks runs) or above it (a module's directory).
+   */
   private static Path home(String tool) {
     String configured = System.getProperty("baton." + tool + ".home");
-    return configured != null ? Path.of(configured).normalize() : Path.of("..", "tools", tool).toAbsolutePath().normalize();
+    if (configured != null) {
+      return Path.of(configured).normalize();
+    }
+    Path here = Path.of("tools", tool).toAbsolutePath().normalize();
+    return Files.isDirectory(here) ? here : Path.of("..", "tools", tool).toAbsolutePath().normalize();
   }
 
   private static Optional<Path> onPath(String command) {
