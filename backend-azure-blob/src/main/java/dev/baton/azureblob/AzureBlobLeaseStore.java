@@ -220,7 +220,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     } catch (BlobStorageException e) {
       if (isContention(e) || e.getStatusCode() == 404) {
         throw new LeaseLostException(election, "the lease of blob '" + election + "' is no longer term "
-            + lease.token() + " of " + lease.candidate() + " (" + e.getErrorCode() + ")", null);
+            + lease.token() + " of " + lease.candidate() + " (HTTP " + e.getStatusCode() + code(e) + ")", null);
       }
       throw failure(election, "renew the lease of", e);
     }
@@ -357,7 +357,12 @@ public final class AzureBlobLeaseStore implements LeaseStore {
             : "";
     // The service's message only: the exception's own text repeats the request URL, which may carry a SAS token.
     return new LeaseStoreException(election, what + " blob '" + election + "' in " + where + " failed: HTTP "
-        + e.getStatusCode() + " " + e.getErrorCode() + hint, e);
+        + e.getStatusCode() + code(e) + hint, e);
+  }
+
+  /** Azure's error code, when the answer had one (a HEAD request's has none). */
+  private static String code(BlobStorageException e) {
+    return e.getErrorCode() == null ? "" : " " + e.getErrorCode();
   }
 
   // ---------------------------------------------------------------- the blob's contents
@@ -479,12 +484,14 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   }
 
   private void createContainer() {
+    String what = "creating container " + container.getBlobContainerName() + " at " + where;
     try {
-      call(null, "create container of", clock.nanoTime() + callTimeout.toNanos(),
-          t -> container.createIfNotExistsWithResponse(null, t, Context.NONE));
+      container.createIfNotExistsWithResponse(null, callTimeout, Context.NONE);
     } catch (BlobStorageException e) {
-      throw new LeaseStoreException(null, "creating container " + container.getBlobContainerName() + " at " + where
-          + " failed: HTTP " + e.getStatusCode() + " " + e.getErrorCode(), e);
+      throw new LeaseStoreException(null, what + " failed: HTTP " + e.getStatusCode() + code(e)
+          + (e.getStatusCode() == 403 ? " (create-container needs a right on the account; or create the container once by hand)" : ""), e);
+    } catch (RuntimeException e) {
+      throw new LeaseStoreException(null, what + " failed within the call timeout " + callTimeout.toMillis() + " ms: " + e, e);
     }
   }
 }
