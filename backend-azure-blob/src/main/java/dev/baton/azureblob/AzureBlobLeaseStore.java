@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 
 import com.azure.core.http.HttpHeaderName;
 import com.azure.core.http.RequestConditions;
-import com.azure.core.http.rest.Response;
 import com.azure.core.util.Context;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
@@ -49,10 +48,10 @@ import java.util.function.Function;
  *
  * <p>Azure judges expiry: a lease runs out on the service's clock, so a fresh candidate takes an
  * expired lease at once. Azure grants leases of 15 to 60 s only; an elector with another lease
- * duration is refused when it is built ({@link #checkLeaseDuration}), and a TTL with a fraction
- * of a second is rounded up to whole seconds (the lease's {@link Lease#ttl()} says so). The
- * fencing token is a counter in the blob's metadata, raised by an ETag-conditional write on every
- * grant. Azure cannot watch a blob, so followers poll at the retry period.
+ * duration is refused when it is built ({@link #checkLeaseDuration}), and a TTL with a fraction of
+ * a second is rounded up to whole seconds (the lease's {@link Lease#ttl()} says so). The fencing
+ * token is a counter in the blob's metadata, raised by an ETag-conditional write on every grant.
+ * Azure cannot watch a blob, so followers poll at the retry period.
  *
  * <p>The container client stays the caller's: the store never closes anything it was given. Each
  * call ends within the call timeout (default 3 s; at most half the renew deadline, see {@link
@@ -62,8 +61,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
 
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
   public static final String DEFAULT_CONTAINER = "baton-elections";
+
   /** The shortest and longest lease Azure Blob Storage grants (besides an infinite one). */
   public static final Duration MIN_LEASE = Duration.ofSeconds(15);
+
   public static final Duration MAX_LEASE = Duration.ofSeconds(60);
 
   static final String HOLDER = "holder";
@@ -72,10 +73,13 @@ public final class AzureBlobLeaseStore implements LeaseStore {
 
   /** Azure's limit for a blob name. */
   private static final int MAX_BLOB_NAME = 1024;
+
   /** How often one tryAcquire reads again when the blob changed under it before it answers. */
   private static final int ATTEMPTS_BEFORE_ANSWERING = 10;
+
   /** The pause before reading again after a race. */
   private static final Duration RACE_PAUSE = Duration.ofMillis(10);
+
   /** What a follower shows while a grant is between its lease and its metadata write. */
   static final String UNRECORDED_HOLDER = "(a candidate whose grant is in progress)";
 
@@ -110,7 +114,11 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     long seconds = wholeSeconds(leaseDuration);
     if (leaseDuration.compareTo(MIN_LEASE) < 0 || seconds > MAX_LEASE.toSeconds()) {
       throw new ConfigurationException(
-          key + ": " + (leaseDuration.getNano() == 0 ? leaseDuration.getSeconds() + "s" : leaseDuration.toMillis() + "ms")
+          key
+              + ": "
+              + (leaseDuration.getNano() == 0
+                  ? leaseDuration.getSeconds() + "s"
+                  : leaseDuration.toMillis() + "ms")
               + " is not a lease Azure Blob Storage grants; use 15s to 60s");
     }
     return seconds;
@@ -142,9 +150,14 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       BlobProperties props = read.get();
       Optional<String> holder = holder(props);
       if (isLeased(props)) {
-        seen = record(election, props, holder.filter(h -> !h.equals(candidate)).orElse(UNRECORDED_HOLDER));
+        seen =
+            record(
+                election,
+                props,
+                holder.filter(h -> !h.equals(candidate)).orElse(UNRECORDED_HOLDER));
         if (holder.isEmpty()) {
-          continue; // leased, and its holder not yet written: read again, so the answer names the holder
+          continue; // leased, and its holder not yet written: read again, so the answer names the
+                    // holder
         }
         if (!holder.get().equals(candidate)) {
           return Acquisition.held(seen);
@@ -153,8 +166,13 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       }
       String etag = props.getETag();
       try {
-        call(election, "acquire the lease of", deadline,
-            t -> lease.acquireLeaseWithResponse((int) seconds, new RequestConditions().setIfMatch(etag), t, Context.NONE));
+        call(
+            election,
+            "acquire the lease of",
+            deadline,
+            t ->
+                lease.acquireLeaseWithResponse(
+                    (int) seconds, new RequestConditions().setIfMatch(etag), t, Context.NONE));
       } catch (BlobStorageException e) {
         if (isContention(e)) {
           continue; // another candidate leased or wrote it since the read: read again, then answer
@@ -165,23 +183,48 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       Map<String, String> metadata = metadata(candidate, term, seconds);
       String granted;
       try {
-        granted = call(election, "raise the term of", deadline, t -> blob.setMetadataWithResponse(
-            metadata, new BlobRequestConditions().setLeaseId(lease.getLeaseId()).setIfMatch(etag), t, Context.NONE))
-            .getHeaders().getValue(HttpHeaderName.ETAG);
+        granted =
+            call(
+                    election,
+                    "raise the term of",
+                    deadline,
+                    t ->
+                        blob.setMetadataWithResponse(
+                            metadata,
+                            new BlobRequestConditions()
+                                .setLeaseId(lease.getLeaseId())
+                                .setIfMatch(etag),
+                            t,
+                            Context.NONE))
+                .getHeaders()
+                .getValue(HttpHeaderName.ETAG);
       } catch (BlobStorageException e) {
         if (isContention(e)) {
           continue; // our new lease is gone already (a very slow call): start over
         }
         throw failure(election, "raise the term of", e);
       }
-      Lease grant = new Lease(election, candidate, FencingToken.of(term), Duration.ofSeconds(seconds), handle(granted, started));
+      Lease grant =
+          new Lease(
+              election,
+              candidate,
+              FencingToken.of(term),
+              Duration.ofSeconds(seconds),
+              handle(granted, started));
       return Acquisition.granted(grant);
     }
     if (seen != null) {
       return Acquisition.held(seen);
     }
-    throw new LeaseStoreException(election, "blob '" + election + "' in " + where + " changed under every one of "
-        + ATTEMPTS_BEFORE_ANSWERING + " attempts to acquire it; the elector tries again");
+    throw new LeaseStoreException(
+        election,
+        "blob '"
+            + election
+            + "' in "
+            + where
+            + " changed under every one of "
+            + ATTEMPTS_BEFORE_ANSWERING
+            + " attempts to acquire it; the elector tries again");
   }
 
   /**
@@ -210,17 +253,40 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     long started = clock.nanoTime();
     Handle handle = Handle.parse(lease.handle());
     if (started - handle.confirmedAt() >= lease.ttl().toNanos()) {
-      throw new LeaseLostException(election, "the lease of blob '" + election + "' ran out "
-          + Duration.ofNanos(started - handle.confirmedAt() - lease.ttl().toNanos()).toMillis() + " ms ago", null);
+      throw new LeaseLostException(
+          election,
+          "the lease of blob '"
+              + election
+              + "' ran out "
+              + Duration.ofNanos(started - handle.confirmedAt() - lease.ttl().toNanos()).toMillis()
+              + " ms ago",
+          null);
     }
     BlobClient blob = container.getBlobClient(election);
     try {
-      call(election, "renew the lease of", started + callTimeout.toNanos(), t -> leaseOf(blob, lease.candidate())
-          .renewLeaseWithResponse(new RequestConditions().setIfMatch(handle.etag()), t, Context.NONE));
+      call(
+          election,
+          "renew the lease of",
+          started + callTimeout.toNanos(),
+          t ->
+              leaseOf(blob, lease.candidate())
+                  .renewLeaseWithResponse(
+                      new RequestConditions().setIfMatch(handle.etag()), t, Context.NONE));
     } catch (BlobStorageException e) {
       if (isContention(e) || e.getStatusCode() == 404) {
-        throw new LeaseLostException(election, "the lease of blob '" + election + "' is no longer term "
-            + lease.token() + " of " + lease.candidate() + " (HTTP " + e.getStatusCode() + code(e) + ")", null);
+        throw new LeaseLostException(
+            election,
+            "the lease of blob '"
+                + election
+                + "' is no longer term "
+                + lease.token()
+                + " of "
+                + lease.candidate()
+                + " (HTTP "
+                + e.getStatusCode()
+                + code(e)
+                + ")",
+            null);
       }
       throw failure(election, "renew the lease of", e);
     }
@@ -243,11 +309,28 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       Map<String, String> released = new HashMap<>();
       released.put(TERM, Long.toString(lease.token().value()));
       released.put(LEASE_SECONDS, Long.toString(lease.ttl().toSeconds()));
-      String etag = call(election, "mark released", deadline, t -> blob.setMetadataWithResponse(
-          released, new BlobRequestConditions().setLeaseId(leaseClient.getLeaseId()).setIfMatch(handle.etag()), t,
-          Context.NONE)).getHeaders().getValue(HttpHeaderName.ETAG);
-      call(election, "release the lease of", deadline,
-          t -> leaseClient.releaseLeaseWithResponse(new RequestConditions().setIfMatch(etag), t, Context.NONE));
+      String etag =
+          call(
+                  election,
+                  "mark released",
+                  deadline,
+                  t ->
+                      blob.setMetadataWithResponse(
+                          released,
+                          new BlobRequestConditions()
+                              .setLeaseId(leaseClient.getLeaseId())
+                              .setIfMatch(handle.etag()),
+                          t,
+                          Context.NONE))
+              .getHeaders()
+              .getValue(HttpHeaderName.ETAG);
+      call(
+          election,
+          "release the lease of",
+          deadline,
+          t ->
+              leaseClient.releaseLeaseWithResponse(
+                  new RequestConditions().setIfMatch(etag), t, Context.NONE));
     } catch (BlobStorageException e) {
       if (isContention(e) || e.getStatusCode() == 404) {
         return; // no longer this term's: somebody else's lease is not ours to release
@@ -261,10 +344,15 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     checkElectionName(election);
     BlobClient blob = container.getBlobClient(election);
     long deadline = clock.nanoTime() + callTimeout.toNanos();
-    Optional<BlobProperties> read = properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
+    Optional<BlobProperties> read =
+        properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
     // Leased, and its holder not yet written (a grant between its two requests): read again.
-    for (int attempt = 1; attempt < ATTEMPTS_BEFORE_ANSWERING && read.flatMap(AzureBlobLeaseStore::holder).isEmpty() && read.isPresent()
-        && pausedBeforeReadingAgain(deadline); attempt++) {
+    for (int attempt = 1;
+        attempt < ATTEMPTS_BEFORE_ANSWERING
+            && read.flatMap(AzureBlobLeaseStore::holder).isEmpty()
+            && read.isPresent()
+            && pausedBeforeReadingAgain(deadline);
+        attempt++) {
       read = properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
     }
     return read.map(p -> record(election, p, holder(p).orElse(UNRECORDED_HOLDER)));
@@ -277,9 +365,17 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   @Override
   public void checkElectionName(String election) {
     requireNonNull(election, "election");
-    if (election.isEmpty() || election.length() > MAX_BLOB_NAME || election.endsWith(".") || election.endsWith("/")) {
-      throw new ConfigurationException("election name '" + election + "' cannot name an Azure blob: use 1 to "
-          + MAX_BLOB_NAME + " characters, not ending with '.' or '/', but it has " + election.length());
+    if (election.isEmpty()
+        || election.length() > MAX_BLOB_NAME
+        || election.endsWith(".")
+        || election.endsWith("/")) {
+      throw new ConfigurationException(
+          "election name '"
+              + election
+              + "' cannot name an Azure blob: use 1 to "
+              + MAX_BLOB_NAME
+              + " characters, not ending with '.' or '/', but it has "
+              + election.length());
     }
   }
 
@@ -288,7 +384,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     return "azure-blob (container " + container.getBlobContainerName() + " at " + where + ")";
   }
 
-  /** Nothing to close: the container client is the caller's, and Azure clients hold no connection of their own. */
+  /**
+   * Nothing to close: the container client is the caller's, and Azure clients hold no connection of
+   * their own.
+   */
   @Override
   public void close() {}
 
@@ -296,8 +395,13 @@ public final class AzureBlobLeaseStore implements LeaseStore {
 
   private Optional<BlobProperties> properties(String election, BlobClient blob, long deadline) {
     try {
-      return Optional.of(call(election, "read", deadline,
-          t -> blob.getPropertiesWithResponse(null, t, Context.NONE)).getValue());
+      return Optional.of(
+          call(
+                  election,
+                  "read",
+                  deadline,
+                  t -> blob.getPropertiesWithResponse(null, t, Context.NONE))
+              .getValue());
     } catch (BlobStorageException e) {
       if (e.getStatusCode() == 404 && !BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())) {
         return Optional.empty();
@@ -309,9 +413,19 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   /** Creates the empty blob unless it exists; whoever creates it first, the blob is the same. */
   private void create(String election, BlobClient blob, long deadline) {
     try {
-      // An empty append blob: created by a request without a body, like every other request of the store.
-      call(election, "create", deadline, t -> blob.getAppendBlobClient().createWithResponse(
-          new AppendBlobCreateOptions().setRequestConditions(new BlobRequestConditions().setIfNoneMatch("*")), t, Context.NONE));
+      // An empty append blob: created by a request without a body, like every other request of the
+      // store.
+      call(
+          election,
+          "create",
+          deadline,
+          t ->
+              blob.getAppendBlobClient()
+                  .createWithResponse(
+                      new AppendBlobCreateOptions()
+                          .setRequestConditions(new BlobRequestConditions().setIfNoneMatch("*")),
+                      t,
+                      Context.NONE));
     } catch (BlobStorageException e) {
       if (!isContention(e)) {
         throw failure(election, "create", e);
@@ -327,8 +441,16 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   private <T> T call(String election, String what, long deadline, Function<Duration, T> request) {
     long left = deadline - clock.nanoTime();
     if (left <= 0) {
-      throw new LeaseStoreException(election, what + " blob '" + election + "' in " + where + ": no time left of the call timeout "
-          + callTimeout.toMillis() + " ms");
+      throw new LeaseStoreException(
+          election,
+          what
+              + " blob '"
+              + election
+              + "' in "
+              + where
+              + ": no time left of the call timeout "
+              + callTimeout.toMillis()
+              + " ms");
     }
     try {
       return request.apply(Duration.ofNanos(left));
@@ -336,10 +458,21 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       throw e;
     } catch (RuntimeException e) {
       if (Thread.currentThread().isInterrupted()) {
-        throw new LeaseStoreException(election, what + " blob '" + election + "' in " + where + ": interrupted", e);
+        throw new LeaseStoreException(
+            election, what + " blob '" + election + "' in " + where + ": interrupted", e);
       }
-      throw new LeaseStoreException(election, what + " blob '" + election + "' in " + where + " failed within the call timeout "
-          + callTimeout.toMillis() + " ms: " + e, e);
+      throw new LeaseStoreException(
+          election,
+          what
+              + " blob '"
+              + election
+              + "' in "
+              + where
+              + " failed within the call timeout "
+              + callTimeout.toMillis()
+              + " ms: "
+              + e,
+          e);
     }
   }
 
@@ -349,15 +482,28 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   }
 
   private LeaseStoreException failure(String election, String what, BlobStorageException e) {
-    String hint = e.getStatusCode() == 403
-        ? " (the store needs read, write and create on the container's blobs: a SAS with permissions rwc, or the role"
-            + " Storage Blob Data Contributor on the container; see the README)"
-        : BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())
-            ? " (create it, or set election.azure-blob.create-container=true; see the README)"
-            : "";
-    // The service's message only: the exception's own text repeats the request URL, which may carry a SAS token.
-    return new LeaseStoreException(election, what + " blob '" + election + "' in " + where + " failed: HTTP "
-        + e.getStatusCode() + code(e) + hint, e);
+    String hint =
+        e.getStatusCode() == 403
+            ? " (the store needs read, write and create on the container's blobs: a SAS with"
+                  + " permissions rwc, or the role Storage Blob Data Contributor on the container;"
+                  + " see the README)"
+            : BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())
+                ? " (create it, or set election.azure-blob.create-container=true; see the README)"
+                : "";
+    // The service's message only: the exception's own text repeats the request URL, which may carry
+    // a SAS token.
+    return new LeaseStoreException(
+        election,
+        what
+            + " blob '"
+            + election
+            + "' in "
+            + where
+            + " failed: HTTP "
+            + e.getStatusCode()
+            + code(e)
+            + hint,
+        e);
   }
 
   /** Azure's error code, when the answer had one (a HEAD request's has none). */
@@ -393,7 +539,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   }
 
   private static Optional<String> holder(BlobProperties props) {
-    return Optional.ofNullable(props.getMetadata()).map(m -> m.get(HOLDER)).filter(h -> !h.isEmpty()).map(h -> URLDecoder.decode(h, UTF_8));
+    return Optional.ofNullable(props.getMetadata())
+        .map(m -> m.get(HOLDER))
+        .filter(h -> !h.isEmpty())
+        .map(h -> URLDecoder.decode(h, UTF_8));
   }
 
   private long term(String election, BlobProperties props) {
@@ -401,15 +550,34 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     try {
       return term == null ? 0 : Long.parseLong(term);
     } catch (NumberFormatException e) {
-      throw new LeaseStoreException(election, "blob '" + election + "' in " + where + " has metadata " + TERM + "='" + term
-          + "', not an election's term", e);
+      throw new LeaseStoreException(
+          election,
+          "blob '"
+              + election
+              + "' in "
+              + where
+              + " has metadata "
+              + TERM
+              + "='"
+              + term
+              + "', not an election's term",
+          e);
     }
   }
 
   private LeaseRecord record(String election, BlobProperties props, String holder) {
     String seconds = props.getMetadata() == null ? null : props.getMetadata().get(LEASE_SECONDS);
-    Duration ttl = seconds != null && seconds.matches("\\d{1,4}") ? Duration.ofSeconds(Long.parseLong(seconds)) : MIN_LEASE;
-    return new LeaseRecord(election, holder, FencingToken.of(term(election, props)), ttl, Optional.empty(), Optional.empty());
+    Duration ttl =
+        seconds != null && seconds.matches("\\d{1,4}")
+            ? Duration.ofSeconds(Long.parseLong(seconds))
+            : MIN_LEASE;
+    return new LeaseRecord(
+        election,
+        holder,
+        FencingToken.of(term(election, props)),
+        ttl,
+        Optional.empty(),
+        Optional.empty());
   }
 
   private static String withoutQuery(String url) {
@@ -432,7 +600,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     static Handle parse(String handle) {
       int space = handle.indexOf(' ');
       if (space < 0) {
-        throw new IllegalArgumentException("not a lease of an Azure Blob store: handle '" + handle + "'");
+        throw new IllegalArgumentException(
+            "not a lease of an Azure Blob store: handle '" + handle + "'");
       }
       return new Handle(handle.substring(space + 1), Long.parseLong(handle.substring(0, space)));
     }
@@ -450,8 +619,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     }
 
     /**
-     * The longest any one store call may take before it fails with a LeaseStoreException (default
-     * 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
+     * The longest any one store call may take before it fails with a LeaseStoreException (default 3
+     * s): at most half the renew deadline it is used with ({@link CallTimeout}).
      */
     public Builder callTimeout(Duration callTimeout) {
       this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
@@ -459,8 +628,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     }
 
     /**
-     * Whether {@link #build()} creates the container when it does not exist; off by default, so
-     * the store needs no permission on the account beyond its container's blobs.
+     * Whether {@link #build()} creates the container when it does not exist; off by default, so the
+     * store needs no permission on the account beyond its container's blobs.
      */
     public Builder createContainer(boolean createContainer) {
       this.createContainer = createContainer;
@@ -473,7 +642,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       return this;
     }
 
-    /** Builds the store; with {@link #createContainer} on, creates the container first if it is missing. */
+    /**
+     * Builds the store; with {@link #createContainer} on, creates the container first if it is
+     * missing.
+     */
     public AzureBlobLeaseStore build() {
       AzureBlobLeaseStore store = new AzureBlobLeaseStore(this);
       if (createContainer) {
@@ -488,10 +660,22 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     try {
       container.createIfNotExistsWithResponse(null, callTimeout, Context.NONE);
     } catch (BlobStorageException e) {
-      throw new LeaseStoreException(null, what + " failed: HTTP " + e.getStatusCode() + code(e)
-          + (e.getStatusCode() == 403 ? " (create-container needs a right on the account; or create the container once by hand)" : ""), e);
+      throw new LeaseStoreException(
+          null,
+          what
+              + " failed: HTTP "
+              + e.getStatusCode()
+              + code(e)
+              + (e.getStatusCode() == 403
+                  ? " (create-container needs a right on the account; or create the container once"
+                        + " by hand)"
+                  : ""),
+          e);
     } catch (RuntimeException e) {
-      throw new LeaseStoreException(null, what + " failed within the call timeout " + callTimeout.toMillis() + " ms: " + e, e);
+      throw new LeaseStoreException(
+          null,
+          what + " failed within the call timeout " + callTimeout.toMillis() + " ms: " + e,
+          e);
     }
   }
 }

@@ -25,7 +25,8 @@ final class ContentLengthForJdkClient implements HttpPipelinePolicy {
   }
 
   @Override
-  public HttpResponse processSync(HttpPipelineCallContext context, HttpPipelineNextSyncPolicy next) {
+  public HttpResponse processSync(
+      HttpPipelineCallContext context, HttpPipelineNextSyncPolicy next) {
     dropContentLength(context);
     return next.processSync();
   }

@@ -1,6 +1,6 @@
 /**
- * Baton's Azure Blob Storage backend: {@link dev.baton.azureblob.AzureBlobLeaseStore}, a lease store
- * on one blob per election held with the blob's native lease, and {@link
+ * Baton's Azure Blob Storage backend: {@link dev.baton.azureblob.AzureBlobLeaseStore}, a lease
+ * store on one blob per election held with the blob's native lease, and {@link
  * dev.baton.azureblob.AzureBlobLeaseStoreProvider} for {@code election.backend=azure-blob}.
  *
  * <p>What it guarantees: a grant is Azure's own lease acquire (conditional on the blob's ETag), so

@@ -23,7 +23,12 @@ final class AzureBlobFixture extends ProxiedServerFixture {
    * 2 s keeps the number of scenarios' round trips like the others', and a 10 s deadline leaves
    * room for a renewal that times out.
    */
-  static final Timings TIMINGS = new Timings(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofMillis(500), Timings.SHORT.allowance());
+  static final Timings TIMINGS =
+      new Timings(
+          Duration.ofSeconds(15),
+          Duration.ofSeconds(10),
+          Duration.ofMillis(500),
+          Timings.SHORT.allowance());
 
   /** Well under the renew deadline: a grant is up to four round trips, all within it. */
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
@@ -40,7 +45,10 @@ final class AzureBlobFixture extends ProxiedServerFixture {
 
   @Override
   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
-    return AzureBlobLeaseStore.builder(Azurite.container(through.get(0), CONTAINER, CALL_TIMEOUT)).callTimeout(CALL_TIMEOUT).createContainer(true).build();
+    return AzureBlobLeaseStore.builder(Azurite.container(through.get(0), CONTAINER, CALL_TIMEOUT))
+        .callTimeout(CALL_TIMEOUT)
+        .createContainer(true)
+        .build();
   }
 
   @Override

@@ -37,7 +37,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The store against Azurite: the blob it writes, contention, expiry, lease durations, the provider, and fencing at a resource. */
+/**
+ * The store against Azurite: the blob it writes, contention, expiry, lease durations, the provider,
+ * and fencing at a resource.
+ */
 class AzureBlobLeaseStoreIT {
 
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
@@ -52,7 +55,11 @@ class AzureBlobLeaseStoreIT {
   static void start() {
     azurite = Azurite.start();
     container = Azurite.container(azurite.address(), CONTAINER, CALL_TIMEOUT);
-    store = AzureBlobLeaseStore.builder(container).callTimeout(CALL_TIMEOUT).createContainer(true).build();
+    store =
+        AzureBlobLeaseStore.builder(container)
+            .callTimeout(CALL_TIMEOUT)
+            .createContainer(true)
+            .build();
   }
 
   @AfterAll
@@ -79,12 +86,17 @@ class AzureBlobLeaseStoreIT {
     Lease first = store.tryAcquire(election, "a b/ü", TTL).lease().orElseThrow();
     BlobProperties granted = blob(election);
     assertThat(granted.getLeaseState()).isEqualTo(LeaseStateType.LEASED);
-    assertThat(granted.getMetadata()).containsEntry("holder", "a+b%2F%C3%BC").containsEntry("term", "1").containsEntry("leaseseconds", "15");
+    assertThat(granted.getMetadata())
+        .containsEntry("holder", "a+b%2F%C3%BC")
+        .containsEntry("term", "1")
+        .containsEntry("leaseseconds", "15");
     assertThat(store.read(election).orElseThrow().holder()).isEqualTo("a b/ü");
 
     Lease renewed = store.renew(first);
     assertThat(renewed.token()).isEqualTo(first.token());
-    assertThat(blob(election).getETag()).as("a renewal writes nothing").isEqualTo(granted.getETag());
+    assertThat(blob(election).getETag())
+        .as("a renewal writes nothing")
+        .isEqualTo(granted.getETag());
 
     store.release(renewed);
     BlobProperties released = blob(election);
@@ -94,8 +106,11 @@ class AzureBlobLeaseStoreIT {
 
     Lease again = store.tryAcquire(election, "a b/ü", TTL).lease().orElseThrow();
     Lease regranted = store.tryAcquire(election, "a b/ü", TTL).lease().orElseThrow();
-    assertThat(List.of(again.token(), regranted.token())).containsExactly(FencingToken.of(2), FencingToken.of(3)); // +1 on every grant
-    assertThatThrownBy(() -> store.renew(again)).as("the term before the holder's own re-grant").isInstanceOf(LeaseLostException.class);
+    assertThat(List.of(again.token(), regranted.token()))
+        .containsExactly(FencingToken.of(2), FencingToken.of(3)); // +1 on every grant
+    assertThatThrownBy(() -> store.renew(again))
+        .as("the term before the holder's own re-grant")
+        .isInstanceOf(LeaseLostException.class);
     store.release(again); // not this term's any more: leaves the current one alone
     assertThat(store.read(election).orElseThrow().token()).isEqualTo(FencingToken.of(3));
     store.release(regranted);
@@ -105,17 +120,25 @@ class AzureBlobLeaseStoreIT {
   void candidatesRacingForOneBlobGetOneGrantAndNoLogLineAboutTheirConflicts() {
     String election = newElection();
     List<AzureBlobLeaseStore> stores =
-        IntStream.range(0, 4).mapToObj(i -> AzureBlobLeaseStore.builder(container).callTimeout(CALL_TIMEOUT).build()).collect(Collectors.toList());
+        IntStream.range(0, 4)
+            .mapToObj(i -> AzureBlobLeaseStore.builder(container).callTimeout(CALL_TIMEOUT).build())
+            .collect(Collectors.toList());
     try (CapturedLog log = CapturedLog.start()) {
       List<CompletableFuture<Acquisition>> attempts =
           IntStream.range(0, stores.size())
-              .mapToObj(i -> CompletableFuture.supplyAsync(() -> stores.get(i).tryAcquire(election, "c" + i, TTL)))
+              .mapToObj(
+                  i ->
+                      CompletableFuture.supplyAsync(
+                          () -> stores.get(i).tryAcquire(election, "c" + i, TTL)))
               .collect(Collectors.toList());
-      List<Acquisition> results = attempts.stream().map(CompletableFuture::join).collect(Collectors.toList());
+      List<Acquisition> results =
+          attempts.stream().map(CompletableFuture::join).collect(Collectors.toList());
 
       assertThat(results.stream().filter(Acquisition::isGranted)).hasSize(1);
       assertThat(log.linesAtWarnOrAbove()).as("warnings and errors, the SDK's included").isEmpty();
-      assertThat(log.text()).doesNotContain("LeaseAlreadyPresent").doesNotContain("ConditionNotMet");
+      assertThat(log.text())
+          .doesNotContain("LeaseAlreadyPresent")
+          .doesNotContain("ConditionNotMet");
     } finally {
       stores.forEach(LeaseStore::close);
     }
@@ -128,14 +151,23 @@ class AzureBlobLeaseStoreIT {
   @Test
   void aRenewalAfterTheLeaseRanOutIsRefusedAlthoughTheServerWouldRenewIt() {
     AtomicLong now = new AtomicLong();
-    AzureBlobLeaseStore clocked = AzureBlobLeaseStore.builder(container).callTimeout(CALL_TIMEOUT).clock(now::get).build();
+    AzureBlobLeaseStore clocked =
+        AzureBlobLeaseStore.builder(container).callTimeout(CALL_TIMEOUT).clock(now::get).build();
     String election = newElection();
     Lease lease = clocked.tryAcquire(election, "a", TTL).lease().orElseThrow();
     now.addAndGet(TTL.toNanos());
-    assertThatThrownBy(() -> clocked.renew(lease)).isInstanceOf(LeaseLostException.class).hasMessageContaining("ran out");
+    assertThatThrownBy(() -> clocked.renew(lease))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("ran out");
 
-    Awaitility.await("until Azurite lets the lease of " + election + " expire").atMost(TTL.multipliedBy(2)).until(() -> store.read(election).isEmpty());
-    var raw = new BlobLeaseClientBuilder().blobClient(container.getBlobClient(election)).leaseId(AzureBlobLeaseStore.leaseId("a")).buildClient();
+    Awaitility.await("until Azurite lets the lease of " + election + " expire")
+        .atMost(TTL.multipliedBy(2))
+        .until(() -> store.read(election).isEmpty());
+    var raw =
+        new BlobLeaseClientBuilder()
+            .blobClient(container.getBlobClient(election))
+            .leaseId(AzureBlobLeaseStore.leaseId("a"))
+            .buildClient();
     raw.renewLease(); // what the store must not rely on: the server renews an expired lease
     assertThat(blob(election).getLeaseState()).isEqualTo(LeaseStateType.LEASED);
     raw.releaseLease();
@@ -143,25 +175,45 @@ class AzureBlobLeaseStoreIT {
 
   @Test
   void leaseDurationsAzureDoesNotGrantAreRefusedWhenTheElectorIsBuilt() {
-    assertThatThrownBy(() -> Elector.builder(store).election(newElection()).candidate("a").leaseDuration(Duration.ofSeconds(10))
-            .renewDeadline(Duration.ofSeconds(6)).retryPeriod(Duration.ofSeconds(1)).build())
+    assertThatThrownBy(
+            () ->
+                Elector.builder(store)
+                    .election(newElection())
+                    .candidate("a")
+                    .leaseDuration(Duration.ofSeconds(10))
+                    .renewDeadline(Duration.ofSeconds(6))
+                    .retryPeriod(Duration.ofSeconds(1))
+                    .build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("leaseDuration (election.lease-duration): 10s")
         .hasMessageContaining("15s to 60s");
-    assertThatThrownBy(() -> Elector.builder(store).election(newElection()).candidate("a").leaseDuration(Duration.ofSeconds(61)).build())
+    assertThatThrownBy(
+            () ->
+                Elector.builder(store)
+                    .election(newElection())
+                    .candidate("a")
+                    .leaseDuration(Duration.ofSeconds(61))
+                    .build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("61s");
-    assertThatThrownBy(() -> store.tryAcquire(newElection(), "a", Duration.ofMillis(60_500))).isInstanceOf(ConfigurationException.class);
+    assertThatThrownBy(() -> store.tryAcquire(newElection(), "a", Duration.ofMillis(60_500)))
+        .isInstanceOf(ConfigurationException.class);
 
     String election = newElection();
-    Lease rounded = store.tryAcquire(election, "a", Duration.ofMillis(15_500)).lease().orElseThrow();
-    assertThat(rounded.ttl()).as("a TTL rounded up to Azure's whole seconds").isEqualTo(Duration.ofSeconds(16));
+    Lease rounded =
+        store.tryAcquire(election, "a", Duration.ofMillis(15_500)).lease().orElseThrow();
+    assertThat(rounded.ttl())
+        .as("a TTL rounded up to Azure's whole seconds")
+        .isEqualTo(Duration.ofSeconds(16));
     store.release(rounded);
   }
 
   @Test
   void aMissingContainerIsNamedWithTheSettingThatCreatesIt() {
-    AzureBlobLeaseStore noContainer = AzureBlobLeaseStore.builder(Azurite.container(azurite.address(), "no-such-container", CALL_TIMEOUT)).build();
+    AzureBlobLeaseStore noContainer =
+        AzureBlobLeaseStore.builder(
+                Azurite.container(azurite.address(), "no-such-container", CALL_TIMEOUT))
+            .build();
     assertThatThrownBy(() -> noContainer.tryAcquire(newElection(), "a", TTL))
         .isInstanceOf(LeaseStoreException.class)
         .hasMessageContaining("ContainerNotFound")
@@ -172,7 +224,8 @@ class AzureBlobLeaseStoreIT {
   void theProviderOpensAStoreFromAConnectionStringAndShowsNoKey() {
     Properties p = new Properties();
     p.setProperty(ElectionProperties.BACKEND, "azure-blob");
-    p.setProperty(AzureBlobLeaseStoreProvider.CONNECTION_STRING, Azurite.connectionString(azurite.address()));
+    p.setProperty(
+        AzureBlobLeaseStoreProvider.CONNECTION_STRING, Azurite.connectionString(azurite.address()));
     p.setProperty(AzureBlobLeaseStoreProvider.CONTAINER, "baton-provider-it");
     p.setProperty(AzureBlobLeaseStoreProvider.CREATE_CONTAINER, "true");
     p.setProperty(ElectionProperties.LEASE_DURATION, "20s");
@@ -181,7 +234,10 @@ class AzureBlobLeaseStoreIT {
     try (LeaseStore opened = properties.openStore()) {
       assertThat(opened).isInstanceOf(AzureBlobLeaseStore.class);
       assertThat(opened.describe())
-          .isEqualTo("azure-blob (container baton-provider-it at http://127.0.0.1:" + azurite.address().getPort() + "/devstoreaccount1/baton-provider-it)");
+          .isEqualTo(
+              "azure-blob (container baton-provider-it at http://127.0.0.1:"
+                  + azurite.address().getPort()
+                  + "/devstoreaccount1/baton-provider-it)");
       assertThat(opened.tryAcquire(newElection(), "a", TTL).isGranted()).isTrue();
     }
   }
@@ -199,7 +255,8 @@ class AzureBlobLeaseStoreIT {
 
     assertThat(writeFenced(invoice, "late write of a", old.token())).isFalse();
     assertThat(invoice.downloadContent().toString()).isEqualTo("paid by b");
-    assertThat(invoice.getProperties().getMetadata()).containsEntry("fencingtoken", Long.toString(newer.token().value()));
+    assertThat(invoice.getProperties().getMetadata())
+        .containsEntry("fencingtoken", Long.toString(newer.token().value()));
     store.release(newer);
   }
 
@@ -223,11 +280,14 @@ class AzureBlobLeaseStoreIT {
       unchanged = new BlobRequestConditions().setIfNoneMatch("*");
     }
     try {
-      target.getBlockBlobClient().uploadWithResponse(
-          new BlockBlobSimpleUploadOptions(BinaryData.fromString(content))
-              .setMetadata(Map.of("fencingtoken", Long.toString(token.value())))
-              .setRequestConditions(unchanged),
-          null, Context.NONE);
+      target
+          .getBlockBlobClient()
+          .uploadWithResponse(
+              new BlockBlobSimpleUploadOptions(BinaryData.fromString(content))
+                  .setMetadata(Map.of("fencingtoken", Long.toString(token.value())))
+                  .setRequestConditions(unchanged),
+              null,
+              Context.NONE);
       return true;
     } catch (BlobStorageException e) {
       if (e.getStatusCode() == 412 || e.getStatusCode() == 409) {

@@ -10,10 +10,14 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 
-/** Settings refused before any request is sent: each error names the key, the value and the rule, and no secret. */
+/**
+ * Settings refused before any request is sent: each error names the key, the value and the rule,
+ * and no secret.
+ */
 class AzureBlobLeaseStoreProviderTest {
 
-  private static final String SAS = "sv=2026-02-06&ss=b&srt=co&sp=rwc&se=2030-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D%3D";
+  private static final String SAS =
+      "sv=2026-02-06&ss=b&srt=co&sp=rwc&se=2030-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D%3D";
 
   private final AzureBlobLeaseStoreProvider provider = new AzureBlobLeaseStoreProvider();
 
@@ -33,12 +37,18 @@ class AzureBlobLeaseStoreProviderTest {
 
   @Test
   void isFoundByServiceLoaderUnderItsNameWithItsKeys() {
-    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type)).contains(AzureBlobLeaseStoreProvider.class);
+    assertThat(
+            ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
+        .contains(AzureBlobLeaseStoreProvider.class);
     assertThat(provider.name()).isEqualTo("azure-blob");
     assertThat(provider.keys())
         .containsExactlyInAnyOrder(
-            "election.azure-blob.connection-string", "election.azure-blob.endpoint", "election.azure-blob.sas-token",
-            "election.azure-blob.container", "election.azure-blob.create-container", "election.azure-blob.call-timeout");
+            "election.azure-blob.connection-string",
+            "election.azure-blob.endpoint",
+            "election.azure-blob.sas-token",
+            "election.azure-blob.container",
+            "election.azure-blob.create-container",
+            "election.azure-blob.call-timeout");
   }
 
   @Test
@@ -55,7 +65,8 @@ class AzureBlobLeaseStoreProviderTest {
 
   @Test
   void aCallTimeoutOverHalfTheRenewDeadlineIsRefusedWithItsKey() {
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.CALL_TIMEOUT, "6s")))
+    assertThatThrownBy(
+            () -> provider.open(properties(AzureBlobLeaseStoreProvider.CALL_TIMEOUT, "6s")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.azure-blob.call-timeout: 6s")
         .hasMessageContaining("at most half the renew deadline");
@@ -63,7 +74,8 @@ class AzureBlobLeaseStoreProviderTest {
 
   @Test
   void aContainerNameAzureRefusesIsNamedWithTheRule() {
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.CONTAINER, "Elections")))
+    assertThatThrownBy(
+            () -> provider.open(properties(AzureBlobLeaseStoreProvider.CONTAINER, "Elections")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.azure-blob.container: 'Elections'")
         .hasMessageContaining("3 to 63 lower-case letters");
@@ -79,8 +91,12 @@ class AzureBlobLeaseStoreProviderTest {
 
   @Test
   void aConnectionStringBesideAnEndpointIsRefusedWithoutShowingEither() {
-    String connectionString = "DefaultEndpointsProtocol=https;AccountName=myaccount;AccountKey=c2VjcmV0LWtleQ==;EndpointSuffix=core.windows.net";
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.CONNECTION_STRING, connectionString)))
+    String connectionString =
+        "DefaultEndpointsProtocol=https;AccountName=myaccount;AccountKey=c2VjcmV0LWtleQ==;EndpointSuffix=core.windows.net";
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(AzureBlobLeaseStoreProvider.CONNECTION_STRING, connectionString)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("either the connection string or the endpoint")
         .hasMessageNotContaining("c2VjcmV0")
@@ -89,29 +105,53 @@ class AzureBlobLeaseStoreProviderTest {
 
   @Test
   void aConnectionStringTheSdkCannotReadIsRefusedWithoutShowingIt() {
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.ENDPOINT, null, AzureBlobLeaseStoreProvider.SAS_TOKEN, null,
-            AzureBlobLeaseStoreProvider.CONNECTION_STRING, "AccountKey=c2VjcmV0LWtleQ==")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        AzureBlobLeaseStoreProvider.ENDPOINT,
+                        null,
+                        AzureBlobLeaseStoreProvider.SAS_TOKEN,
+                        null,
+                        AzureBlobLeaseStoreProvider.CONNECTION_STRING,
+                        "AccountKey=c2VjcmV0LWtleQ==")))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("election.azure-blob.connection-string: <hidden> is not a storage connection string")
+        .hasMessageContaining(
+            "election.azure-blob.connection-string: <hidden> is not a storage connection string")
         .hasMessageNotContaining("c2VjcmV0");
   }
 
   @Test
   void anEndpointCarryingASasIsRefusedWithoutShowingIt() {
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.ENDPOINT, "https://myaccount.blob.core.windows.net/?" + SAS)))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        AzureBlobLeaseStoreProvider.ENDPOINT,
+                        "https://myaccount.blob.core.windows.net/?" + SAS)))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("election.azure-blob.endpoint: 'https://myaccount.blob.core.windows.net/?<hidden>'")
+        .hasMessageContaining(
+            "election.azure-blob.endpoint: 'https://myaccount.blob.core.windows.net/?<hidden>'")
         .hasMessageContaining(AzureBlobLeaseStoreProvider.SAS_TOKEN)
         .hasMessageNotContaining("sig=");
-    assertThatThrownBy(() -> provider.open(properties(AzureBlobLeaseStoreProvider.ENDPOINT, "myaccount.blob.core.windows.net")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        AzureBlobLeaseStoreProvider.ENDPOINT, "myaccount.blob.core.windows.net")))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("election.azure-blob.endpoint: 'myaccount.blob.core.windows.net' is not a bare blob endpoint");
+        .hasMessageContaining(
+            "election.azure-blob.endpoint: 'myaccount.blob.core.windows.net' is not a bare blob"
+                + " endpoint");
   }
 
   @Test
   void aStoreOpensFromAnEndpointAndSasWithoutARequest() {
     try (var store = provider.open(properties())) {
-      assertThat(store.describe()).isEqualTo("azure-blob (container baton-elections at https://myaccount.blob.core.windows.net/baton-elections)");
+      assertThat(store.describe())
+          .isEqualTo(
+              "azure-blob (container baton-elections at"
+                  + " https://myaccount.blob.core.windows.net/baton-elections)");
     }
   }
 }

@@ -14,8 +14,13 @@ import java.util.List;
 final class Azurite implements AutoCloseable {
 
   static final String ACCOUNT = "devstoreaccount1";
-  /** Azurite's well-known development key, published in its README: no secret, but still never logged. */
-  static final String KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+  /**
+   * Azurite's well-known development key, published in its README: no secret, but still never
+   * logged.
+   */
+  static final String KEY =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
   private final NpmServer server;
 
@@ -24,9 +29,20 @@ final class Azurite implements AutoCloseable {
   }
 
   static Azurite start() {
-    return new Azurite(NpmServer.start("azurite", "azurite/dist/src/blob/main.js", port -> List.of(
-        "--blobHost", "127.0.0.1", "--blobPort", Integer.toString(port), "--inMemoryPersistence", "--disableTelemetry",
-        "--skipApiVersionCheck", "--silent")));
+    return new Azurite(
+        NpmServer.start(
+            "azurite",
+            "azurite/dist/src/blob/main.js",
+            port ->
+                List.of(
+                    "--blobHost",
+                    "127.0.0.1",
+                    "--blobPort",
+                    Integer.toString(port),
+                    "--inMemoryPersistence",
+                    "--disableTelemetry",
+                    "--skipApiVersionCheck",
+                    "--silent")));
   }
 
   InetSocketAddress address() {
@@ -39,11 +55,21 @@ final class Azurite implements AutoCloseable {
   }
 
   static String connectionString(InetSocketAddress address) {
-    return "DefaultEndpointsProtocol=http;AccountName=" + ACCOUNT + ";AccountKey=" + KEY + ";BlobEndpoint=" + endpoint(address) + ";";
+    return "DefaultEndpointsProtocol=http;AccountName="
+        + ACCOUNT
+        + ";AccountKey="
+        + KEY
+        + ";BlobEndpoint="
+        + endpoint(address)
+        + ";";
   }
 
-  /** A client of {@code container} at {@code address}, no retries, each request bounded by {@code callTimeout}. */
-  static BlobContainerClient container(InetSocketAddress address, String container, Duration callTimeout) {
+  /**
+   * A client of {@code container} at {@code address}, no retries, each request bounded by {@code
+   * callTimeout}.
+   */
+  static BlobContainerClient container(
+      InetSocketAddress address, String container, Duration callTimeout) {
     return AzureBlobLeaseStoreProvider.clientBuilder(callTimeout)
         .endpoint(endpoint(address))
         .containerName(container)

@@ -28,7 +28,8 @@ final class Dynalite implements AutoCloseable {
   }
 
   static Dynalite start() {
-    return new Dynalite(NpmServer.start("dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+    return new Dynalite(NpmServer.start(
+        "dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
   }
 
   InetSocketAddress address() {

@@ -54,7 +54,8 @@ final class Backends {
   static final String DYNAMODB_TABLE = "baton-bench";
   static final String AZURE_CONTAINER = "baton-bench";
   /** Azurite's well-known development account key, published in its README (no secret). */
-  private static final String AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+  private static final String AZURITE_KEY =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
   private static final AtomicInteger POOLS = new AtomicInteger();
 
@@ -251,7 +252,9 @@ final class Backends {
   static BatonContender dynamodb(Settings s, NpmServer dynalite) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("AWS SDK client", "url-connection-client, connect and socket timeout = call timeout, no retries (as the dynamodb provider builds it)");
+    settings.put("AWS SDK client",
+        "url-connection-client, connect and socket timeout = call timeout, no retries"
+            + " (as the dynamodb provider builds it)");
     settings.put("table", DYNAMODB_TABLE + " (created by the first store)");
     return new BatonContender(
         "DynamoDB",
@@ -271,15 +274,18 @@ final class Backends {
         .endpointOverride(URI.create("http://127.0.0.1:" + through.getPort()))
         .region(Region.US_EAST_1)
         .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("baton-bench", "baton-bench")))
-        .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(s.callTimeout()).socketTimeout(s.callTimeout()))
-        .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).addExecutionInterceptor(new ExecutionInterceptor() {
-          @Override
-          public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-            requests.incrementAndGet();
-          }
-        }))
+        .httpClientBuilder(
+            UrlConnectionHttpClient.builder().connectionTimeout(s.callTimeout()).socketTimeout(s.callTimeout()))
+        .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).addExecutionInterceptor(
+            new ExecutionInterceptor() {
+              @Override
+              public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                requests.incrementAndGet();
+              }
+            }))
         .build();
-    LeaseStore store = DynamoDbLeaseStore.builder(client).table(DYNAMODB_TABLE).callTimeout(s.callTimeout()).createTable(true).build();
+    LeaseStore store =
+        DynamoDbLeaseStore.builder(client).table(DYNAMODB_TABLE).callTimeout(s.callTimeout()).createTable(true).build();
     return new BatonContender.OpenedStore(store, client, Optional.of(requests::get), Optional.empty());
   }
 
@@ -288,11 +294,15 @@ final class Backends {
    * (lease 15 s, renew deadline 10 s, retry 2 s, call timeout 3 s), not the run's shorter lease.
    */
   static BatonContender azureBlob(Settings run, NpmServer azurite) {
-    Settings s = run.withTimings(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofSeconds(3));
+    Settings s =
+        run.withTimings(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofSeconds(3));
     Map<String, String> settings = new LinkedHashMap<>();
-    settings.put("timings", "Azure's shortest lease and the elector's defaults, not the run's (Azure grants 15 s to 60 s only)");
+    settings.put("timings",
+        "Azure's shortest lease and the elector's defaults, not the run's (Azure grants 15 s to 60 s only)");
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("Azure SDK client", "JDK HTTP client, connect, response and read timeout = call timeout, no retries (as the azure-blob provider builds it)");
+    settings.put("Azure SDK client",
+        "JDK HTTP client, connect, response and read timeout = call timeout, no retries"
+            + " (as the azure-blob provider builds it)");
     settings.put("container", AZURE_CONTAINER + " (created by the first store)");
     return new BatonContender(
         "Azure Blob",
@@ -309,8 +319,9 @@ final class Backends {
   /** The store the azure-blob provider opens from a connection string: what a user gets. */
   static BatonContender.OpenedStore openAzureBlob(InetSocketAddress through, Settings s) {
     Properties p = new Properties();
-    p.setProperty(AzureBlobLeaseStoreProvider.CONNECTION_STRING, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
-        + AZURITE_KEY + ";BlobEndpoint=http://127.0.0.1:" + through.getPort() + "/devstoreaccount1;");
+    p.setProperty(AzureBlobLeaseStoreProvider.CONNECTION_STRING,
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + AZURITE_KEY
+            + ";BlobEndpoint=http://127.0.0.1:" + through.getPort() + "/devstoreaccount1;");
     p.setProperty(AzureBlobLeaseStoreProvider.CONTAINER, AZURE_CONTAINER);
     p.setProperty(AzureBlobLeaseStoreProvider.CREATE_CONTAINER, "true");
     p.setProperty(AzureBlobLeaseStoreProvider.CALL_TIMEOUT, s.callTimeout().toMillis() + "ms");

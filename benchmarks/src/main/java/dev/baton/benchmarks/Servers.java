@@ -72,7 +72,8 @@ final class Servers implements AutoCloseable {
   /** dynalite (npm) on a free loopback port, in memory, from tools/dynalite. */
   synchronized NpmServer dynalite() {
     if (dynalite == null) {
-      dynalite = keep(NpmServer.start("dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+      dynalite = keep(NpmServer.start(
+          "dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
     }
     return dynalite;
   }
@@ -81,8 +82,8 @@ final class Servers implements AutoCloseable {
   synchronized NpmServer azurite() {
     if (azurite == null) {
       azurite = keep(NpmServer.start("azurite", "azurite/dist/src/blob/main.js", port -> List.of(
-          "--blobHost", "127.0.0.1", "--blobPort", Integer.toString(port), "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck",
-          "--silent")));
+          "--blobHost", "127.0.0.1", "--blobPort", Integer.toString(port),
+          "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--silent")));
     }
     return azurite;
   }

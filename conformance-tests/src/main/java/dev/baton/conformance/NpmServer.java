@@ -16,8 +16,8 @@ import java.util.function.IntFunction;
 import org.awaitility.Awaitility;
 
 /**
- * A test server from npm (dynalite, Azurite) on a free loopback port, run by the {@code node} on the
- * PATH from the copy {@code scripts/test} installs with {@code npm ci} in {@code tools/<tool>}.
+ * A test server from npm (dynalite, Azurite) on a free loopback port, run by the {@code node} on
+ * the PATH from the copy {@code scripts/test} installs with {@code npm ci} in {@code tools/<tool>}.
  * Stopped by its PID (SIGKILL: these servers keep everything in memory), also when the JVM exits
  * early. Without node or the package the tests fail in CI and are skipped elsewhere.
  */
@@ -44,7 +44,10 @@ public final class NpmServer implements AutoCloseable {
    */
   public static NpmServer start(String tool, String script, IntFunction<List<String>> args) {
     Optional<String> missing = missing(tool, script);
-    RequiredServer.require(missing.isEmpty(), missing.map(m -> m.substring(0, m.indexOf(';'))).orElse(tool), howToInstall(tool));
+    RequiredServer.require(
+        missing.isEmpty(),
+        missing.map(m -> m.substring(0, m.indexOf(';'))).orElse(tool),
+        howToInstall(tool));
     Path node = onPath("node").orElseThrow();
     Path cli = home(tool).resolve("node_modules").resolve(script);
     int port = ServerPorts.belowEphemeralRange();
@@ -65,7 +68,15 @@ public final class NpmServer implements AutoCloseable {
     NpmServer server = new NpmServer(tool, process, port);
     Runtime.getRuntime().addShutdownHook(server.shutdownHook);
     try {
-      Awaitility.await("until " + tool + " (pid " + process.pid() + ", log " + log + ") listens on 127.0.0.1:" + port)
+      Awaitility.await(
+              "until "
+                  + tool
+                  + " (pid "
+                  + process.pid()
+                  + ", log "
+                  + log
+                  + ") listens on 127.0.0.1:"
+                  + port)
           .atMost(Duration.ofSeconds(30))
           .pollInterval(Duration.ofMillis(50))
           .failFast(tool + " exited; see " + log, () -> !process.isAlive())
@@ -84,7 +95,11 @@ public final class NpmServer implements AutoCloseable {
   public static Optional<String> missing(String tool, String script) {
     Path cli = home(tool).resolve("node_modules").resolve(script);
     if (onPath("node").isEmpty()) {
-      return Optional.of("node (Debian package nodejs), which runs " + tool + "; apt-get install nodejs, then " + howToInstall(tool));
+      return Optional.of(
+          "node (Debian package nodejs), which runs "
+              + tool
+              + "; apt-get install nodejs, then "
+              + howToInstall(tool));
     }
     if (!Files.isRegularFile(cli)) {
       return Optional.of(tool + " at " + cli + "; " + howToInstall(tool));
@@ -93,7 +108,9 @@ public final class NpmServer implements AutoCloseable {
   }
 
   private static String howToInstall(String tool) {
-    return "(cd tools/" + tool + " && npm ci --ignore-scripts) from the repository root, or scripts/test";
+    return "(cd tools/"
+        + tool
+        + " && npm ci --ignore-scripts) from the repository root, or scripts/test";
   }
 
   public InetSocketAddress address() {
@@ -109,7 +126,8 @@ public final class NpmServer implements AutoCloseable {
     process.destroyForcibly();
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(tool + " (pid " + process.pid() + ") did not exit within 10 s of SIGKILL");
+        throw new IllegalStateException(
+            tool + " (pid " + process.pid() + ") did not exit within 10 s of SIGKILL");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -122,8 +140,9 @@ public final class NpmServer implements AutoCloseable {
   }
 
   /**
-   * Where scripts/test installed the tool: the build says so; else tools/&lt;tool&gt; in the working
-   * directory (the repository root, as scripts/benchmarks runs) or above it (a module's directory).
+   * Where scripts/test installed the tool: the build says so; else tools/&lt;tool&gt; in the
+   * working directory (the repository root, as scripts/benchmarks runs) or above it (a module's
+   * directory).
    */
   private static Path home(String tool) {
     String configured = System.getProperty("baton." + tool + ".home");
@@ -131,7 +150,9 @@ public final class NpmServer implements AutoCloseable {
       return Path.of(configured).normalize();
     }
     Path here = Path.of("tools", tool).toAbsolutePath().normalize();
-    return Files.isDirectory(here) ? here : Path.of("..", "tools", tool).toAbsolutePath().normalize();
+    return Files.isDirectory(here)
+        ? here
+        : Path.of("..", "tools", tool).toAbsolutePath().normalize();
   }
 
   private static Optional<Path> onPath(String command) {

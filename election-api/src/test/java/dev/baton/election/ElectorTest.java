@@ -654,15 +654,19 @@ class ElectorTest {
           @Override
           public void checkLeaseDuration(Duration leaseDuration) {
             if (!leaseDuration.equals(Duration.ofSeconds(15))) {
-              throw new ConfigurationException("leaseDuration: " + leaseDuration.toSeconds() + "s is not granted; use 15s");
+              throw new ConfigurationException(
+                  "leaseDuration: " + leaseDuration.toSeconds() + "s is not granted; use 15s");
             }
           }
         };
     LeaseStore forwarding = new ForwardingLeaseStore(fifteenOnly) {};
-    assertThatThrownBy(() -> Elector.builder(forwarding).election("billing").candidate("a").leaseDuration(Duration.ofSeconds(20)).build())
+    ElectorBuilder twentySeconds =
+        Elector.builder(forwarding).election("billing").candidate("a").leaseDuration(Duration.ofSeconds(20));
+    assertThatThrownBy(twentySeconds::build)
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("20s is not granted");
-    assertThat(Elector.builder(forwarding).election("billing").candidate("a").build().leaseDuration()).isEqualTo(Duration.ofSeconds(15));
+    assertThat(Elector.builder(forwarding).election("billing").candidate("a").build().leaseDuration())
+        .isEqualTo(Duration.ofSeconds(15));
   }
 
   @Test
