@@ -1,5 +1,9 @@
 package dev.baton.benchmarks;
 
+import dev.baton.azureblob.AzureBlobLeaseStoreProvider;
+import dev.baton.conformance.NpmServer;
+import dev.baton.dynamodb.DynamoDbLeaseStore;
+import dev.baton.election.ElectionProperties;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.conformance.FaultyLeaseStore;
@@ -14,16 +18,28 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * Baton on each backend, every node's client built the way the backend's provider builds it from
@@ -35,6 +51,11 @@ final class Backends {
   static final String ZOOKEEPER_BASE_PATH = "/baton-bench";
   static final String ETCD_PREFIX = "/baton-bench/";
   static final String K8S_NAMESPACE = "bench";
+  static final String DYNAMODB_TABLE = "baton-bench";
+  static final String AZURE_CONTAINER = "baton-bench";
+  /** Azurite's well-known development account key, published in its README (no secret). */
+  private static final String AZURITE_KEY =
+      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
   private static final AtomicInteger POOLS = new AtomicInteger();
 
@@ -227,5 +248,85 @@ final class Backends {
     config.setNamespace(K8S_NAMESPACE);
     config.setUserAgent(userAgent);
     return config;
+  }
+  static BatonContender dynamodb(Settings s, NpmServer dynalite) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("AWS SDK client",
+        "url-connection-client, connect and socket timeout = call timeout, no retries"
+            + " (as the dynamodb provider builds it)");
+    settings.put("table", DYNAMODB_TABLE + " (created by the first store)");
+    return new BatonContender(
+        "DynamoDB",
+        "dynalite (npm), in memory",
+        Optional.of(dynalite.address()),
+        s,
+        settings,
+        "HTTP requests the SDK sent",
+        s.leaseDuration(),
+        (node, through) -> openDynamoDb(through.orElseThrow(), s),
+        null);
+  }
+
+  static BatonContender.OpenedStore openDynamoDb(InetSocketAddress through, Settings s) {
+    AtomicLong requests = new AtomicLong();
+    DynamoDbClient client = DynamoDbClient.builder()
+        .endpointOverride(URI.create("http://127.0.0.1:" + through.getPort()))
+        .region(Region.US_EAST_1)
+        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("baton-bench", "baton-bench")))
+        .httpClientBuilder(
+            UrlConnectionHttpClient.builder().connectionTimeout(s.callTimeout()).socketTimeout(s.callTimeout()))
+        .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).addExecutionInterceptor(
+            new ExecutionInterceptor() {
+              @Override
+              public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+                requests.incrementAndGet();
+              }
+            }))
+        .build();
+    LeaseStore store =
+        DynamoDbLeaseStore.builder(client).table(DYNAMODB_TABLE).callTimeout(s.callTimeout()).createTable(true).build();
+    return new BatonContender.OpenedStore(store, client, Optional.of(requests::get), Optional.empty());
+  }
+
+  /**
+   * Azure grants leases of 15 s to 60 s only: this contender runs with the elector's defaults
+   * (lease 15 s, renew deadline 10 s, retry 2 s, call timeout 3 s), not the run's shorter lease.
+   */
+  static BatonContender azureBlob(Settings run, NpmServer azurite) {
+    Settings s =
+        run.withTimings(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofSeconds(3));
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("timings",
+        "Azure's shortest lease and the elector's defaults, not the run's (Azure grants 15 s to 60 s only)");
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put("Azure SDK client",
+        "JDK HTTP client, connect, response and read timeout = call timeout, no retries"
+            + " (as the azure-blob provider builds it)");
+    settings.put("container", AZURE_CONTAINER + " (created by the first store)");
+    return new BatonContender(
+        "Azure Blob",
+        "Azurite (npm) blob service, in memory",
+        Optional.of(azurite.address()),
+        s,
+        settings,
+        "LeaseStore calls (no server-side count; a renewal is one HTTP request, a grant up to four)",
+        s.leaseDuration(),
+        (node, through) -> openAzureBlob(through.orElseThrow(), s),
+        null);
+  }
+
+  /** The store the azure-blob provider opens from a connection string: what a user gets. */
+  static BatonContender.OpenedStore openAzureBlob(InetSocketAddress through, Settings s) {
+    Properties p = new Properties();
+    p.setProperty(AzureBlobLeaseStoreProvider.CONNECTION_STRING,
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + AZURITE_KEY
+            + ";BlobEndpoint=http://127.0.0.1:" + through.getPort() + "/devstoreaccount1;");
+    p.setProperty(AzureBlobLeaseStoreProvider.CONTAINER, AZURE_CONTAINER);
+    p.setProperty(AzureBlobLeaseStoreProvider.CREATE_CONTAINER, "true");
+    p.setProperty(AzureBlobLeaseStoreProvider.CALL_TIMEOUT, s.callTimeout().toMillis() + "ms");
+    p.setProperty(ElectionProperties.RENEW_DEADLINE, s.renewDeadline().toMillis() + "ms");
+    LeaseStore store = new AzureBlobLeaseStoreProvider().open(ElectionProperties.of(p));
+    return new BatonContender.OpenedStore(store, null, Optional.empty(), Optional.empty());
   }
 }

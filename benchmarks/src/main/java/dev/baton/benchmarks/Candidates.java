@@ -86,6 +86,16 @@ final class Candidates {
       versions.put(c.name() + " (peer)", c.library());
       return c;
     }));
+    Supplier<Optional<String>> dynalite = () -> Servers.npmServerMissing("dynalite", "dynalite/cli.js");
+    entries.add(new Entry("DynamoDB", "DynamoDB", dynalite, () -> {
+      versions.put("dynalite", "4.0.0 (npm, tools/dynalite/package-lock.json)");
+      return Backends.dynamodb(s, servers.dynalite());
+    }));
+    Supplier<Optional<String>> azurite = () -> Servers.npmServerMissing("azurite", "azurite/dist/src/blob/main.js");
+    entries.add(new Entry("Azure Blob", "Azure Blob", azurite, () -> {
+      versions.put("Azurite", "3.37.0 (npm, tools/azurite/package-lock.json)");
+      return Backends.azureBlob(s, servers.azurite());
+    }));
     return entries;
   }
 

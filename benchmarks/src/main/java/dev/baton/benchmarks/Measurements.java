@@ -50,7 +50,7 @@ final class Measurements {
     }
     try (Group g = Group.start(c, election(slug, "group"), slug, settings.candidates())) {
       try {
-        g.awaitSingleLeader(settings.patience());
+        g.awaitSingleLeader(patience(c));
         result.handover = handover(c, g);
         say(c, "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed", result.handover.stats().count(), Stats.ms(result.handover.stats().p50()), Stats.ms(result.handover.stats().p99()), Stats.ms(result.handover.stats().max()), result.handover.failures());
         result.idle = idle(g);
@@ -135,7 +135,7 @@ final class Measurements {
       Node n = contender.newNode(election(slug, "first-" + round), id, timeline);
       try {
         n.start();
-        Optional<Timeline.Event> e = timeline.awaitElected(id::equals, t0, settings.patience());
+        Optional<Timeline.Event> e = timeline.awaitElected(id::equals, t0, patience(contender));
         if (e.isEmpty()) {
           failures++;
           return;
@@ -157,15 +157,21 @@ final class Measurements {
     }
   }
 
+  /** How long to wait for a leader of {@code c}: three of its leases and five seconds, at least the run's. */
+  private Duration patience(Contender c) {
+    Duration own = c.leaseDuration().multipliedBy(3).plusSeconds(5);
+    return own.compareTo(settings.patience()) > 0 ? own : settings.patience();
+  }
+
   Handover handover(Contender c, Group g) throws Exception {
     List<Double> samples = new ArrayList<>();
     int failures = 0;
     for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
       boolean counted = round >= settings.warmUpRounds();
-      Node leader = g.awaitSingleLeader(settings.patience());
+      Node leader = g.awaitSingleLeader(patience(c));
       long t0 = System.nanoTime();
       leader.leave();
-      Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), t0, settings.patience());
+      Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), t0, patience(c));
       if (next.isPresent()) {
         if (counted) {
           samples.add((next.get().nanos() - t0) / 1e6);
@@ -219,12 +225,12 @@ final class Measurements {
     // successor took over is shown as "at least" that.
     Duration observe = c.leaseDuration();
     for (int round = 0; round < settings.crashRounds(); round++) {
-      Node leader = g.awaitSingleLeader(settings.patience());
+      Node leader = g.awaitSingleLeader(patience(c));
       BeliefSampler belief = BeliefSampler.start(leader);
       try {
         long cut = System.nanoTime();
         leader.link().cut();
-        Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), cut, settings.patience());
+        Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), cut, patience(c));
         if (next.isEmpty()) {
           failures++;
           continue;

@@ -1,5 +1,6 @@
 package dev.baton.benchmarks;
 
+import dev.baton.conformance.NpmServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -15,7 +16,8 @@ import java.util.Optional;
 
 /**
  * The servers of one run, started when first needed and stopped by {@link #close()}: ZooKeeper and
- * the Kubernetes mock in this JVM, one etcd member as a child process, H2 in server mode.
+ * the Kubernetes mock in this JVM, one etcd member as a child process, H2 in server mode, dynalite
+ * and Azurite as node processes.
  * PostgreSQL and MariaDB are the machine's own (127.0.0.1:5432, user postgres, database test;
  * 127.0.0.1:3306, user root, empty password, database test).
  */
@@ -31,6 +33,8 @@ final class Servers implements AutoCloseable {
   private EtcdServer etcd;
   private KubernetesMock kubernetes;
   private H2Server h2;
+  private NpmServer dynalite;
+  private NpmServer azurite;
 
   synchronized ZooKeeperServerInJvm zookeeper() {
     if (zookeeper == null) {
@@ -63,6 +67,30 @@ final class Servers implements AutoCloseable {
       h2 = keep(H2Server.start());
     }
     return h2;
+  }
+
+  /** dynalite (npm) on a free loopback port, in memory, from tools/dynalite. */
+  synchronized NpmServer dynalite() {
+    if (dynalite == null) {
+      dynalite = keep(NpmServer.start(
+          "dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+    }
+    return dynalite;
+  }
+
+  /** Azurite's blob service (npm) on a free loopback port, in memory, from tools/azurite. */
+  synchronized NpmServer azurite() {
+    if (azurite == null) {
+      azurite = keep(NpmServer.start("azurite", "azurite/dist/src/blob/main.js", port -> List.of(
+          "--blobHost", "127.0.0.1", "--blobPort", Integer.toString(port),
+          "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--silent")));
+    }
+    return azurite;
+  }
+
+  /** Why an npm test server cannot run, if it cannot: no node, or its package is not installed. */
+  static Optional<String> npmServerMissing(String tool, String script) {
+    return NpmServer.missing(tool, script);
   }
 
   private <T extends AutoCloseable> T keep(T server) {

@@ -97,6 +97,13 @@ record Settings(
         handoverRounds, crashRounds, idleWindow, List.copyOf(sizes), scaleSettleLimit, scaleWindow, only);
   }
 
+  /** The same run with other elector timings: for a store that cannot grant the run's lease (Azure: 15 s to 60 s). */
+  Settings withTimings(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, Duration callTimeout) {
+    return new Settings(
+        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds,
+        handoverRounds, crashRounds, idleWindow, scaleSizes, scaleSettleLimit, scaleWindow, only);
+  }
+
   boolean includes(String contender) {
     return only.isEmpty() || only.stream().anyMatch(o -> o.equalsIgnoreCase(contender));
   }

@@ -167,6 +167,11 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
   }
 
   @Override
+  public void checkLeaseDuration(Duration leaseDuration) {
+    delegate.checkLeaseDuration(leaseDuration);
+  }
+
+  @Override
   public String describe() {
     return delegate.describe();
   }

@@ -128,7 +128,8 @@ public final class ElectionProperties {
   /** True for keys whose values must never be printed. */
   public static boolean isSecret(String key) {
     String k = key.toLowerCase(Locale.ROOT);
-    return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential");
+    return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential")
+        || k.contains("connection-string");
   }
 
   /** The value as it may be shown in a message: secrets are hidden, and so are passwords in URLs. */
@@ -288,7 +289,7 @@ public final class ElectionProperties {
           BACKEND
               + " is not set and no backend jar is on the classpath (found only: "
               + String.join(", ", found.keySet())
-              + "); add backend-jdbc, backend-zookeeper, backend-etcd, backend-kubernetes, backend-dynamodb or backend-file, or set "
+              + "); add backend-jdbc, backend-zookeeper, backend-etcd, backend-kubernetes, backend-dynamodb, backend-azure-blob or backend-file, or set "
               + BACKEND
               + "=memory for a single process");
     }

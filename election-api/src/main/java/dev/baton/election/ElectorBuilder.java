@@ -153,6 +153,7 @@ public final class ElectorBuilder {
     }
     TimingRules.check(leaseDuration, renewDeadline, retryPeriod, Elector.JITTER, timingsSet);
     store.checkElectionName(election);
+    store.checkLeaseDuration(leaseDuration);
     if (scheduler == null) {
       scheduler = SharedExecutors.scheduler();
     }

@@ -70,6 +70,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
+  public void checkLeaseDuration(Duration leaseDuration) {
+    delegate.checkLeaseDuration(leaseDuration);
+  }
+
+  @Override
   public String describe() {
     return delegate.describe();
   }

@@ -135,6 +135,15 @@ public interface LeaseStore extends AutoCloseable {
    */
   default void checkElectionName(String election) {}
 
+  /**
+   * Refuses a lease duration this store cannot grant (Azure Blob leases last 15 to 60 s) with a
+   * {@link ConfigurationException} that names {@code leaseDuration}, the value and what is accepted.
+   * Called when an {@link Elector} is built, so a duration the store would refuse fails at start.
+   * Stores that round a TTL up (whole seconds, a server's minimum) accept any and report the TTL
+   * they apply in {@link Lease#ttl()}.
+   */
+  default void checkLeaseDuration(Duration leaseDuration) {}
+
   /** A short name of the backend for logs and status, such as {@code jdbc (PostgreSQL)}. */
   String describe();
 

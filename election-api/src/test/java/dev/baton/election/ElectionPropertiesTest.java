@@ -207,7 +207,7 @@ class ElectionPropertiesTest {
   // --- secrets --------------------------------------------------------------------------------
 
   @ParameterizedTest(name = "{0} is a secret")
-  @CsvSource({"election.jdbc.password", "election.etcd.token", "election.kubernetes.client-secret", "election.etcd.tls.key"})
+  @CsvSource({"election.jdbc.password", "election.etcd.token", "election.kubernetes.client-secret", "election.etcd.tls.key", "election.azure-blob.connection-string"})
   void keysThatNameSecretsAreSecret(String key) {
     assertThat(ElectionProperties.isSecret(key)).isTrue();
   }

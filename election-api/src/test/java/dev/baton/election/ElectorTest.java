@@ -650,6 +650,29 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName("the builder refuses a lease duration the store cannot grant, also through a forwarding store")
+  void builderAsksTheStoreAboutTheLeaseDuration() {
+    LeaseStore fifteenOnly =
+        new ScriptedStore(clock) {
+          @Override
+          public void checkLeaseDuration(Duration leaseDuration) {
+            if (!leaseDuration.equals(Duration.ofSeconds(15))) {
+              throw new ConfigurationException(
+                  "leaseDuration: " + leaseDuration.toSeconds() + "s is not granted; use 15s");
+            }
+          }
+        };
+    LeaseStore forwarding = new ForwardingLeaseStore(fifteenOnly) {};
+    ElectorBuilder twentySeconds =
+        Elector.builder(forwarding).election("billing").candidate("a").leaseDuration(Duration.ofSeconds(20));
+    assertThatThrownBy(twentySeconds::build)
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("20s is not granted");
+    assertThat(Elector.builder(forwarding).election("billing").candidate("a").build().leaseDuration())
+        .isEqualTo(Duration.ofSeconds(15));
+  }
+
+  @Test
   @DisplayName("configure reads the name, candidate and timings from properties")
   void configureFromProperties() {
     java.util.Properties p = new java.util.Properties();
