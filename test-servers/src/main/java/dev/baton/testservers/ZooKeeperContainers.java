@@ -1,0 +1,179 @@
+package dev.baton.testservers;
+
+import static java.nio.charset.StandardCharsets.US_ASCII;
+import static org.awaitility.Awaitility.await;
+
+import dev.baton.conformance.ServerPorts;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * A ZooKeeper ensemble with one container per member, from the image {@value #IMAGE} names (the
+ * official {@code zookeeper} image works, as does the one {@code scripts/docker-engine} builds from
+ * Debian's package; both read the official image's {@code ZOO_*} variables). Each member binds its
+ * own loopback ports; members can be killed and started again on them with their data, or paused.
+ *
+ * <p>Like the in-JVM ensemble, members grant session timeouts from one tick to 20 ticks and drop a
+ * member that lags the quorum leader by 5 ticks.
+ */
+public final class ZooKeeperContainers implements AutoCloseable {
+
+  /** The ZooKeeper image of the container mode. */
+  public static final String IMAGE = "baton.image.zookeeper";
+
+  private static final Duration QUORUM_PATIENCE = Duration.ofSeconds(90);
+
+  private final int tickMillis;
+  private final List<ServerContainer> members = new ArrayList<>();
+  private final List<Integer> clientPorts;
+
+  private ZooKeeperContainers(int tickMillis, List<Integer> clientPorts) {
+    this.tickMillis = tickMillis;
+    this.clientPorts = clientPorts;
+  }
+
+  /** Starts {@code size} members ticking every {@code tickMillis} and returns once they form a quorum. */
+  public static ZooKeeperContainers start(int size, int tickMillis) {
+    ServerContainer.requireEngine();
+    String image = ServerContainer.image(IMAGE, "local/baton-zookeeper:3.8");
+    List<Integer> clientPorts = IntStream.range(0, size).mapToObj(i -> ServerPorts.belowEphemeralRange()).toList();
+    String servers =
+        IntStream.range(0, size)
+            .mapToObj(
+                i -> "server." + (i + 1) + "=127.0.0.1:" + ServerPorts.belowEphemeralRange() + ":"
+                    + ServerPorts.belowEphemeralRange() + ";" + clientPorts.get(i))
+            .collect(Collectors.joining(" "));
+    ZooKeeperContainers ensemble = new ZooKeeperContainers(tickMillis, clientPorts);
+    try {
+      for (int i = 0; i < size; i++) {
+        ensemble.members.add(
+            ServerContainer.start(
+                "ZooKeeper member " + (i + 1),
+                image,
+                Map.of(
+                    "ZOO_MY_ID", String.valueOf(i + 1),
+                    "ZOO_SERVERS", servers,
+                    "ZOO_TICK_TIME", String.valueOf(tickMillis),
+                    "ZOO_INIT_LIMIT", "20",
+                    "ZOO_SYNC_LIMIT", "5",
+                    "ZOO_ADMINSERVER_ENABLED", "false",
+                    "ZOO_4LW_COMMANDS_WHITELIST", "srvr",
+                    "ZOO_CFG_EXTRA", "minSessionTimeout=" + tickMillis + " maxSessionTimeout=" + 20 * tickMillis),
+                List.of()));
+      }
+      ensemble.awaitQuorum();
+      return ensemble;
+    } catch (RuntimeException | Error e) {
+      String logs = ensemble.members.stream().map(m -> m + ":\n" + m.logs()).collect(Collectors.joining("\n"));
+      ensemble.close();
+      throw new IllegalStateException("cannot start a ZooKeeper ensemble of " + size + " from " + image + ":\n" + logs, e);
+    }
+  }
+
+  public Duration minSessionTimeout() {
+    return Duration.ofMillis(tickMillis);
+  }
+
+  public Duration maxSessionTimeout() {
+    return Duration.ofMillis(20L * tickMillis);
+  }
+
+  /** Every member's client address, in member order. */
+  public List<InetSocketAddress> clientAddresses() {
+    return clientPorts.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList();
+  }
+
+  public String connectString() {
+    return clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+  }
+
+  /** Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}. */
+  public void kill(int index) {
+    members.get(index).kill();
+  }
+
+  public void restart(int index) {
+    members.get(index).restart();
+  }
+
+  public void killAll() {
+    members.forEach(ServerContainer::kill);
+  }
+
+  /** Starts every member again with its data and waits for a quorum. */
+  public void restartAll() {
+    members.forEach(ServerContainer::restart);
+    awaitQuorum();
+  }
+
+  public void pause(int index) {
+    members.get(index).pause();
+  }
+
+  public void unpause(int index) {
+    members.get(index).unpause();
+  }
+
+  /** Waits until exactly one member leads and every other one follows (or, alone, serves standalone). */
+  public void awaitQuorum() {
+    await("until the ZooKeeper members form a quorum")
+        .atMost(QUORUM_PATIENCE)
+        .pollInterval(Duration.ofMillis(100))
+        .until(
+            this::modes,
+            m -> m.size() == 1
+                ? m.get(0).equals("standalone")
+                : m.stream().filter("leader"::equals).count() == 1
+                    && m.stream().filter("follower"::equals).count() == m.size() - 1);
+  }
+
+  /** Each member's role from ZooKeeper's {@code srvr} command, in member order. */
+  public List<String> modes() {
+    return clientPorts.stream().map(ZooKeeperContainers::mode).toList();
+  }
+
+  private static String mode(int port) {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), 2_000);
+      socket.setSoTimeout(2_000);
+      OutputStream out = socket.getOutputStream();
+      out.write("srvr".getBytes(US_ASCII));
+      out.flush();
+      InputStream in = socket.getInputStream();
+      String answer = new String(in.readAllBytes(), US_ASCII);
+      return answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst().orElse("unknown");
+    } catch (IOException e) {
+      // A member that is down or still starting has no role yet; callers wait for one.
+      return "down (" + e.getClass().getSimpleName() + ")";
+    }
+  }
+
+  /** Removes every member's container. */
+  @Override
+  public void close() {
+    RuntimeException failure = null;
+    for (ServerContainer m : members) {
+      try {
+        m.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+}
