@@ -23,7 +23,7 @@ import java.util.stream.Collectors;
  * member binds its own loopback ports; a member can be killed and started again on them with its
  * data, or paused.
  */
-public final class EtcdContainers implements AutoCloseable {
+public final class EtcdContainers implements EtcdServers {
 
   /** The etcd image of the container mode. */
   public static final String IMAGE = "baton.image.etcd";
@@ -87,10 +87,12 @@ public final class EtcdContainers implements AutoCloseable {
   }
 
   /** Every member's client address, in member order. */
+  @Override
   public List<InetSocketAddress> clientAddresses() {
     return clientPorts.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList();
   }
 
+  @Override
   public String[] endpoints() {
     return clientPorts.stream().map(p -> "http://127.0.0.1:" + p).toArray(String[]::new);
   }
@@ -110,11 +112,13 @@ public final class EtcdContainers implements AutoCloseable {
     awaitHealthy(index);
   }
 
+  @Override
   public void killAll() {
     members.forEach(ServerContainer::kill);
   }
 
   /** Starts every member again and waits until the cluster is healthy. */
+  @Override
   public void restartAll() {
     members.forEach(ServerContainer::restart);
     awaitHealthy();

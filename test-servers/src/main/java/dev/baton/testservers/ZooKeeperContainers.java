@@ -25,7 +25,7 @@ import java.util.stream.IntStream;
  * <p>Like the in-JVM ensemble, members grant session timeouts from one tick to 20 ticks and drop a
  * member that lags the quorum leader by 5 ticks.
  */
-public final class ZooKeeperContainers implements AutoCloseable {
+public final class ZooKeeperContainers implements ZooKeeperQuorum {
 
   /** The ZooKeeper image of the container mode. */
   public static final String IMAGE = "baton.image.zookeeper";
@@ -79,19 +79,23 @@ public final class ZooKeeperContainers implements AutoCloseable {
     }
   }
 
+  @Override
   public Duration minSessionTimeout() {
     return Duration.ofMillis(tickMillis);
   }
 
+  @Override
   public Duration maxSessionTimeout() {
     return Duration.ofMillis(20L * tickMillis);
   }
 
   /** Every member's client address, in member order. */
+  @Override
   public List<InetSocketAddress> clientAddresses() {
     return clientPorts.stream().map(p -> new InetSocketAddress("127.0.0.1", p)).toList();
   }
 
+  @Override
   public String connectString() {
     return clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
   }
@@ -105,11 +109,13 @@ public final class ZooKeeperContainers implements AutoCloseable {
     members.get(index).restart();
   }
 
+  @Override
   public void killAll() {
     members.forEach(ServerContainer::kill);
   }
 
   /** Starts every member again with its data and waits for a quorum. */
+  @Override
   public void restartAll() {
     members.forEach(ServerContainer::restart);
     awaitQuorum();
