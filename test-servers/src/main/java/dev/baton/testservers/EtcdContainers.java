@@ -97,6 +97,11 @@ public final class EtcdContainers implements EtcdServers {
     return clientPorts.stream().map(p -> "http://127.0.0.1:" + p).toArray(String[]::new);
   }
 
+  /** The image every member's container runs, as the engine reports it. */
+  public List<String> images() {
+    return members.stream().map(ServerContainer::image).toList();
+  }
+
   public int size() {
     return members.size();
   }
@@ -117,10 +122,10 @@ public final class EtcdContainers implements EtcdServers {
     members.forEach(ServerContainer::kill);
   }
 
-  /** Starts every member again and waits until the cluster is healthy. */
+  /** Starts every killed member again and waits until the cluster is healthy. */
   @Override
   public void restartAll() {
-    members.forEach(ServerContainer::restart);
+    members.stream().filter(m -> !m.isRunning()).forEach(ServerContainer::restart);
     awaitHealthy();
   }
 

@@ -97,6 +97,11 @@ public final class JdbcServer implements AutoCloseable {
     return url(address);
   }
 
+  /** The image of the container the server runs in, as the engine reports it; empty for the machine's own. */
+  public Optional<String> image() {
+    return container.map(ServerContainer::image);
+  }
+
   /** Whether this fixture runs the server itself, and so can kill, restart and pause it. */
   public boolean inContainer() {
     return container.isPresent();
@@ -157,6 +162,6 @@ public final class JdbcServer implements AutoCloseable {
 
   @Override
   public String toString() {
-    return name + " at " + address + container.map(c -> " in a container of " + c.image()).orElse("");
+    return name + " at " + address + container.map(c -> " in " + c).orElse("");
   }
 }

@@ -123,8 +123,9 @@ final class ServerContainer implements AutoCloseable {
     }
   }
 
+  /** The image the container runs, as the engine reports it. */
   String image() {
-    return container.getDockerImageName();
+    return docker().inspectContainerCmd(id()).exec().getConfig().getImage();
   }
 
   /** Stops and removes the container. */
@@ -135,6 +136,6 @@ final class ServerContainer implements AutoCloseable {
 
   @Override
   public String toString() {
-    return name + " (" + image() + ")";
+    return name + " (" + container.getDockerImageName() + ")";
   }
 }

@@ -79,6 +79,11 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     }
   }
 
+  /** The image every member's container runs, as the engine reports it. */
+  public List<String> images() {
+    return members.stream().map(ServerContainer::image).toList();
+  }
+
   @Override
   public Duration minSessionTimeout() {
     return Duration.ofMillis(tickMillis);
@@ -114,10 +119,10 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     members.forEach(ServerContainer::kill);
   }
 
-  /** Starts every member again with its data and waits for a quorum. */
+  /** Starts every killed member again with its data and waits for a quorum. */
   @Override
   public void restartAll() {
-    members.forEach(ServerContainer::restart);
+    members.stream().filter(m -> !m.isRunning()).forEach(ServerContainer::restart);
     awaitQuorum();
   }
 
