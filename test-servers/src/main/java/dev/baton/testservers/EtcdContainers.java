@@ -68,7 +68,7 @@ public final class EtcdContainers implements EtcdServers {
                 List.of(
                     "etcd",
                     "--name", "m" + i,
-                    "--data-dir", "/var/lib/baton-etcd/m" + i,
+                    "--data-dir", "/tmp/baton-etcd/m" + i, // writable also where an image runs etcd as non-root
                     "--listen-client-urls", client,
                     "--advertise-client-urls", client,
                     "--listen-peer-urls", peer,
