@@ -2,6 +2,7 @@ package dev.baton.testservers;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.conformance.FreezableServer;
 import dev.baton.conformance.RequiredServer;
 import dev.baton.conformance.ServerPorts;
 import java.net.InetSocketAddress;
@@ -20,9 +21,9 @@ import java.util.Optional;
  * :3306); in {@link ServerMode#CONTAINERS} a container of the image {@value #POSTGRES_IMAGE} or
  * {@value #MARIADB_IMAGE} names (the official {@code postgres} and {@code mariadb} images work, as
  * do the ones {@code scripts/docker-engine} builds), which can also be killed and started again on
- * the same address, and paused. The test's classpath brings the JDBC driver.
+ * the same address, and frozen. The test's classpath brings the JDBC driver.
  */
-public final class JdbcServer implements AutoCloseable {
+public final class JdbcServer implements FreezableServer, AutoCloseable {
 
   /** The PostgreSQL image of the container mode. */
   public static final String POSTGRES_IMAGE = "baton.image.postgres";
@@ -118,12 +119,17 @@ public final class JdbcServer implements AutoCloseable {
     awaitAnswer();
   }
 
-  /** Freezes the database: its connections stay open and nothing answers until {@link #unpause()}. */
-  public void pause() {
+  /**
+   * Freezes the database ({@code docker pause}): its connections stay open and nothing answers
+   * until {@link #thaw()}.
+   */
+  @Override
+  public void freeze() {
     running().pause();
   }
 
-  public void unpause() {
+  @Override
+  public void thaw() {
     running().unpause();
   }
 
