@@ -30,12 +30,11 @@ public final class EtcdContainers implements EtcdServers {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
-  private final List<ServerContainer> members;
+  private final ContainerGroup members = new ContainerGroup();
   private final List<Integer> clientPorts;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
-  private EtcdContainers(List<ServerContainer> members, List<Integer> clientPorts) {
-    this.members = members;
+  private EtcdContainers(List<Integer> clientPorts) {
     this.clientPorts = clientPorts;
   }
 
@@ -54,13 +53,12 @@ public final class EtcdContainers implements EtcdServers {
             .mapToObj(i -> "m" + i + "=http://127.0.0.1:" + peerPorts.get(i))
             .collect(Collectors.joining(","));
     String token = "baton-" + UUID.randomUUID();
-    List<ServerContainer> members = new ArrayList<>();
-    EtcdContainers cluster = new EtcdContainers(members, clientPorts);
+    EtcdContainers cluster = new EtcdContainers(clientPorts);
     try {
       for (int i = 0; i < size; i++) {
         String client = "http://127.0.0.1:" + clientPorts.get(i);
         String peer = "http://127.0.0.1:" + peerPorts.get(i);
-        members.add(
+        cluster.members.add(
             ServerContainer.start(
                 "etcd member m" + i,
                 image,
@@ -80,7 +78,7 @@ public final class EtcdContainers implements EtcdServers {
       cluster.awaitHealthy();
       return cluster;
     } catch (RuntimeException | Error e) {
-      String logs = members.stream().map(m -> m + ":\n" + m.logs()).collect(Collectors.joining("\n"));
+      String logs = cluster.members.logs();
       cluster.close();
       throw new IllegalStateException("cannot start an etcd cluster of " + size + " from " + image + ":\n" + logs, e);
     }
@@ -99,7 +97,7 @@ public final class EtcdContainers implements EtcdServers {
 
   /** The image every member's container runs, as the engine reports it. */
   public List<String> images() {
-    return members.stream().map(ServerContainer::image).toList();
+    return members.images();
   }
 
   public int size() {
@@ -108,34 +106,34 @@ public final class EtcdContainers implements EtcdServers {
 
   /** Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}. */
   public void kill(int index) {
-    members.get(index).kill();
+    members.kill(index);
   }
 
   /** Starts killed member {@code index} again on its ports with its data, and waits until it is healthy. */
   public void restart(int index) {
-    members.get(index).restart();
+    members.restart(index);
     awaitHealthy(index);
   }
 
   @Override
   public void killAll() {
-    members.forEach(ServerContainer::kill);
+    members.killAll();
   }
 
   /** Starts every killed member again and waits until the cluster is healthy. */
   @Override
   public void restartAll() {
-    members.stream().filter(m -> !m.isRunning()).forEach(ServerContainer::restart);
+    members.restartKilled();
     awaitHealthy();
   }
 
   /** Freezes member {@code index}: it keeps its connections and answers nothing until {@link #unpause(int)}. */
   public void pause(int index) {
-    members.get(index).pause();
+    members.pause(index);
   }
 
   public void unpause(int index) {
-    members.get(index).unpause();
+    members.unpause(index);
   }
 
   public void awaitHealthy() {
@@ -168,20 +166,6 @@ public final class EtcdContainers implements EtcdServers {
   /** Removes every member's container. */
   @Override
   public void close() {
-    RuntimeException failure = null;
-    for (ServerContainer m : members) {
-      try {
-        m.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    members.close();
   }
 }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntFunction;
 
 /**
  * A PostgreSQL or MariaDB server with a database {@code test} that user {@link #user()} reaches
@@ -54,14 +55,11 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
           "PostgreSQL", "127.0.0.1", 5432, "sudo service postgresql start (user postgres with trust, database test)");
       return new JdbcServer("PostgreSQL", "postgresql", "postgres", 5432, Optional.empty());
     }
-    int port = ServerPorts.belowEphemeralRange();
-    ServerContainer c =
-        ServerContainer.start(
-            "PostgreSQL",
-            ServerContainer.image(POSTGRES_IMAGE, "local/baton-postgres:15"),
-            Map.of("POSTGRES_HOST_AUTH_METHOD", "trust", "POSTGRES_DB", "test"),
-            List.of("postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + port));
-    return new JdbcServer("PostgreSQL", "postgresql", "postgres", port, Optional.of(c)).awaitAnswer();
+    return inContainer(
+        "PostgreSQL", "postgresql", "postgres",
+        ServerContainer.image(POSTGRES_IMAGE, "local/baton-postgres:15"),
+        Map.of("POSTGRES_HOST_AUTH_METHOD", "trust", "POSTGRES_DB", "test"),
+        port -> List.of("postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + port));
   }
 
   /** MariaDB: user root with an empty password, database test. */
@@ -71,14 +69,19 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
           "MariaDB", "127.0.0.1", 3306, "sudo service mariadb start (user root, empty password, database test)");
       return new JdbcServer("MariaDB", "mariadb", "root", 3306, Optional.empty());
     }
+    return inContainer(
+        "MariaDB", "mariadb", "root",
+        ServerContainer.image(MARIADB_IMAGE, "local/baton-mariadb:10.11"),
+        Map.of("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1", "MARIADB_DATABASE", "test"),
+        port -> List.of("mariadbd", "--bind-address=127.0.0.1", "--port=" + port));
+  }
+
+  /** Starts {@code image} with the command that makes the server listen on a port of the fixture's. */
+  private static JdbcServer inContainer(
+      String name, String scheme, String user, String image, Map<String, String> env, IntFunction<List<String>> command) {
     int port = ServerPorts.belowEphemeralRange();
-    ServerContainer c =
-        ServerContainer.start(
-            "MariaDB",
-            ServerContainer.image(MARIADB_IMAGE, "local/baton-mariadb:10.11"),
-            Map.of("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1", "MARIADB_DATABASE", "test"),
-            List.of("mariadbd", "--bind-address=127.0.0.1", "--port=" + port));
-    return new JdbcServer("MariaDB", "mariadb", "root", port, Optional.of(c)).awaitAnswer();
+    ServerContainer c = ServerContainer.start(name, image, env, command.apply(port));
+    return new JdbcServer(name, scheme, user, port, Optional.of(c)).awaitAnswer();
   }
 
   public InetSocketAddress address() {

@@ -1,16 +1,10 @@
 package dev.baton.testservers;
 
-import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.ServerPorts;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -33,7 +27,7 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
   private static final Duration QUORUM_PATIENCE = Duration.ofSeconds(90);
 
   private final int tickMillis;
-  private final List<ServerContainer> members = new ArrayList<>();
+  private final ContainerGroup members = new ContainerGroup();
   private final List<Integer> clientPorts;
 
   private ZooKeeperContainers(int tickMillis, List<Integer> clientPorts) {
@@ -73,7 +67,7 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
       ensemble.awaitQuorum();
       return ensemble;
     } catch (RuntimeException | Error e) {
-      String logs = ensemble.members.stream().map(m -> m + ":\n" + m.logs()).collect(Collectors.joining("\n"));
+      String logs = ensemble.members.logs();
       ensemble.close();
       throw new IllegalStateException("cannot start a ZooKeeper ensemble of " + size + " from " + image + ":\n" + logs, e);
     }
@@ -81,7 +75,7 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
 
   /** The image every member's container runs, as the engine reports it. */
   public List<String> images() {
-    return members.stream().map(ServerContainer::image).toList();
+    return members.images();
   }
 
   @Override
@@ -107,31 +101,31 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
 
   /** Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}. */
   public void kill(int index) {
-    members.get(index).kill();
+    members.kill(index);
   }
 
   public void restart(int index) {
-    members.get(index).restart();
+    members.restart(index);
   }
 
   @Override
   public void killAll() {
-    members.forEach(ServerContainer::kill);
+    members.killAll();
   }
 
   /** Starts every killed member again with its data and waits for a quorum. */
   @Override
   public void restartAll() {
-    members.stream().filter(m -> !m.isRunning()).forEach(ServerContainer::restart);
+    members.restartKilled();
     awaitQuorum();
   }
 
   public void pause(int index) {
-    members.get(index).pause();
+    members.pause(index);
   }
 
   public void unpause(int index) {
-    members.get(index).unpause();
+    members.unpause(index);
   }
 
   /** Waits until exactly one member leads and every other one follows (or, alone, serves standalone). */
@@ -149,42 +143,12 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
 
   /** Each member's role from ZooKeeper's {@code srvr} command, in member order. */
   public List<String> modes() {
-    return clientPorts.stream().map(ZooKeeperContainers::mode).toList();
-  }
-
-  private static String mode(int port) {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), 2_000);
-      socket.setSoTimeout(2_000);
-      OutputStream out = socket.getOutputStream();
-      out.write("srvr".getBytes(US_ASCII));
-      out.flush();
-      InputStream in = socket.getInputStream();
-      String answer = new String(in.readAllBytes(), US_ASCII);
-      return answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst().orElse("unknown");
-    } catch (IOException e) {
-      // A member that is down or still starting has no role yet; callers wait for one.
-      return "down (" + e.getClass().getSimpleName() + ")";
-    }
+    return clientAddresses().stream().map(ZooKeeperQuorum::memberMode).toList();
   }
 
   /** Removes every member's container. */
   @Override
   public void close() {
-    RuntimeException failure = null;
-    for (ServerContainer m : members) {
-      try {
-        m.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    members.close();
   }
 }

@@ -1,18 +1,13 @@
 package dev.baton.testservers;
 
-import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.ServerPorts;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
@@ -139,20 +134,7 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
 
   /** The member's role from ZooKeeper's {@code srvr} command: leader, follower, or down or unknown. */
   public static String mode(InstanceSpec member) {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress(member.getHostname(), member.getPort()), 2_000);
-      socket.setSoTimeout(2_000);
-      OutputStream out = socket.getOutputStream();
-      out.write("srvr".getBytes(US_ASCII));
-      out.flush();
-      InputStream in = socket.getInputStream();
-      String answer = new String(in.readAllBytes(), US_ASCII);
-      Optional<String> mode = answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst();
-      return mode.orElse("unknown");
-    } catch (IOException e) {
-      // A member that is down or still starting has no role yet; callers wait for one.
-      return "down (" + e.getClass().getSimpleName() + ")";
-    }
+    return ZooKeeperQuorum.memberMode(new InetSocketAddress(member.getHostname(), member.getPort()));
   }
 
   @Override

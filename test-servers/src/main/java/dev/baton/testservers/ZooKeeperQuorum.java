@@ -1,6 +1,11 @@
 package dev.baton.testservers;
 
+import static java.nio.charset.StandardCharsets.US_ASCII;
+
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 
@@ -40,4 +45,23 @@ public interface ZooKeeperQuorum extends AutoCloseable {
 
   @Override
   void close();
+
+  /**
+   * The role of the member at {@code client} from ZooKeeper's {@code srvr} command: leader,
+   * follower, standalone, or down or unknown.
+   */
+  static String memberMode(InetSocketAddress client) {
+    try (Socket socket = new Socket()) {
+      socket.connect(client, 2_000);
+      socket.setSoTimeout(2_000);
+      OutputStream out = socket.getOutputStream();
+      out.write("srvr".getBytes(US_ASCII));
+      out.flush();
+      String answer = new String(socket.getInputStream().readAllBytes(), US_ASCII);
+      return answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst().orElse("unknown");
+    } catch (IOException e) {
+      // A member that is down or still starting has no role yet; callers wait for one.
+      return "down (" + e.getClass().getSimpleName() + ")";
+    }
+  }
 }
