@@ -3,14 +3,11 @@ package dev.baton.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.conformance.FrozenServerScenario;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.testservers.JdbcServer;
 import dev.baton.testservers.ServerMode;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -28,7 +25,6 @@ import org.junit.jupiter.api.Test;
 class PostgresServerFrozenIT {
 
   private static final Timings TIMINGS = Timings.SHORT;
-  private static final Duration CALL_TIMEOUT = Duration.ofMillis(700);
 
   private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
 
@@ -41,23 +37,13 @@ class PostgresServerFrozenIT {
 
   @Test
   void postgresFrozenLongerThanTheLeaseCostsTheLeaderItsTermAndNothingElse() {
-    assumeTrue(ServerMode.containers(), "freezes a PostgreSQL container: run with -D" + ServerMode.PROPERTY + "=containers");
+    assumeTrue(
+        ServerMode.containers(), "freezes a PostgreSQL container: run with -D" + ServerMode.PROPERTY + "=containers");
     JdbcServer postgres = JdbcServer.postgres();
     closeAtEnd.add(postgres);
-    List<LeaseStore> stores = new ArrayList<>();
-    for (int i = 1; i <= 3; i++) {
-      HikariConfig config = new HikariConfig();
-      config.setPoolName("frozen-postgres-" + i);
-      config.setJdbcUrl(postgres.url());
-      config.setUsername(postgres.user());
-      config.setMaximumPoolSize(3);
-      config.setConnectionTimeout(500);
-      HikariDataSource pool = new HikariDataSource(config);
-      closeAtEnd.add(pool);
-      JdbcLeaseStore store = JdbcLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).build();
-      closeAtEnd.add(store);
-      stores.add(store);
-    }
+    // The same three pools as on H2; PostgreSQL's driver, unlike H2's, times a call out on its own.
+    List<LeaseStore> stores =
+        H2ServerFrozenIT.storesOnOwnPools("frozen-postgres", postgres.url(), postgres.user(), closeAtEnd);
     FrozenServerScenario scenario = new FrozenServerScenario("frozen-postgres", TIMINGS, stores);
     closeAtEnd.add(scenario);
 

@@ -80,7 +80,8 @@ public final class FrozenServerScenario implements AutoCloseable {
    * @param leaderMustStepDown true when the frozen server is the whole store, so that no renewal
    *     can get through: the leader must step down and nobody may be granted until the thaw
    */
-  public Figures freezeLongerThanTheLease(Function<String, ? extends FreezableServer> serverFor, boolean leaderMustStepDown) {
+  public Figures freezeLongerThanTheLease(
+      Function<String, ? extends FreezableServer> serverFor, boolean leaderMustStepDown) {
     Candidate leader = awaitSoleCurrentLeader();
     Term term = leader.toldTerm().orElseThrow();
     FreezableServer server = serverFor.apply(leader.name());

@@ -151,7 +151,9 @@ public final class EtcdContainers implements EtcdServers {
 
   private boolean healthy(int port) {
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health")).timeout(Duration.ofSeconds(2)).build();
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+            .timeout(Duration.ofSeconds(2))
+            .build();
     try {
       HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
       return response.statusCode() == 200 && response.body().replace(" ", "").contains("\"health\":\"true\"");

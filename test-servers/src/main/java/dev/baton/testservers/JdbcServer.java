@@ -78,7 +78,12 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
 
   /** Starts {@code image} with the command that makes the server listen on a port of the fixture's. */
   private static JdbcServer inContainer(
-      String name, String scheme, String user, String image, Map<String, String> env, IntFunction<List<String>> command) {
+      String name,
+      String scheme,
+      String user,
+      String image,
+      Map<String, String> env,
+      IntFunction<List<String>> command) {
     int port = ServerPorts.belowEphemeralRange();
     ServerContainer c = ServerContainer.start(name, image, env, command.apply(port));
     return new JdbcServer(name, scheme, user, port, Optional.of(c)).awaitAnswer();
@@ -138,7 +143,8 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
 
   private ServerContainer running() {
     return container.orElseThrow(
-        () -> new IllegalStateException(name + " is the machine's own; only " + ServerMode.PROPERTY + "=containers can stop it"));
+        () -> new IllegalStateException(
+            name + " is the machine's own; only " + ServerMode.PROPERTY + "=containers can stop it"));
   }
 
   private JdbcServer awaitAnswer() {

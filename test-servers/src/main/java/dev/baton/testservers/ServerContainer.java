@@ -1,6 +1,7 @@
 package dev.baton.testservers;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.NotFoundException;
 import dev.baton.conformance.RequiredServer;
 import java.time.Duration;
 import java.util.List;
@@ -38,6 +39,7 @@ final class ServerContainer implements AutoCloseable {
   @SuppressWarnings("resource") // closed by close()
   static ServerContainer start(String name, String image, Map<String, String> env, List<String> command) {
     requireEngine();
+    requireLocalImage(image);
     GenericContainer<?> container =
         new GenericContainer<>(DockerImageName.parse(image))
             .withNetworkMode("host")
@@ -62,6 +64,21 @@ final class ServerContainer implements AutoCloseable {
         DockerClientFactory.instance().isDockerAvailable(),
         "a Docker engine (for " + ServerMode.PROPERTY + "=containers)",
         "scripts/docker-engine start, and export what it prints");
+  }
+
+  /**
+   * Fails at once when an image of ours ({@code local/...}, never in a registry) has not been
+   * built, instead of letting Testcontainers try to pull it for minutes.
+   */
+  private static void requireLocalImage(String image) {
+    if (!image.startsWith("local/")) {
+      return;
+    }
+    try {
+      DockerClientFactory.instance().client().inspectImageCmd(image).exec();
+    } catch (NotFoundException e) {
+      throw new IllegalStateException("image " + image + " is not built; scripts/docker-engine start builds it", e);
+    }
   }
 
   /** The image named by system property {@code property}, else {@code fallback}. */

@@ -69,7 +69,8 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     } catch (RuntimeException | Error e) {
       String logs = ensemble.members.logs();
       ensemble.close();
-      throw new IllegalStateException("cannot start a ZooKeeper ensemble of " + size + " from " + image + ":\n" + logs, e);
+      throw new IllegalStateException(
+          "cannot start a ZooKeeper ensemble of " + size + " from " + image + ":\n" + logs, e);
     }
   }
 

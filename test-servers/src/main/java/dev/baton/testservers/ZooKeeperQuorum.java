@@ -58,7 +58,11 @@ public interface ZooKeeperQuorum extends AutoCloseable {
       out.write("srvr".getBytes(US_ASCII));
       out.flush();
       String answer = new String(socket.getInputStream().readAllBytes(), US_ASCII);
-      return answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst().orElse("unknown");
+      return answer.lines()
+          .filter(l -> l.startsWith("Mode: "))
+          .map(l -> l.substring(6).trim())
+          .findFirst()
+          .orElse("unknown");
     } catch (IOException e) {
       // A member that is down or still starting has no role yet; callers wait for one.
       return "down (" + e.getClass().getSimpleName() + ")";

@@ -49,7 +49,8 @@ class ContainerImagesIT {
   @Test
   void zookeeperRunsTheImageItsPropertyNames() {
     try (ZooKeeperContainers zk = ZooKeeperContainers.start(1, 500)) {
-      assertThat(zk.images()).containsExactly(System.getProperty(ZooKeeperContainers.IMAGE, "local/baton-zookeeper:3.8"));
+      assertThat(zk.images())
+          .containsExactly(System.getProperty(ZooKeeperContainers.IMAGE, "local/baton-zookeeper:3.8"));
       assertThat(zk.modes()).containsExactly("standalone");
     }
   }
