@@ -11,6 +11,7 @@ import dev.baton.election.ElectionProperties;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.op.Op;

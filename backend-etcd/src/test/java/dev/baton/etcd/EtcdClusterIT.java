@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import java.util.ArrayList;

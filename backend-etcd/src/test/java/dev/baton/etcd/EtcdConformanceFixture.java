@@ -4,6 +4,7 @@ import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.testservers.EtcdServers;
 import io.etcd.jetcd.Client;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -13,7 +14,8 @@ import org.awaitility.Awaitility;
 
 /**
  * The conformance suite's view of etcd: a real three-member cluster on loopback, started from the
- * Debian {@code etcd} binary, and one jetcd client per node that reaches all three members only
+ * Debian {@code etcd} binary (or, with {@code -Dbaton.servers=containers}, in containers), and
+ * one jetcd client per node that reaches all three members only
  * through that node's own fault proxies. A server outage kills every member (SIGKILL) and the
  * restore starts them again on the same ports and data.
  *
@@ -41,12 +43,11 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
   private static final Duration RECONNECT_PATIENCE = Duration.ofSeconds(30);
 
   private final List<LeaseStore> stores = new CopyOnWriteArrayList<>();
-  private EtcdCluster etcd;
+  private EtcdServers etcd;
 
   @Override
   protected List<InetSocketAddress> startServers() {
-    EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(3);
+    etcd = EtcdServers.start(3);
     return etcd.clientAddresses();
   }
 
@@ -84,7 +85,7 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
   /** Kills every member (SIGKILL); their data directories stay. */
   @Override
   public void serverOutage() {
-    etcd.members().forEach(etcd::kill);
+    etcd.killAll();
   }
 
   /**

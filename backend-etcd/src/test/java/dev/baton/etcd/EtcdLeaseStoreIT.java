@@ -12,6 +12,7 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;

@@ -11,6 +11,7 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.time.Duration;

@@ -10,6 +10,7 @@ import dev.baton.election.ElectionListener;
 import dev.baton.election.Elector;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Term;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,6 +8,7 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
+import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

@@ -9,6 +9,7 @@ import dev.baton.election.ElectionProperties;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.testservers.EtcdCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -53,20 +53,7 @@ class H2ServerFrozenIT {
             port);
     closeAtEnd.add(h2);
     String url = "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:frozen;DB_CLOSE_DELAY=-1";
-    List<LeaseStore> stores = new ArrayList<>();
-    for (int i = 1; i <= 3; i++) {
-      HikariConfig config = new HikariConfig();
-      config.setPoolName("frozen-h2-" + i);
-      config.setJdbcUrl(url);
-      config.setUsername("sa");
-      config.setMaximumPoolSize(3);
-      config.setConnectionTimeout(500);
-      HikariDataSource pool = new HikariDataSource(config);
-      closeAtEnd.add(pool);
-      JdbcLeaseStore store = JdbcLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).build();
-      closeAtEnd.add(store);
-      stores.add(store);
-    }
+    List<LeaseStore> stores = storesOnOwnPools("frozen-h2", url, "sa", closeAtEnd);
     // H2's client ignores setNetworkTimeout and abort (both do nothing in H2 2.x), so a call to
     // the frozen server returns only at the thaw: calls may last the whole freeze here.
     FrozenServerScenario scenario = new FrozenServerScenario("frozen-h2", TIMINGS, stores, TIMINGS.leaseDuration().plus(TIMINGS.allowance()));
@@ -75,5 +62,24 @@ class H2ServerFrozenIT {
     FrozenServerScenario.Figures figures = scenario.freezeLongerThanTheLease(leader -> h2, true);
 
     assertThat(figures.keptTheTerm()).isFalse();
+  }
+
+  /** Three stores, each on a small pool of its own, closed (with their pools) through {@code closeAtEnd}. */
+  static List<LeaseStore> storesOnOwnPools(String name, String url, String user, List<AutoCloseable> closeAtEnd) {
+    List<LeaseStore> stores = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      HikariConfig config = new HikariConfig();
+      config.setPoolName(name + "-" + i);
+      config.setJdbcUrl(url);
+      config.setUsername(user);
+      config.setMaximumPoolSize(3);
+      config.setConnectionTimeout(500);
+      HikariDataSource pool = new HikariDataSource(config);
+      closeAtEnd.add(pool);
+      JdbcLeaseStore store = JdbcLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).build();
+      closeAtEnd.add(store);
+      stores.add(store);
+    }
+    return stores;
   }
 }

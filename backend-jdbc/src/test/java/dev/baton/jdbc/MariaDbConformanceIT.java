@@ -2,30 +2,16 @@ package dev.baton.jdbc;
 
 import dev.baton.conformance.ConformanceFixture;
 import dev.baton.conformance.LeaseStoreConformance;
-import dev.baton.conformance.RequiredServer;
-import java.net.InetSocketAddress;
+import dev.baton.testservers.JdbcServer;
 
-/** The conformance suite on MariaDB at 127.0.0.1:3306, each node through its own proxy; followers poll. */
+/**
+ * The conformance suite on MariaDB (the machine's own at 127.0.0.1:3306, or a container), each
+ * node through its own proxy; followers poll.
+ */
 class MariaDbConformanceIT extends LeaseStoreConformance {
 
   @Override
   protected ConformanceFixture fixture() {
-    return new JdbcConformanceFixture() {
-      @Override
-      InetSocketAddress server() {
-        RequiredServer.requireTcp("MariaDB", "127.0.0.1", 3306, "sudo service mariadb start (user root, empty password, database test)");
-        return new InetSocketAddress("127.0.0.1", 3306);
-      }
-
-      @Override
-      String url(InetSocketAddress address) {
-        return "jdbc:mariadb://127.0.0.1:" + address.getPort() + "/test";
-      }
-
-      @Override
-      String user() {
-        return "root";
-      }
-    };
+    return new JdbcServerFixture(JdbcServer::mariadb, false);
   }
 }

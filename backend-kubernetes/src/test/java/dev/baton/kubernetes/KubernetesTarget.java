@@ -1,6 +1,7 @@
 package dev.baton.kubernetes;
 
 import dev.baton.conformance.RequiredServer;
+import dev.baton.testservers.CrudMockDispatcher;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;

@@ -5,6 +5,7 @@ import static java.util.stream.Collectors.joining;
 import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
+import dev.baton.testservers.ZooKeeperQuorum;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -13,7 +14,8 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 
 /**
- * The conformance suite's ZooKeeper: a three-member ensemble in this JVM. Each simulated node is
+ * The conformance suite's ZooKeeper: a three-member ensemble in this JVM (or, with
+ * {@code -Dbaton.servers=containers}, in containers). Each simulated node is
  * a {@link CuratorFramework} of its own whose connect string lists that node's three proxies, one
  * per member, so cutting a node cuts it off from the whole ensemble.
  *
@@ -39,12 +41,12 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
    */
   private final Duration callTimeout = timings.renewDeadline().dividedBy(2);
   private final Duration sessionTimeout = timings.leaseDuration();
-  private ZooKeeperEnsemble ensemble;
+  private ZooKeeperQuorum ensemble;
   private volatile boolean stopped;
 
   @Override
   protected List<InetSocketAddress> startServers() {
-    ensemble = ZooKeeperEnsemble.start(TICK_MILLIS);
+    ensemble = ZooKeeperQuorum.start(TICK_MILLIS);
     if (sessionTimeout.compareTo(ensemble.minSessionTimeout()) < 0 || sessionTimeout.compareTo(ensemble.maxSessionTimeout()) > 0) {
       throw new IllegalStateException(
           "the session timeout " + sessionTimeout + " lies outside the members' bounds [" + ensemble.minSessionTimeout() + ", "

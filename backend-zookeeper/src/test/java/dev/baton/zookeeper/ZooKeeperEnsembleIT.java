@@ -8,6 +8,7 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.testservers.ZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.curator.framework.CuratorFramework;

@@ -11,6 +11,7 @@ import dev.baton.conformance.History.Outcome;
 import dev.baton.election.ElectionListener;
 import dev.baton.election.Elector;
 import dev.baton.election.Term;
+import dev.baton.testservers.ZooKeeperEnsemble;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

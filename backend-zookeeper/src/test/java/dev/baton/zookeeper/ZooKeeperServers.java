@@ -1,12 +1,11 @@
 package dev.baton.zookeeper;
 
-import dev.baton.conformance.ServerPorts;
+import dev.baton.testservers.ZooKeeperEnsemble;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -51,22 +50,9 @@ final class ZooKeeperServers implements AutoCloseable {
     return spec(TICK_MILLIS);
   }
 
-  /**
-   * A standalone server or ensemble member on loopback only, with ports it can bind again when it
-   * is restarted.
-   */
+  /** A standalone server or ensemble member on loopback only, with ports it can bind again when it is restarted. */
   static InstanceSpec spec(int tickMillis) {
-    return new InstanceSpec(
-        null,
-        ServerPorts.belowEphemeralRange(),
-        ServerPorts.belowEphemeralRange(),
-        ServerPorts.belowEphemeralRange(),
-        true,
-        -1,
-        tickMillis,
-        -1,
-        Map.of("clientPortAddress", "127.0.0.1"),
-        "127.0.0.1");
+    return ZooKeeperEnsemble.memberSpec(tickMillis);
   }
 
   /** A started client with the given session timeout, closed with the servers. */

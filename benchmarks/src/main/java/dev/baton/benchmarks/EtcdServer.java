@@ -1,5 +1,6 @@
 package dev.baton.benchmarks;
 
+import dev.baton.testservers.EtcdCluster;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -9,125 +10,31 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One etcd member on loopback, run from the {@code etcd} binary (Debian's {@code etcd-server}
- * package; {@code scripts/install-etcd} installs it), with its own ports and temporary data
- * directory. Stopped by its PID, also when the JVM exits without closing it.
+ * One etcd member on loopback, the shared test fixture's {@link EtcdCluster} of one, run from the
+ * {@code etcd} binary (Debian's {@code etcd-server} package; {@code scripts/install-etcd} installs
+ * it), with what the benchmark reads of it besides: its fsync statistics and its version.
  */
 final class EtcdServer implements AutoCloseable {
 
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+  private final EtcdCluster cluster;
 
-  private final Process process;
-  private final Path dir;
-  private final int clientPort;
-  private final Thread stopOnExit;
-
-  private EtcdServer(Process process, Path dir, int clientPort) {
-    this.process = process;
-    this.dir = dir;
-    this.clientPort = clientPort;
-    this.stopOnExit = new Thread(this::stop, "etcd-stop-" + process.pid());
-    Runtime.getRuntime().addShutdownHook(stopOnExit);
+  private EtcdServer(EtcdCluster cluster) {
+    this.cluster = cluster;
   }
 
   /** The etcd binary: {@code etcd} on the PATH, else {@code /usr/bin/etcd}. */
   static Optional<Path> binary() {
-    for (String d : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-      if (!d.isEmpty() && Files.isExecutable(Path.of(d, "etcd"))) {
-        return Optional.of(Path.of(d, "etcd"));
-      }
-    }
-    Path usrBin = Path.of("/usr/bin/etcd");
-    return Files.isExecutable(usrBin) ? Optional.of(usrBin) : Optional.empty();
+    return EtcdCluster.binary();
   }
 
   static EtcdServer start() {
-    Path etcd = binary().orElseThrow(() -> new IllegalStateException("etcd is not installed; run scripts/install-etcd"));
-    IllegalStateException failure = null;
-    // A free port found by binding and closing may be taken by someone else before etcd binds it.
-    for (int attempt = 1; attempt <= 3; attempt++) {
-      try {
-        return launch(etcd);
-      } catch (IllegalStateException e) {
-        failure = e;
-      }
-    }
-    throw failure;
-  }
-
-  private static EtcdServer launch(Path etcd) {
-    Path dir;
-    try {
-      dir = Files.createTempDirectory("baton-bench-etcd-");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    int client = freePort();
-    int peer = freePort();
-    String clientUrl = "http://127.0.0.1:" + client;
-    String peerUrl = "http://127.0.0.1:" + peer;
-    List<String> command = List.of(
-        etcd.toString(),
-        "--name", "bench",
-        "--data-dir", dir.resolve("data").toString(),
-        "--listen-client-urls", clientUrl,
-        "--advertise-client-urls", clientUrl,
-        "--listen-peer-urls", peerUrl,
-        "--initial-advertise-peer-urls", peerUrl,
-        "--initial-cluster", "bench=" + peerUrl,
-        "--initial-cluster-state", "new");
-    Process p;
-    try {
-      p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("etcd.log").toFile()).start();
-    } catch (IOException e) {
-      Files2.deleteTree(dir);
-      throw new UncheckedIOException("cannot run " + etcd, e);
-    }
-    EtcdServer server = new EtcdServer(p, dir, client);
-    if (!server.awaitHealthy()) {
-      String log = server.logTail();
-      server.close();
-      throw new IllegalStateException("etcd did not become healthy within " + START_TIMEOUT.toSeconds() + " s; its log ends: " + log);
-    }
-    return server;
-  }
-
-  private boolean awaitHealthy() {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    HttpRequest health = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + clientPort + "/health")).timeout(Duration.ofSeconds(1)).build();
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (System.nanoTime() - deadline < 0 && process.isAlive()) {
-      try {
-        HttpResponse<String> r = http.send(health, HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200 && r.body().contains("true")) {
-          return true;
-        }
-      } catch (IOException e) {
-        // not listening yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-      Pause.millis(100);
-    }
-    return false;
-  }
-
-  private String logTail() {
-    try {
-      List<String> lines = Files.readAllLines(dir.resolve("etcd.log"));
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
+    return new EtcdServer(EtcdCluster.start(1));
   }
 
   /**
@@ -137,7 +44,7 @@ final class EtcdServer implements AutoCloseable {
    */
   WalFsyncs walFsyncs() {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + clientPort + "/metrics")).timeout(Duration.ofSeconds(2)).build();
+    HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + address().getPort() + "/metrics")).timeout(Duration.ofSeconds(2)).build();
     try {
       return WalFsyncs.parse(http.send(metrics, HttpResponse.BodyHandlers.ofString()).body());
     } catch (IOException e) {
@@ -192,11 +99,11 @@ final class EtcdServer implements AutoCloseable {
   }
 
   InetSocketAddress address() {
-    return new InetSocketAddress(InetAddress.getLoopbackAddress(), clientPort);
+    return cluster.clientAddresses().get(0);
   }
 
   long pid() {
-    return process.pid();
+    return cluster.member(0).pid().orElseThrow(() -> new IllegalStateException("etcd is not running"));
   }
 
   String version() {
@@ -213,30 +120,9 @@ final class EtcdServer implements AutoCloseable {
     }
   }
 
-  private void stop() {
-    if (process.isAlive()) {
-      process.destroy();
-      try {
-        if (!process.waitFor(5, TimeUnit.SECONDS)) {
-          process.destroyForcibly();
-          process.waitFor(5, TimeUnit.SECONDS);
-        }
-      } catch (InterruptedException e) {
-        process.destroyForcibly();
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
   @Override
   public void close() {
-    stop();
-    try {
-      Runtime.getRuntime().removeShutdownHook(stopOnExit);
-    } catch (IllegalStateException e) {
-      // the JVM is already exiting; the hook stops the process
-    }
-    Files2.deleteTree(dir);
+    cluster.close();
   }
 
   static int freePort() {

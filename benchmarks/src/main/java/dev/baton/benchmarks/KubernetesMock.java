@@ -1,17 +1,13 @@
 package dev.baton.benchmarks;
 
+import dev.baton.testservers.CrudMockDispatcher;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.crud.AttributeSet;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.http.MockResponse;
-import io.fabric8.mockwebserver.http.ByteString;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import io.fabric8.mockwebserver.http.Response;
-import io.fabric8.mockwebserver.http.WebSocket;
-import io.fabric8.mockwebserver.http.WebSocketListener;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -28,11 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * keeps resourceVersions, answers a stale update with 409 and serves watches, like a real one. It
  * counts the requests it receives per User-Agent, which the harness sets to the node's id.
  *
- * <p>One fix to the mock: when a watch closes while the mock is sending it an event, the mock's
- * watch listener waits, on the connection's event loop, for its sender, which waits for a write on
- * that same event loop; the loop stalls for 30 s (the sender's write timeout) and every connection
- * on it with it. The harness hands the mock's close handling to a thread of its own, so a closing
- * watch never holds the loop; and an event that a closing watch refuses is offered again, from a
+ * <p>The dispatcher is the tests' {@link CrudMockDispatcher}, which hands the mock's watch-close
+ * handling to a thread of its own so a closing watch never holds an event loop; besides, an event
+ * that a closing watch refuses is offered again, from a
  * thread of the harness's, so that it does not fail the request that caused it, and so that the
  * watches after the closing one get it.
  */
@@ -42,6 +36,7 @@ final class KubernetesMock implements AutoCloseable {
   private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
   private final KubernetesMockServer server;
+  private final CrudMockDispatcher dispatcher;
   private final Map<String, AtomicLong> requestsByAgent = new ConcurrentHashMap<>();
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong eventRetries = new AtomicLong();
@@ -58,8 +53,8 @@ final class KubernetesMock implements AutoCloseable {
 
   private KubernetesMock() {
     MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
-    KubernetesCrudDispatcher dispatcher =
-        new KubernetesCrudDispatcher() {
+    dispatcher =
+        new CrudMockDispatcher() {
           @Override
           public MockResponse dispatch(RecordedRequest request) {
             requests.incrementAndGet();
@@ -116,13 +111,6 @@ final class KubernetesMock implements AutoCloseable {
             }
             eventFailures.incrementAndGet();
           }
-
-          @Override
-          public MockResponse handleWatch(String path) {
-            MockResponse response = super.handleWatch(path);
-            WebSocketListener watch = response.getWebSocketListener();
-            return watch == null ? response : response.withWebSocketUpgrade(new ClosedOffTheEventLoop(watch));
-          }
         };
     server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
@@ -159,72 +147,13 @@ final class KubernetesMock implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     offerAgain.shutdownNow();
+    dispatcher.close();
     Thread stopper = new Thread(server::destroy, "kubernetes-mock-stop");
     stopper.setDaemon(true);
     stopper.start();
     stopper.join(40_000);
     if (stopper.isAlive()) {
       throw new IllegalStateException("the Kubernetes mock server did not stop within 40 s");
-    }
-  }
-
-  /** The mock's watch listener, with its blocking close handling moved off the event loop. */
-  private static final class ClosedOffTheEventLoop extends WebSocketListener {
-    private final WebSocketListener delegate;
-
-    ClosedOffTheEventLoop(WebSocketListener delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public void onBeforeAccept(WebSocket webSocket, Response response) {
-      delegate.onBeforeAccept(webSocket, response);
-    }
-
-    @Override
-    public void onOpen(WebSocket webSocket, Response response) {
-      delegate.onOpen(webSocket, response);
-    }
-
-    @Override
-    public void onMessage(WebSocket webSocket, String text) {
-      delegate.onMessage(webSocket, text);
-    }
-
-    @Override
-    public void onMessage(WebSocket webSocket, ByteString bytes) {
-      delegate.onMessage(webSocket, bytes);
-    }
-
-    @Override
-    public void onMessage(WebSocket webSocket, byte[] bytes) {
-      delegate.onMessage(webSocket, bytes);
-    }
-
-    @Override
-    public void onPing(WebSocket webSocket, byte[] bytes) {
-      delegate.onPing(webSocket, bytes);
-    }
-
-    @Override
-    public void onClosing(WebSocket webSocket, int code, String reason) {
-      delegate.onClosing(webSocket, code, reason);
-    }
-
-    @Override
-    public void onClosed(WebSocket webSocket, int code, String reason) {
-      offLoop(() -> delegate.onClosed(webSocket, code, reason));
-    }
-
-    @Override
-    public void onFailure(WebSocket webSocket, Throwable t, Response response) {
-      offLoop(() -> delegate.onFailure(webSocket, t, response));
-    }
-
-    private static void offLoop(Runnable r) {
-      Thread t = new Thread(r, "kubernetes-mock-watch-closed");
-      t.setDaemon(true);
-      t.start();
     }
   }
 }

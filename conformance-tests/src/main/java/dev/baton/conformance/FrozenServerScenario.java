@@ -80,10 +80,11 @@ public final class FrozenServerScenario implements AutoCloseable {
    * @param leaderMustStepDown true when the frozen server is the whole store, so that no renewal
    *     can get through: the leader must step down and nobody may be granted until the thaw
    */
-  public Figures freezeLongerThanTheLease(Function<String, ServerProcess> serverFor, boolean leaderMustStepDown) {
+  public Figures freezeLongerThanTheLease(
+      Function<String, ? extends FreezableServer> serverFor, boolean leaderMustStepDown) {
     Candidate leader = awaitSoleCurrentLeader();
     Term term = leader.toldTerm().orElseThrow();
-    ServerProcess server = serverFor.apply(leader.name());
+    FreezableServer server = serverFor.apply(leader.name());
     String what = server.toString();
     server.freeze();
     long frozenAt = System.nanoTime();
@@ -93,8 +94,10 @@ public final class FrozenServerScenario implements AutoCloseable {
           .until(() -> renewedAfter(leader, term.token(), frozenAt + timings.renewDeadline().toNanos()) || !leader.revoked().isEmpty());
       waiting("until " + what + " has been frozen longer than the lease").until(() -> System.nanoTime() - frozenAt > timings.leaseDuration().toNanos());
     } finally {
-      server.thaw();
+      // The server may answer again anywhere within thaw() (a container's unpause goes through the
+      // Docker API), so the freeze is taken to end when the thaw begins.
       thawedAt = System.nanoTime();
+      server.thaw();
     }
     Optional<Long> steppedDown = history.terms(election).stream().filter(t -> t.token().equals(term.token())).findFirst().orElseThrow().revokedNanos();
     if (leaderMustStepDown) {

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * ZooKeeper server), so that it can be frozen with SIGSTOP as a hung server is: its sockets stay
  * open and nothing answers. Signals go to the child's PID only.
  */
-public final class ServerProcess implements AutoCloseable {
+public final class ServerProcess implements FreezableServer, AutoCloseable {
 
   private final String name;
   private final Process process;
@@ -88,11 +88,13 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /** SIGSTOP: the server hangs with its sockets open. */
+  @Override
   public void freeze() {
     signal("STOP");
   }
 
   /** SIGCONT: the frozen server runs on. */
+  @Override
   public void thaw() {
     signal("CONT");
   }

@@ -1,31 +1,29 @@
-package dev.baton.zookeeper;
+package dev.baton.testservers;
 
-import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.conformance.ServerPorts;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingZooKeeperServer;
+import org.apache.zookeeper.util.ServiceUtils;
 
 /**
- * A three-member ZooKeeper ensemble in this JVM on loopback, whose members can be killed and
- * restarted on the same ports with their data.
+ * A three-member ZooKeeper ensemble in this JVM on loopback (curator-test runs the server code
+ * itself), whose members can be killed and restarted on the same ports with their data. The test's
+ * classpath brings curator-test.
  *
  * <p>Members grant session timeouts from one tick to 20 ticks (curator-test sets
  * minSessionTimeout to the tick; ZooKeeper's default maximum is 20 ticks), and drop a member that
  * lags the quorum leader by 5 ticks (syncLimit).
  */
-final class ZooKeeperEnsemble implements AutoCloseable {
+public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
 
   private static final Duration QUORUM_PATIENCE = Duration.ofSeconds(30);
 
@@ -34,11 +32,35 @@ final class ZooKeeperEnsemble implements AutoCloseable {
 
   private ZooKeeperEnsemble(int tickMillis) {
     this.tickMillis = tickMillis;
-    this.cluster = new TestingCluster(ZooKeeperServers.spec(tickMillis), ZooKeeperServers.spec(tickMillis), ZooKeeperServers.spec(tickMillis));
+    this.cluster = new TestingCluster(memberSpec(tickMillis), memberSpec(tickMillis), memberSpec(tickMillis));
+  }
+
+  static {
+    // A member that cannot bind a port calls System.exit, which ends the whole test JVM and hides
+    // which test it was in; logged instead, the test fails on its own wait and says what it was.
+    ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
+  }
+
+  /**
+   * A standalone server or ensemble member on loopback only, with ports below the ephemeral range
+   * so that it can bind them again when it is restarted.
+   */
+  public static InstanceSpec memberSpec(int tickMillis) {
+    return new InstanceSpec(
+        null,
+        ServerPorts.belowEphemeralRange(),
+        ServerPorts.belowEphemeralRange(),
+        ServerPorts.belowEphemeralRange(),
+        true,
+        -1,
+        tickMillis,
+        -1,
+        Map.of("clientPortAddress", "127.0.0.1"),
+        "127.0.0.1");
   }
 
   /** Starts three members and returns once one leads and two follow. */
-  static ZooKeeperEnsemble start(int tickMillis) {
+  public static ZooKeeperEnsemble start(int tickMillis) {
     ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(tickMillis);
     try {
       ensemble.cluster.start();
@@ -51,75 +73,68 @@ final class ZooKeeperEnsemble implements AutoCloseable {
   }
 
   /** The longest session timeout the members grant. */
-  Duration maxSessionTimeout() {
+  @Override
+  public Duration maxSessionTimeout() {
     return Duration.ofMillis(20L * tickMillis);
   }
 
   /** The shortest session timeout the members grant. */
-  Duration minSessionTimeout() {
+  @Override
+  public Duration minSessionTimeout() {
     return Duration.ofMillis(tickMillis);
   }
 
-  TestingCluster cluster() {
+  public TestingCluster cluster() {
     return cluster;
   }
 
-  String connectString() {
+  @Override
+  public String connectString() {
     return cluster.getConnectString();
   }
 
   /** Every member's client address, in a fixed order. */
-  List<InetSocketAddress> clientAddresses() {
+  @Override
+  public List<InetSocketAddress> clientAddresses() {
     return cluster.getInstances().stream().map(i -> new InetSocketAddress(i.getHostname(), i.getPort())).toList();
   }
 
   /** Kills every member at once (their client connections drop); their data stays. */
-  void killAll() {
+  @Override
+  public void killAll() {
     cluster.getServers().forEach(TestingZooKeeperServer::kill);
   }
 
   /** Restarts every member on its own ports with its data, and waits for a quorum. */
-  void restartAll() throws Exception {
+  @Override
+  public void restartAll() throws Exception {
     for (TestingZooKeeperServer server : cluster.getServers()) {
       server.restart();
     }
     awaitQuorum();
   }
 
-  void kill(InstanceSpec member) throws Exception {
+  public void kill(InstanceSpec member) throws Exception {
     if (!cluster.killServer(member)) {
       throw new IllegalArgumentException("no member " + member + " in " + modes());
     }
   }
 
   /** Waits until exactly one running member leads and every other running member follows it. */
-  void awaitQuorum() {
+  public void awaitQuorum() {
     await("until the ensemble has a leader and two followers")
         .atMost(QUORUM_PATIENCE)
         .pollInterval(Duration.ofMillis(100))
         .until(this::modes, m -> m.values().stream().filter("leader"::equals).count() == 1 && m.values().stream().filter("follower"::equals).count() == 2);
   }
 
-  Map<Integer, String> modes() {
+  public Map<Integer, String> modes() {
     return cluster.getInstances().stream().collect(Collectors.toMap(InstanceSpec::getPort, ZooKeeperEnsemble::mode));
   }
 
   /** The member's role from ZooKeeper's {@code srvr} command: leader, follower, or down or unknown. */
-  static String mode(InstanceSpec member) {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress(member.getHostname(), member.getPort()), 2_000);
-      socket.setSoTimeout(2_000);
-      OutputStream out = socket.getOutputStream();
-      out.write("srvr".getBytes(US_ASCII));
-      out.flush();
-      InputStream in = socket.getInputStream();
-      String answer = new String(in.readAllBytes(), US_ASCII);
-      Optional<String> mode = answer.lines().filter(l -> l.startsWith("Mode: ")).map(l -> l.substring(6).trim()).findFirst();
-      return mode.orElse("unknown");
-    } catch (IOException e) {
-      // A member that is down or still starting has no role yet; callers wait for one.
-      return "down (" + e.getClass().getSimpleName() + ")";
-    }
+  public static String mode(InstanceSpec member) {
+    return ZooKeeperQuorum.memberMode(new InetSocketAddress(member.getHostname(), member.getPort()));
   }
 
   @Override

@@ -1,4 +1,4 @@
-package dev.baton.etcd;
+package dev.baton.testservers;
 
 import static java.util.Objects.requireNonNull;
 
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * { ... etcd.endpoints() ... }}. Call {@link #requireBinary()} first so that a machine without etcd
  * fails in CI and skips elsewhere.
  */
-public final class EtcdCluster implements AutoCloseable {
+public final class EtcdCluster implements EtcdServers {
 
   private static final Logger log = LoggerFactory.getLogger(EtcdCluster.class);
   private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
@@ -235,11 +235,13 @@ public final class EtcdCluster implements AutoCloseable {
   }
 
   /** Client endpoints of every member, running or not, as jetcd's builder takes them. */
+  @Override
   public String[] endpoints() {
     return members.stream().map(Member::endpoint).toArray(String[]::new);
   }
 
   /** Client addresses of every member, for fault proxies in front of them. */
+  @Override
   public List<InetSocketAddress> clientAddresses() {
     return members.stream().map(m -> new InetSocketAddress("127.0.0.1", m.clientPort)).toList();
   }
@@ -304,6 +306,11 @@ public final class EtcdCluster implements AutoCloseable {
     }
     launch(m);
     awaitMemberHealthy(m, START_TIMEOUT);
+  }
+
+  @Override
+  public void killAll() {
+    members.forEach(this::kill);
   }
 
   /**

@@ -1,4 +1,4 @@
-package dev.baton.kubernetes;
+package dev.baton.testservers;
 
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.mockwebserver.http.ByteString;
@@ -17,8 +17,11 @@ import java.util.concurrent.Executors;
  * that releases and then stops watching does exactly that) therefore froze the whole mock server
  * for 30 s, the sends' own timeout. Here a watch's close and failure are handled off the event
  * loop, on one thread of their own; everything else is the mock's own code.
+ *
+ * <p>Shared by the Kubernetes backend's tests and the benchmarks (which extend it to count
+ * requests); the user's classpath brings {@code kubernetes-server-mock}.
  */
-final class CrudMockDispatcher extends KubernetesCrudDispatcher implements AutoCloseable {
+public class CrudMockDispatcher extends KubernetesCrudDispatcher implements AutoCloseable {
 
   private final ExecutorService closer =
       Executors.newSingleThreadExecutor(
