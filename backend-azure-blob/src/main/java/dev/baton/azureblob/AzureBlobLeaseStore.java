@@ -157,7 +157,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
                 holder.filter(h -> !h.equals(candidate)).orElse(UNRECORDED_HOLDER));
         if (holder.isEmpty()) {
           continue; // leased, and its holder not yet written: read again, so the answer names the
-                    // holder
+          // holder
         }
         if (!holder.get().equals(candidate)) {
           return Acquisition.held(seen);
@@ -485,8 +485,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     String hint =
         e.getStatusCode() == 403
             ? " (the store needs read, write and create on the container's blobs: a SAS with"
-                  + " permissions rwc, or the role Storage Blob Data Contributor on the container;"
-                  + " see the README)"
+                + " permissions rwc, or the role Storage Blob Data Contributor on the container;"
+                + " see the README)"
             : BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())
                 ? " (create it, or set election.azure-blob.create-container=true; see the README)"
                 : "";
@@ -668,7 +668,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
               + code(e)
               + (e.getStatusCode() == 403
                   ? " (create-container needs a right on the account; or create the container once"
-                        + " by hand)"
+                      + " by hand)"
                   : ""),
           e);
     } catch (RuntimeException e) {

@@ -21,15 +21,15 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * }</pre>
  *
  * <p>DynamoDB has no clock a client can read, and client clocks disagree, so expiry is judged as
- * the Kubernetes backend and client-go judge it: each follower counts the lease duration written
- * in the item from when it saw the item's version change ({@link ObservedTimeLeaseStore}). A
- * follower that starts while an item is held therefore waits one lease duration before it may take
- * over, even if the holder is long gone; a released item (no holder) is taken at once. The
- * fencing token is the item's {@code term}, higher with every grant. DynamoDB cannot watch an item,
- * so followers poll at the retry period.
+ * the Kubernetes backend and client-go judge it: each follower counts the lease duration written in
+ * the item from when it saw the item's version change ({@link ObservedTimeLeaseStore}). A follower
+ * that starts while an item is held therefore waits one lease duration before it may take over,
+ * even if the holder is long gone; a released item (no holder) is taken at once. The fencing token
+ * is the item's {@code term}, higher with every grant. DynamoDB cannot watch an item, so followers
+ * poll at the retry period.
  *
- * <p>The client stays the caller's unless the provider built it: the store never closes a client
- * it was given. Each call is bounded by the call timeout (default 3 s; at most half the renew
+ * <p>The client stays the caller's unless the provider built it: the store never closes a client it
+ * was given. Each call is bounded by the call timeout (default 3 s; at most half the renew
  * deadline, see {@link CallTimeout}), whatever the client's own timeouts and retries.
  */
 public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
@@ -47,7 +47,11 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
   static String checkTableName(String key, String table) {
     if (!TABLE_NAME.matcher(table).matches()) {
-      throw new ConfigurationException(key + ": '" + table + "' is not a DynamoDB table name; use 3 to 255 letters, digits, '_', '-' and '.'");
+      throw new ConfigurationException(
+          key
+              + ": '"
+              + table
+              + "' is not a DynamoDB table name; use 3 to 255 letters, digits, '_', '-' and '.'");
     }
     return table;
   }
@@ -78,8 +82,8 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
     }
 
     /**
-     * The longest any one request may take before it fails with a LeaseStoreException (default
-     * 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
+     * The longest any one request may take before it fails with a LeaseStoreException (default 3
+     * s): at most half the renew deadline it is used with ({@link CallTimeout}).
      */
     public Builder callTimeout(Duration callTimeout) {
       this.callTimeout = CallTimeout.check("callTimeout", callTimeout);
@@ -116,7 +120,8 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
     /** Builds the store; with {@link #createTable} on, creates the table first if it is missing. */
     public DynamoDbLeaseStore build() {
-      DynamoDbRecordStore records = new DynamoDbRecordStore(client, table, callTimeout, closesClient);
+      DynamoDbRecordStore records =
+          new DynamoDbRecordStore(client, table, callTimeout, closesClient);
       if (createTable) {
         records.createTableIfMissing();
       }

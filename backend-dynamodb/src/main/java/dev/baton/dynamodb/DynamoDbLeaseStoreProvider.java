@@ -21,21 +21,21 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
 
 /**
- * {@code election.backend=dynamodb}: builds a DynamoDB client with credentials from the AWS
- * default chain (environment, system properties, profile files, container and instance roles;
- * never logged), and closes it with the store.
+ * {@code election.backend=dynamodb}: builds a DynamoDB client with credentials from the AWS default
+ * chain (environment, system properties, profile files, container and instance roles; never
+ * logged), and closes it with the store.
  *
  * <ul>
  *   <li>{@code election.dynamodb.table}: the table of the election items; default {@value
  *       DynamoDbLeaseStore#DEFAULT_TABLE}
- *   <li>{@code election.dynamodb.region}: default: the AWS default chain ({@code AWS_REGION},
- *       the profile's region, ...)
+ *   <li>{@code election.dynamodb.region}: default: the AWS default chain ({@code AWS_REGION}, the
+ *       profile's region, ...)
  *   <li>{@code election.dynamodb.endpoint}: an {@code http(s)://host[:port]} to use instead of the
  *       region's (a VPC endpoint, a local test server); default: the region's
  *   <li>{@code election.dynamodb.call-timeout}: the longest one request may take; at most half of
  *       {@code election.renew-deadline}; default half of it, at most 3s ({@link CallTimeout})
- *   <li>{@code election.dynamodb.create-table}: {@code true} to create the table when it is
- *       missing (needs dynamodb:DescribeTable and CreateTable); default {@code false}
+ *   <li>{@code election.dynamodb.create-table}: {@code true} to create the table when it is missing
+ *       (needs dynamodb:DescribeTable and CreateTable); default {@code false}
  * </ul>
  */
 public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
@@ -66,18 +66,31 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
     boolean createTable = properties.bool(CREATE_TABLE, false);
     Region region = region(properties.get(REGION));
     Optional<URI> endpoint = properties.get(ENDPOINT).map(DynamoDbLeaseStoreProvider::endpoint);
-    DynamoDbLeaseStore.checkTableName(TABLE, table); // before a client exists, so a bad name leaves nothing to close
+    DynamoDbLeaseStore.checkTableName(
+        TABLE, table); // before a client exists, so a bad name leaves nothing to close
     DynamoDbClientBuilder builder =
         DynamoDbClient.builder()
             .region(region)
             .credentialsProvider(DefaultCredentialsProvider.builder().build())
-            .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout))
+            .httpClientBuilder(
+                UrlConnectionHttpClient.builder()
+                    .connectionTimeout(callTimeout)
+                    .socketTimeout(callTimeout))
             // One attempt per call: the elector, not the SDK, decides when to try again.
-            .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).apiCallTimeout(callTimeout).apiCallAttemptTimeout(callTimeout));
+            .overrideConfiguration(
+                c ->
+                    c.retryStrategy(AwsRetryStrategy.doNotRetry())
+                        .apiCallTimeout(callTimeout)
+                        .apiCallAttemptTimeout(callTimeout));
     endpoint.ifPresent(builder::endpointOverride);
     DynamoDbClient client = builder.build();
     try {
-      return DynamoDbLeaseStore.builder(client).table(table).callTimeout(callTimeout).createTable(createTable).closesClient().build();
+      return DynamoDbLeaseStore.builder(client)
+          .table(table)
+          .callTimeout(callTimeout)
+          .createTable(createTable)
+          .closesClient()
+          .build();
     } catch (RuntimeException e) {
       client.close();
       throw e;
@@ -87,7 +100,11 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
   private static Region region(Optional<String> configured) {
     if (configured.isPresent()) {
       if (!REGION_NAME.matcher(configured.get()).matches()) {
-        throw new ConfigurationException(REGION + ": '" + configured.get() + "' is not an AWS region name; use one such as eu-west-1");
+        throw new ConfigurationException(
+            REGION
+                + ": '"
+                + configured.get()
+                + "' is not an AWS region name; use one such as eu-west-1");
       }
       return Region.of(configured.get());
     }
@@ -95,23 +112,40 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
       return DefaultAwsRegionProviderChain.builder().build().getRegion();
     } catch (SdkClientException e) {
       throw new ConfigurationException(
-          REGION + " is not set and the AWS default chain found no region (AWS_REGION, the profile's region); set one, such as eu-west-1");
+          REGION
+              + " is not set and the AWS default chain found no region (AWS_REGION, the profile's region); set one, such as eu-west-1");
     }
   }
 
-  /** An http or https URI with a host and nothing after the port: what the SDK sends requests to. */
+  /**
+   * An http or https URI with a host and nothing after the port: what the SDK sends requests to.
+   */
   static URI endpoint(String value) {
-    String rule = "; use http(s)://host[:port], such as http://127.0.0.1:8000 or https://dynamodb.eu-west-1.amazonaws.com";
+    String rule =
+        "; use http(s)://host[:port], such as http://127.0.0.1:8000 or https://dynamodb.eu-west-1.amazonaws.com";
     URI uri;
     try {
       uri = new URI(value);
     } catch (URISyntaxException e) {
-      throw new ConfigurationException(ENDPOINT + ": " + ElectionProperties.shown(ENDPOINT, value) + " is not a URI" + rule);
+      throw new ConfigurationException(
+          ENDPOINT + ": " + ElectionProperties.shown(ENDPOINT, value) + " is not a URI" + rule);
     }
-    boolean bare = uri.getRawUserInfo() == null && uri.getRawQuery() == null && uri.getRawFragment() == null
-        && (uri.getRawPath() == null || uri.getRawPath().isEmpty() || uri.getRawPath().equals("/"));
-    if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null || !bare) {
-      throw new ConfigurationException(ENDPOINT + ": " + ElectionProperties.shown(ENDPOINT, value) + " is not a bare endpoint" + rule);
+    boolean bare =
+        uri.getRawUserInfo() == null
+            && uri.getRawQuery() == null
+            && uri.getRawFragment() == null
+            && (uri.getRawPath() == null
+                || uri.getRawPath().isEmpty()
+                || uri.getRawPath().equals("/"));
+    if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+        || uri.getHost() == null
+        || !bare) {
+      throw new ConfigurationException(
+          ENDPOINT
+              + ": "
+              + ElectionProperties.shown(ENDPOINT, value)
+              + " is not a bare endpoint"
+              + rule);
     }
     return uri;
   }

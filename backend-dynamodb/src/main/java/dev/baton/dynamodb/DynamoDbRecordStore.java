@@ -38,8 +38,8 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 /**
  * Election records as DynamoDB items, one per election in one table whose partition key is the
  * string attribute {@value #ELECTION}. An item holds the holder (absent when released), the term
- * (the fencing token), the lease duration in whole seconds, the acquire and renew times for
- * humans, and a version.
+ * (the fencing token), the lease duration in whole seconds, the acquire and renew times for humans,
+ * and a version.
  *
  * <p>The version is a random UUID written anew by every write, not a counter: a counter starts
  * again when somebody deletes the item, and a holder that last saw version 5 of the old item could
@@ -75,28 +75,49 @@ final class DynamoDbRecordStore implements RecordStore {
   private final String where;
   private final AwsRequestOverrideConfiguration bounded;
 
-  /** @param closesClient whether {@link #close} closes {@code client}, which the provider built */
-  DynamoDbRecordStore(DynamoDbClient client, String table, Duration callTimeout, boolean closesClient) {
+  /**
+   * @param closesClient whether {@link #close} closes {@code client}, which the provider built
+   */
+  DynamoDbRecordStore(
+      DynamoDbClient client, String table, Duration callTimeout, boolean closesClient) {
     this.client = requireNonNull(client, "client");
     this.table = requireNonNull(table, "table");
     requireNonNull(callTimeout, "callTimeout");
     this.where = where(client);
     this.closesClient = closesClient;
-    this.bounded = AwsRequestOverrideConfiguration.builder().apiCallTimeout(callTimeout).apiCallAttemptTimeout(callTimeout).build();
+    this.bounded =
+        AwsRequestOverrideConfiguration.builder()
+            .apiCallTimeout(callTimeout)
+            .apiCallAttemptTimeout(callTimeout)
+            .build();
   }
 
   /** The endpoint (without any user info) or the region, for messages: never credentials. */
   private static String where(DynamoDbClient client) {
     var config = client.serviceClientConfiguration();
-    return config.endpointOverride().map(u -> UrlSecrets.redact(u.toString())).orElseGet(() -> "region " + config.region());
+    return config
+        .endpointOverride()
+        .map(u -> UrlSecrets.redact(u.toString()))
+        .orElseGet(() -> "region " + config.region());
   }
 
   @Override
   public Optional<VersionedRecord> read(String election) {
     checkElectionName(election);
     GetItemResponse response =
-        call(election, "read", () -> client.getItem(r -> r.tableName(table).key(key(election)).consistentRead(true).overrideConfiguration(bounded)));
-    return response.hasItem() && !response.item().isEmpty() ? Optional.of(toVersioned(election, response.item())) : Optional.empty();
+        call(
+            election,
+            "read",
+            () ->
+                client.getItem(
+                    r ->
+                        r.tableName(table)
+                            .key(key(election))
+                            .consistentRead(true)
+                            .overrideConfiguration(bounded)));
+    return response.hasItem() && !response.item().isEmpty()
+        ? Optional.of(toVersioned(election, response.item()))
+        : Optional.empty();
   }
 
   @Override
@@ -124,7 +145,8 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   @Override
-  public Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record) {
+  public Optional<VersionedRecord> replace(
+      String election, String expectedVersion, ElectionRecord record) {
     checkElectionName(election);
     requireNonNull(expectedVersion, "expectedVersion");
     if (expectedVersion.isEmpty()) {
@@ -139,7 +161,11 @@ final class DynamoDbRecordStore implements RecordStore {
             (name, value) -> {
               names.put("#" + name, name);
               values.put(":" + name, value);
-              set.append(set.length() > 4 ? ", " : "").append('#').append(name).append(" = :").append(name);
+              set.append(set.length() > 4 ? ", " : "")
+                  .append('#')
+                  .append(name)
+                  .append(" = :")
+                  .append(name);
             });
     // A release names no holder: the attribute is removed, so that "no holder" reads the same
     // (absent) however the item was written.
@@ -162,7 +188,8 @@ final class DynamoDbRecordStore implements RecordStore {
                           .returnValues(ReturnValue.NONE)
                           .overrideConfiguration(bounded)));
     } catch (ConditionalCheckFailedException e) {
-      return Optional.empty(); // changed or deleted since expectedVersion: somebody else wrote first
+      return Optional
+          .empty(); // changed or deleted since expectedVersion: somebody else wrote first
     }
     return Optional.of(new VersionedRecord(record, version));
   }
@@ -174,7 +201,12 @@ final class DynamoDbRecordStore implements RecordStore {
     int bytes = election.getBytes(UTF_8).length;
     if (bytes == 0 || bytes > MAX_KEY_BYTES) {
       throw new ConfigurationException(
-          "election name '" + election + "' cannot key a DynamoDB item: use 1 to " + MAX_KEY_BYTES + " bytes of UTF-8, but it has " + bytes);
+          "election name '"
+              + election
+              + "' cannot key a DynamoDB item: use 1 to "
+              + MAX_KEY_BYTES
+              + " bytes of UTF-8, but it has "
+              + bytes);
     }
   }
 
@@ -202,8 +234,16 @@ final class DynamoDbRecordStore implements RecordStore {
           client.createTable(
               r ->
                   r.tableName(table)
-                      .attributeDefinitions(AttributeDefinition.builder().attributeName(ELECTION).attributeType(ScalarAttributeType.S).build())
-                      .keySchema(KeySchemaElement.builder().attributeName(ELECTION).keyType(KeyType.HASH).build())
+                      .attributeDefinitions(
+                          AttributeDefinition.builder()
+                              .attributeName(ELECTION)
+                              .attributeType(ScalarAttributeType.S)
+                              .build())
+                      .keySchema(
+                          KeySchemaElement.builder()
+                              .attributeName(ELECTION)
+                              .keyType(KeyType.HASH)
+                              .build())
                       .billingMode(BillingMode.PAY_PER_REQUEST)
                       .overrideConfiguration(bounded));
         } catch (ResourceInUseException e) {
@@ -213,7 +253,8 @@ final class DynamoDbRecordStore implements RecordStore {
       long deadline = System.nanoTime() + TABLE_ACTIVE_PATIENCE.toNanos();
       while (tableStatus().filter(s -> s == TableStatus.ACTIVE).isEmpty()) {
         if (System.nanoTime() - deadline > 0) {
-          throw new LeaseStoreException(null, what + " is not ACTIVE after " + TABLE_ACTIVE_PATIENCE.toSeconds() + " s");
+          throw new LeaseStoreException(
+              null, what + " is not ACTIVE after " + TABLE_ACTIVE_PATIENCE.toSeconds() + " s");
         }
         Thread.sleep(200); // DescribeTable is the only way to learn the state; poll it gently
       }
@@ -221,13 +262,18 @@ final class DynamoDbRecordStore implements RecordStore {
       Thread.currentThread().interrupt();
       throw new LeaseStoreException(null, "creating " + what + ": interrupted", e);
     } catch (SdkException e) {
-      throw new LeaseStoreException(null, "creating " + what + " failed: " + e.getMessage() + accessHint(e), e);
+      throw new LeaseStoreException(
+          null, "creating " + what + " failed: " + e.getMessage() + accessHint(e), e);
     }
   }
 
   private Optional<TableStatus> tableStatus() {
     try {
-      return Optional.of(client.describeTable(r -> r.tableName(table).overrideConfiguration(bounded)).table().tableStatus());
+      return Optional.of(
+          client
+              .describeTable(r -> r.tableName(table).overrideConfiguration(bounded))
+              .table()
+              .tableStatus());
     } catch (ResourceNotFoundException e) {
       return Optional.empty();
     }
@@ -241,14 +287,34 @@ final class DynamoDbRecordStore implements RecordStore {
       throw e; // a normal answer: the caller turns it into an empty result
     } catch (ResourceNotFoundException e) {
       throw new LeaseStoreException(
-          election, what + " item '" + election + "': table " + table + " does not exist at " + where
-              + " (create it, or set election.dynamodb.create-table=true; see the README)", e);
+          election,
+          what
+              + " item '"
+              + election
+              + "': table "
+              + table
+              + " does not exist at "
+              + where
+              + " (create it, or set election.dynamodb.create-table=true; see the README)",
+          e);
     } catch (AbortedException e) {
       Thread.currentThread().interrupt();
-      throw new LeaseStoreException(election, what + " item '" + election + "' in table " + table + ": interrupted", e);
+      throw new LeaseStoreException(
+          election, what + " item '" + election + "' in table " + table + ": interrupted", e);
     } catch (SdkException e) {
       throw new LeaseStoreException(
-          election, what + " item '" + election + "' in table " + table + " at " + where + " failed: " + e.getMessage() + accessHint(e), e);
+          election,
+          what
+              + " item '"
+              + election
+              + "' in table "
+              + table
+              + " at "
+              + where
+              + " failed: "
+              + e.getMessage()
+              + accessHint(e),
+          e);
     }
   }
 
@@ -258,7 +324,8 @@ final class DynamoDbRecordStore implements RecordStore {
             ? "AccessDeniedException".equals(service.awsErrorDetails().errorCode())
             : String.valueOf(e.getMessage()).contains("not authorized");
     return denied
-        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table " + table
+        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table "
+            + table
             + ", and DescribeTable and CreateTable with create-table on; see the README)"
         : "";
   }
@@ -268,9 +335,11 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   /** Every attribute but the key, and the holder only when there is one. */
-  private static Map<String, AttributeValue> attributes(String election, ElectionRecord record, String version) {
+  private static Map<String, AttributeValue> attributes(
+      String election, ElectionRecord record, String version) {
     if (record.transitions() < 0) {
-      throw new LeaseStoreException(election, "a term below 0 cannot be a fencing token: " + record);
+      throw new LeaseStoreException(
+          election, "a term below 0 cannot be a fencing token: " + record);
     }
     Map<String, AttributeValue> item = new HashMap<>();
     if (!record.isReleased()) {
@@ -298,7 +367,15 @@ final class DynamoDbRecordStore implements RecordStore {
       // An item without a version was written by something else; "" matches no replace.
       return new VersionedRecord(record, string(item, VERSION).orElse(""));
     } catch (NumberFormatException | DateTimeParseException e) {
-      throw new LeaseStoreException(election, "item '" + election + "' in table " + table + " is not an election record: " + item.keySet(), e);
+      throw new LeaseStoreException(
+          election,
+          "item '"
+              + election
+              + "' in table "
+              + table
+              + " is not an election record: "
+              + item.keySet(),
+          e);
     }
   }
 

@@ -4,9 +4,9 @@
  * election.backend=dynamodb}.
  *
  * <p>What it guarantees: every grant, renewal and release is a conditional write on the item's
- * version, so two candidates never both win from one version; reads are strongly consistent;
- * expiry is judged by each follower's own monotonic clock from when it saw the item change, never
- * by comparing clocks ({@link dev.baton.election.ObservedTimeLeaseStore}); the fencing token is the
+ * version, so two candidates never both win from one version; reads are strongly consistent; expiry
+ * is judged by each follower's own monotonic clock from when it saw the item change, never by
+ * comparing clocks ({@link dev.baton.election.ObservedTimeLeaseStore}); the fencing token is the
  * item's {@code term}, higher with every grant; each call ends within the call timeout.
  *
  * <p>What it does not: a follower that sees an item for the first time waits a full lease duration,

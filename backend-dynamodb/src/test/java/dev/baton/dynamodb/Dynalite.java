@@ -19,7 +19,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 final class Dynalite implements AutoCloseable {
 
   /** dynalite wants credentials of SigV4's shape but checks nothing. */
-  static final StaticCredentialsProvider CREDENTIALS = StaticCredentialsProvider.create(AwsBasicCredentials.create("baton-test", "baton-test"));
+  static final StaticCredentialsProvider CREDENTIALS =
+      StaticCredentialsProvider.create(AwsBasicCredentials.create("baton-test", "baton-test"));
 
   private final NpmServer server;
 
@@ -28,8 +29,11 @@ final class Dynalite implements AutoCloseable {
   }
 
   static Dynalite start() {
-    return new Dynalite(NpmServer.start(
-        "dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+    return new Dynalite(
+        NpmServer.start(
+            "dynalite",
+            "dynalite/cli.js",
+            port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
   }
 
   InetSocketAddress address() {
@@ -42,7 +46,10 @@ final class Dynalite implements AutoCloseable {
         .endpointOverride(URI.create("http://127.0.0.1:" + address.getPort()))
         .region(Region.US_EAST_1)
         .credentialsProvider(CREDENTIALS)
-        .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(callTimeout).socketTimeout(callTimeout))
+        .httpClientBuilder(
+            UrlConnectionHttpClient.builder()
+                .connectionTimeout(callTimeout)
+                .socketTimeout(callTimeout))
         .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()))
         .build();
   }

@@ -32,7 +32,11 @@ final class DynamoDbFixture extends ProxiedServerFixture {
   @Override
   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
     var client = closeLater(Dynalite.client(through.get(0), CALL_TIMEOUT));
-    return DynamoDbLeaseStore.builder(client).table(TABLE).callTimeout(CALL_TIMEOUT).createTable(true).build();
+    return DynamoDbLeaseStore.builder(client)
+        .table(TABLE)
+        .callTimeout(CALL_TIMEOUT)
+        .createTable(true)
+        .build();
   }
 
   @Override

@@ -32,7 +32,10 @@ import software.amazon.awssdk.services.dynamodb.model.KeyType;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
-/** The store against dynalite: the item it writes, contention, a missing table, the provider, and fencing at a resource. */
+/**
+ * The store against dynalite: the item it writes, contention, a missing table, the provider, and
+ * fencing at a resource.
+ */
 class DynamoDbLeaseStoreIT {
 
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
@@ -47,7 +50,12 @@ class DynamoDbLeaseStoreIT {
   static void start() {
     dynalite = Dynalite.start();
     client = Dynalite.client(dynalite.address(), CALL_TIMEOUT);
-    store = DynamoDbLeaseStore.builder(client).table(TABLE).callTimeout(CALL_TIMEOUT).createTable(true).build();
+    store =
+        DynamoDbLeaseStore.builder(client)
+            .table(TABLE)
+            .callTimeout(CALL_TIMEOUT)
+            .createTable(true)
+            .build();
   }
 
   @AfterAll
@@ -68,7 +76,13 @@ class DynamoDbLeaseStoreIT {
   }
 
   private static Map<String, AttributeValue> item(String election) {
-    return client.getItem(r -> r.tableName(TABLE).key(Map.of("election", AttributeValue.fromS(election))).consistentRead(true)).item();
+    return client
+        .getItem(
+            r ->
+                r.tableName(TABLE)
+                    .key(Map.of("election", AttributeValue.fromS(election)))
+                    .consistentRead(true))
+        .item();
   }
 
   @Test
@@ -81,7 +95,9 @@ class DynamoDbLeaseStoreIT {
     assertThat(granted.get("leaseDurationSeconds").n()).isEqualTo("3");
 
     Lease renewed = store.renew(first);
-    assertThat(item(election).get("version").s()).isNotEqualTo(granted.get("version").s()).isEqualTo(renewed.handle());
+    assertThat(item(election).get("version").s())
+        .isNotEqualTo(granted.get("version").s())
+        .isEqualTo(renewed.handle());
 
     store.release(renewed);
     Map<String, AttributeValue> released = item(election);
@@ -89,7 +105,8 @@ class DynamoDbLeaseStoreIT {
     assertThat(released.get("term").n()).isEqualTo("0");
 
     Lease again = store.tryAcquire(election, "a", TTL).lease().orElseThrow();
-    assertThat(again.token()).isEqualTo(FencingToken.of(1)); // +1 on every grant, also to the same holder
+    assertThat(again.token())
+        .isEqualTo(FencingToken.of(1)); // +1 on every grant, also to the same holder
     assertThat(item(election).get("term").n()).isEqualTo("1");
   }
 
@@ -97,17 +114,36 @@ class DynamoDbLeaseStoreIT {
   void candidatesRacingForOneItemGetOneGrantAndNoLogLineAboutTheirConflicts() {
     String election = newElection();
     List<DynamoDbLeaseStore> stores =
-        IntStream.range(0, 4).mapToObj(i -> DynamoDbLeaseStore.builder(client).table(TABLE).callTimeout(CALL_TIMEOUT).build()).collect(Collectors.toList());
+        IntStream.range(0, 4)
+            .mapToObj(
+                i ->
+                    DynamoDbLeaseStore.builder(client)
+                        .table(TABLE)
+                        .callTimeout(CALL_TIMEOUT)
+                        .build())
+            .collect(Collectors.toList());
     try (CapturedLog log = CapturedLog.start()) {
       List<CompletableFuture<Acquisition>> attempts =
           IntStream.range(0, stores.size())
-              .mapToObj(i -> CompletableFuture.supplyAsync(() -> stores.get(i).tryAcquire(election, "c" + i, TTL)))
+              .mapToObj(
+                  i ->
+                      CompletableFuture.supplyAsync(
+                          () -> stores.get(i).tryAcquire(election, "c" + i, TTL)))
               .collect(Collectors.toList());
-      List<Acquisition> results = attempts.stream().map(CompletableFuture::join).collect(Collectors.toList());
+      List<Acquisition> results =
+          attempts.stream().map(CompletableFuture::join).collect(Collectors.toList());
 
       assertThat(results.stream().filter(Acquisition::isGranted)).hasSize(1);
-      String winner = results.stream().filter(Acquisition::isGranted).findFirst().orElseThrow().lease().orElseThrow().candidate();
-      assertThat(results.stream().filter(a -> !a.isGranted())).allSatisfy(a -> assertThat(a.holder().orElseThrow().holder()).isEqualTo(winner));
+      String winner =
+          results.stream()
+              .filter(Acquisition::isGranted)
+              .findFirst()
+              .orElseThrow()
+              .lease()
+              .orElseThrow()
+              .candidate();
+      assertThat(results.stream().filter(a -> !a.isGranted()))
+          .allSatisfy(a -> assertThat(a.holder().orElseThrow().holder()).isEqualTo(winner));
       assertThat(log.linesAtWarnOrAbove()).isEmpty();
       assertThat(log.text()).doesNotContain("ConditionalCheckFailed");
     } finally {
@@ -117,7 +153,11 @@ class DynamoDbLeaseStoreIT {
 
   @Test
   void aMissingTableIsNamedWithTheSettingThatCreatesIt() {
-    try (DynamoDbLeaseStore noTable = DynamoDbLeaseStore.builder(client).table("no-such-table").callTimeout(CALL_TIMEOUT).build()) {
+    try (DynamoDbLeaseStore noTable =
+        DynamoDbLeaseStore.builder(client)
+            .table("no-such-table")
+            .callTimeout(CALL_TIMEOUT)
+            .build()) {
       assertThatThrownBy(() -> noTable.tryAcquire(newElection(), "a", TTL))
           .isInstanceOf(LeaseStoreException.class)
           .hasMessageContaining("table no-such-table does not exist at http://127.0.0.1:")
@@ -129,7 +169,8 @@ class DynamoDbLeaseStoreIT {
   void theProviderOpensAStoreOnTheEndpointCreatesItsTableAndShowsNoCredentials() {
     Properties p = new Properties();
     p.setProperty(ElectionProperties.BACKEND, "dynamodb");
-    p.setProperty(DynamoDbLeaseStoreProvider.ENDPOINT, "http://127.0.0.1:" + dynalite.address().getPort());
+    p.setProperty(
+        DynamoDbLeaseStoreProvider.ENDPOINT, "http://127.0.0.1:" + dynalite.address().getPort());
     p.setProperty(DynamoDbLeaseStoreProvider.REGION, "eu-west-1");
     p.setProperty(DynamoDbLeaseStoreProvider.TABLE, "baton-provider-it");
     p.setProperty(DynamoDbLeaseStoreProvider.CREATE_TABLE, "true");
@@ -139,7 +180,11 @@ class DynamoDbLeaseStoreIT {
     System.setProperty("aws.secretAccessKey", "baton-test-secret");
     try (LeaseStore opened = ElectionProperties.of(p).openStore()) {
       assertThat(opened).isInstanceOf(DynamoDbLeaseStore.class);
-      assertThat(opened.describe()).isEqualTo("dynamodb (table baton-provider-it at http://127.0.0.1:" + dynalite.address().getPort() + ")");
+      assertThat(opened.describe())
+          .isEqualTo(
+              "dynamodb (table baton-provider-it at http://127.0.0.1:"
+                  + dynalite.address().getPort()
+                  + ")");
       assertThat(opened.describe()).doesNotContain("baton-test");
       assertThat(opened.tryAcquire(newElection(), "a", TTL).isGranted()).isTrue();
     } finally {
@@ -154,12 +199,20 @@ class DynamoDbLeaseStoreIT {
     client.createTable(
         r ->
             r.tableName("invoices")
-                .attributeDefinitions(AttributeDefinition.builder().attributeName("id").attributeType(ScalarAttributeType.S).build())
-                .keySchema(KeySchemaElement.builder().attributeName("id").keyType(KeyType.HASH).build())
+                .attributeDefinitions(
+                    AttributeDefinition.builder()
+                        .attributeName("id")
+                        .attributeType(ScalarAttributeType.S)
+                        .build())
+                .keySchema(
+                    KeySchemaElement.builder().attributeName("id").keyType(KeyType.HASH).build())
                 .billingMode(BillingMode.PAY_PER_REQUEST));
     Awaitility.await("until table invoices is active")
         .atMost(Duration.ofSeconds(30))
-        .until(() -> client.describeTable(r -> r.tableName("invoices")).table().tableStatus() == TableStatus.ACTIVE);
+        .until(
+            () ->
+                client.describeTable(r -> r.tableName("invoices")).table().tableStatus()
+                    == TableStatus.ACTIVE);
     String election = newElection();
     Lease old = store.tryAcquire(election, "a", TTL).lease().orElseThrow();
     markPaid(client, "run-42", "paid by a", old.token());
@@ -167,21 +220,32 @@ class DynamoDbLeaseStoreIT {
     Lease newer = store.tryAcquire(election, "b", TTL).lease().orElseThrow();
     markPaid(client, "run-42", "paid by b", newer.token());
 
-    assertThatThrownBy(() -> markPaid(client, "run-42", "late write of a", old.token())).isInstanceOf(ConditionalCheckFailedException.class);
-    assertThat(client.getItem(r -> r.tableName("invoices").key(Map.of("id", AttributeValue.fromS("run-42"))).consistentRead(true)).item())
+    assertThatThrownBy(() -> markPaid(client, "run-42", "late write of a", old.token()))
+        .isInstanceOf(ConditionalCheckFailedException.class);
+    assertThat(
+            client
+                .getItem(
+                    r ->
+                        r.tableName("invoices")
+                            .key(Map.of("id", AttributeValue.fromS("run-42")))
+                            .consistentRead(true))
+                .item())
         .containsEntry("state", AttributeValue.fromS("paid by b"))
         .containsEntry("fencingToken", AttributeValue.fromN(Long.toString(newer.token().value())));
   }
 
   /** The README's example, as it stands there. */
   static void markPaid(DynamoDbClient dynamo, String id, String state, FencingToken token) {
-    dynamo.updateItem(r -> r.tableName("invoices")
-        .key(Map.of("id", AttributeValue.fromS(id)))
-        .updateExpression("SET #state = :state, #token = :token")
-        .conditionExpression("attribute_not_exists(#token) OR #token <= :token")
-        .expressionAttributeNames(Map.of("#state", "state", "#token", "fencingToken"))
-        .expressionAttributeValues(Map.of(
-            ":state", AttributeValue.fromS(state),
-            ":token", AttributeValue.fromN(Long.toString(token.value())))));
+    dynamo.updateItem(
+        r ->
+            r.tableName("invoices")
+                .key(Map.of("id", AttributeValue.fromS(id)))
+                .updateExpression("SET #state = :state, #token = :token")
+                .conditionExpression("attribute_not_exists(#token) OR #token <= :token")
+                .expressionAttributeNames(Map.of("#state", "state", "#token", "fencingToken"))
+                .expressionAttributeValues(
+                    Map.of(
+                        ":state", AttributeValue.fromS(state),
+                        ":token", AttributeValue.fromN(Long.toString(token.value())))));
   }
 }

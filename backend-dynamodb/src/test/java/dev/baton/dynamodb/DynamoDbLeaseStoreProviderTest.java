@@ -13,7 +13,9 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
-/** Settings refused before any request is sent: each error names the key, the value and the rule. */
+/**
+ * Settings refused before any request is sent: each error names the key, the value and the rule.
+ */
 class DynamoDbLeaseStoreProviderTest {
 
   private final DynamoDbLeaseStoreProvider provider = new DynamoDbLeaseStoreProvider();
@@ -29,16 +31,23 @@ class DynamoDbLeaseStoreProviderTest {
 
   @Test
   void isFoundByServiceLoaderUnderItsNameWithItsKeys() {
-    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type)).contains(DynamoDbLeaseStoreProvider.class);
+    assertThat(
+            ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
+        .contains(DynamoDbLeaseStoreProvider.class);
     assertThat(provider.name()).isEqualTo("dynamodb");
     assertThat(provider.keys())
         .containsExactlyInAnyOrder(
-            "election.dynamodb.table", "election.dynamodb.region", "election.dynamodb.endpoint", "election.dynamodb.call-timeout", "election.dynamodb.create-table");
+            "election.dynamodb.table",
+            "election.dynamodb.region",
+            "election.dynamodb.endpoint",
+            "election.dynamodb.call-timeout",
+            "election.dynamodb.create-table");
   }
 
   @Test
   void aCallTimeoutOverHalfTheRenewDeadlineIsRefusedWithItsKey() {
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.CALL_TIMEOUT, "6s")))
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.CALL_TIMEOUT, "6s")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.call-timeout: 6s")
         .hasMessageContaining("at most half the renew deadline");
@@ -46,7 +55,8 @@ class DynamoDbLeaseStoreProviderTest {
 
   @Test
   void aTableNameDynamoDbRefusesIsNamedWithTheRule() {
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.TABLE, "no spaces")))
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.TABLE, "no spaces")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.table: 'no spaces'")
         .hasMessageContaining("3 to 255 letters, digits");
@@ -54,7 +64,8 @@ class DynamoDbLeaseStoreProviderTest {
 
   @Test
   void aRegionThatIsNoRegionNameIsRefused() {
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.REGION, "Frankfurt")))
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.REGION, "Frankfurt")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.region: 'Frankfurt'")
         .hasMessageContaining("such as eu-west-1");
@@ -62,19 +73,25 @@ class DynamoDbLeaseStoreProviderTest {
 
   @Test
   void anEndpointThatIsNoBareHttpUrlIsRefusedWithoutShowingItsPassword() {
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.ENDPOINT, "http://me:hunter2@127.0.0.1:8000")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        DynamoDbLeaseStoreProvider.ENDPOINT, "http://me:hunter2@127.0.0.1:8000")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.endpoint")
         .hasMessageContaining("http(s)://host[:port]")
         .hasMessageNotContaining("hunter2");
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.ENDPOINT, "127.0.0.1:8000")))
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.ENDPOINT, "127.0.0.1:8000")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.endpoint: '127.0.0.1:8000'");
   }
 
   @Test
   void createTableMustBeTrueOrFalse() {
-    assertThatThrownBy(() -> provider.open(properties(DynamoDbLeaseStoreProvider.CREATE_TABLE, "yes")))
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.CREATE_TABLE, "yes")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.create-table: 'yes'")
         .hasMessageContaining("true or false");
@@ -82,10 +99,18 @@ class DynamoDbLeaseStoreProviderTest {
 
   @Test
   void theBuilderRefusesAZeroCallTimeoutAndABadTableWithTheirNames() {
-    try (DynamoDbClient client = DynamoDbClient.builder().region(Region.EU_WEST_1).credentialsProvider(Dynalite.CREDENTIALS).build()) {
+    try (DynamoDbClient client =
+        DynamoDbClient.builder()
+            .region(Region.EU_WEST_1)
+            .credentialsProvider(Dynalite.CREDENTIALS)
+            .build()) {
       DynamoDbLeaseStore.Builder builder = DynamoDbLeaseStore.builder(client);
-      assertThatThrownBy(() -> builder.callTimeout(Duration.ZERO)).isInstanceOf(ConfigurationException.class).hasMessageContaining("callTimeout: 0");
-      assertThatThrownBy(() -> builder.table("ab")).isInstanceOf(ConfigurationException.class).hasMessageContaining("table: 'ab'");
+      assertThatThrownBy(() -> builder.callTimeout(Duration.ZERO))
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("callTimeout: 0");
+      assertThatThrownBy(() -> builder.table("ab"))
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("table: 'ab'");
     }
   }
 }

@@ -39,6 +39,7 @@ import org.slf4j.LoggerFactory;
 final class Acquisitions implements ElectionWatch.Sightings {
 
   private static final Logger log = LoggerFactory.getLogger(Acquisitions.class);
+
   /** How often a step that found the state changed under it is tried again within one call. */
   private static final int ATTEMPTS = 3;
 
@@ -53,6 +54,7 @@ final class Acquisitions implements ElectionWatch.Sightings {
   private final long sharingNanos;
   private final Function<String, ByteSequence> keyOf;
   private final LongFunction<Duration> reportedTtl;
+
   /** The election keys as the store's watches last saw them. */
   private final Map<String, Sighting> sightings = new ConcurrentHashMap<>();
 
@@ -81,8 +83,12 @@ final class Acquisitions implements ElectionWatch.Sightings {
     this.reportedTtl = reportedTtl;
   }
 
-  /** Grants {@code election} to {@code candidate} on an etcd lease of {@code seconds}, or tells who holds it. */
-  Acquisition acquire(String election, String candidate, long seconds, long started, long deadline) {
+  /**
+   * Grants {@code election} to {@code candidate} on an etcd lease of {@code seconds}, or tells who
+   * holds it.
+   */
+  Acquisition acquire(
+      String election, String candidate, long seconds, long started, long deadline) {
     ByteSequence key = keyOf.apply(election);
     ByteSequence value = ByteSequence.from(candidate, UTF_8);
     // Where to start: the key as the watch last saw it. A release or a deletion seen there goes
@@ -91,14 +97,21 @@ final class Acquisitions implements ElectionWatch.Sightings {
     // election is held. The transaction decides in every case.
     Sighting seen = sightings.get(election);
     KeyValue current = seen == null ? null : seen.kv();
-    boolean known = seen != null && (current == null || ReleaseMarker.isMarker(current) || isOurs(current, value));
+    boolean known =
+        seen != null
+            && (current == null || ReleaseMarker.isMarker(current) || isOurs(current, value));
     if (!known && !(seen == null && leases.shared() && leases.hasReady(seconds))) {
       if (seen == null) {
         // Knowing nothing, the key is as likely free as held: a lease granted meanwhile saves a
         // round trip if it is free, and waits as the spare if it is held.
         leases.prepareSpare(seconds);
       }
-      Optional<KeyValue> read = calls.await(Calls.retryingAuth(() -> keyReads.read(key)), deadline, election, "reading the election key");
+      Optional<KeyValue> read =
+          calls.await(
+              Calls.retryingAuth(() -> keyReads.read(key)),
+              deadline,
+              election,
+              "reading the election key");
       current = read.orElse(null);
       if (current != null && !ReleaseMarker.isMarker(current) && !isOurs(current, value)) {
         return Acquisition.held(records.of(election, current, deadline, false));
@@ -106,7 +119,17 @@ final class Acquisitions implements ElectionWatch.Sightings {
     }
     boolean mayTakeOverLease = true;
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-      Step step = acquireStep(election, candidate, key, value, seconds, current, mayTakeOverLease, started, deadline);
+      Step step =
+          acquireStep(
+              election,
+              candidate,
+              key,
+              value,
+              seconds,
+              current,
+              mayTakeOverLease,
+              started,
+              deadline);
       if (step.outcome != null) {
         return step.outcome;
       }
@@ -114,7 +137,10 @@ final class Acquisitions implements ElectionWatch.Sightings {
       mayTakeOverLease &= !step.leaseGone;
     }
     throw new LeaseStoreException(
-        election, "the election key or its etcd lease kept changing during " + ATTEMPTS + " attempts; try again");
+        election,
+        "the election key or its etcd lease kept changing during "
+            + ATTEMPTS
+            + " attempts; try again");
   }
 
   /** What one transaction found: the acquisition's outcome, or the key to start the next from. */
@@ -130,18 +156,34 @@ final class Acquisitions implements ElectionWatch.Sightings {
    * reserved here (the spare, the shared lease, or a fresh grant).
    */
   private Step acquireStep(
-      String election, String candidate, ByteSequence key, ByteSequence value, long seconds, KeyValue current, boolean mayTakeOverLease, long started, long deadline) {
+      String election,
+      String candidate,
+      ByteSequence key,
+      ByteSequence value,
+      long seconds,
+      KeyValue current,
+      boolean mayTakeOverLease,
+      long started,
+      long deadline) {
     Cmp unchanged =
         current == null
             ? new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))
             : new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision()));
     boolean ours = current != null && isOurs(current, value);
-    if (mayTakeOverLease && !leases.shared() && current != null && !ours && current.getLease() != 0
+    if (mayTakeOverLease
+        && !leases.shared()
+        && current != null
+        && !ours
+        && current.getLease() != 0
         && ReleaseMarker.requestedSeconds(current).orElse(-1) == seconds) {
-      return takeOver(election, candidate, key, value, seconds, current, unchanged, started, deadline);
+      return takeOver(
+          election, candidate, key, value, seconds, current, unchanged, started, deadline);
     }
     // A new term of ours stays on its own lease; shared leases are reserved like any acquisition's.
-    Optional<EtcdLease> own = ours && !leases.shared() ? leases.reserveHeld(current.getLease(), seconds) : Optional.empty();
+    Optional<EtcdLease> own =
+        ours && !leases.shared()
+            ? leases.reserveHeld(current.getLease(), seconds)
+            : Optional.empty();
     EtcdLease lease = own.isPresent() ? own.get() : reserve(seconds, deadline, election);
     try {
       // The transaction first, as it takes longest (a write through raft); then what confirms that
@@ -162,7 +204,8 @@ final class Acquisitions implements ElectionWatch.Sightings {
           deleteIfTerm(kv, key, token, value);
           throw e;
         }
-        // The lease expired under the new key, which went with it: grant a fresh one and start over.
+        // The lease expired under the new key, which went with it: grant a fresh one and start
+        // over.
         leases.lost(lease);
         return new Step(null, null, false);
       }
@@ -170,7 +213,14 @@ final class Acquisitions implements ElectionWatch.Sightings {
       if (ours) {
         leases.forget(current.getLease(), election, current.getModRevision());
       }
-      return Step.done(Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), reportedTtl.apply(lease.grantedSeconds), Long.toString(lease.id))));
+      return Step.done(
+          Acquisition.granted(
+              new Lease(
+                  election,
+                  candidate,
+                  FencingToken.of(token),
+                  reportedTtl.apply(lease.grantedSeconds),
+                  Long.toString(lease.id))));
     } catch (LeaseStoreException e) {
       if (!EtcdErrors.isLeaseNotFound(e)) {
         // The transaction may still apply, or did: the lease may carry our key, so it must not
@@ -191,11 +241,20 @@ final class Acquisitions implements ElectionWatch.Sightings {
    * lease sent at the same time: one round trip, no lease grant.
    */
   private Step takeOver(
-      String election, String candidate, ByteSequence key, ByteSequence value, long seconds, KeyValue released, Cmp unchanged, long started, long deadline) {
+      String election,
+      String candidate,
+      ByteSequence key,
+      ByteSequence value,
+      long seconds,
+      KeyValue released,
+      Cmp unchanged,
+      long started,
+      long deadline) {
     long leaseId = released.getLease();
     CompletableFuture<TxnResponse> written = commit(key, unchanged, value, leaseId);
     long sentAt = clock.nanoTime();
-    CompletableFuture<LeaseKeepAliveResponse> alive = EtcdLease.sendKeepAlive(leaseClient, leaseId, callTimeoutNanos);
+    CompletableFuture<LeaseKeepAliveResponse> alive =
+        EtcdLease.sendKeepAlive(leaseClient, leaseId, callTimeoutNanos);
     TxnResponse response;
     try {
       response = calls.await(written, deadline, election, "writing the election key");
@@ -225,10 +284,20 @@ final class Acquisitions implements ElectionWatch.Sightings {
       return new Step(null, null, true);
     }
     if (kept.getTTL() < seconds) {
-      // Not the lease the marker promised (another store's bookkeeping went wrong): do not rely on it.
-      log.warn("Election '{}': the released etcd lease {} has a TTL of {}s, not the {}s its marker named; acquiring on a lease of our own", election, Long.toHexString(leaseId), kept.getTTL(), seconds);
+      // Not the lease the marker promised (another store's bookkeeping went wrong): do not rely on
+      // it.
+      log.warn(
+          "Election '{}': the released etcd lease {} has a TTL of {}s, not the {}s its marker named; acquiring on a lease of our own",
+          election,
+          Long.toHexString(leaseId),
+          kept.getTTL(),
+          seconds);
       leases.outcomeUnknown(leaseId);
-      calls.await(deleteIfTerm(kv, key, token, value), deadline, election, "giving up the key on the wrong lease");
+      calls.await(
+          deleteIfTerm(kv, key, token, value),
+          deadline,
+          election,
+          "giving up the key on the wrong lease");
       return new Step(null, null, true);
     }
     EtcdLease lease = leases.adopt(leaseId, seconds, kept.getTTL(), sentAt);
@@ -237,13 +306,29 @@ final class Acquisitions implements ElectionWatch.Sightings {
     } finally {
       leases.unreserve(lease);
     }
-    return Step.done(Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), reportedTtl.apply(lease.grantedSeconds), Long.toString(leaseId))));
+    return Step.done(
+        Acquisition.granted(
+            new Lease(
+                election,
+                candidate,
+                FencingToken.of(token),
+                reportedTtl.apply(lease.grantedSeconds),
+                Long.toString(leaseId))));
   }
 
-  /** The transaction that writes the key on lease {@code leaseId} if it is unchanged, else reads it. */
-  private CompletableFuture<TxnResponse> commit(ByteSequence key, Cmp unchanged, ByteSequence value, long leaseId) {
+  /**
+   * The transaction that writes the key on lease {@code leaseId} if it is unchanged, else reads it.
+   */
+  private CompletableFuture<TxnResponse> commit(
+      ByteSequence key, Cmp unchanged, ByteSequence value, long leaseId) {
     PutOption onLease = PutOption.builder().withLeaseId(leaseId).build();
-    return Calls.retryingAuth(() -> kv.txn().If(unchanged).Then(Op.put(key, value, onLease)).Else(Op.get(key, GetOption.DEFAULT)).commit());
+    return Calls.retryingAuth(
+        () ->
+            kv.txn()
+                .If(unchanged)
+                .Then(Op.put(key, value, onLease))
+                .Else(Op.get(key, GetOption.DEFAULT))
+                .commit());
   }
 
   /** The key was not as expected: held by another (the outcome), or where to try again from. */
@@ -269,7 +354,12 @@ final class Acquisitions implements ElectionWatch.Sightings {
         return reservation.lease();
       }
       try {
-        EtcdLease granted = calls.await(reservation.grant(), deadline, election, "granting an etcd lease of " + seconds + "s");
+        EtcdLease granted =
+            calls.await(
+                reservation.grant(),
+                deadline,
+                election,
+                "granting an etcd lease of " + seconds + "s");
         if (reservation.grantReserved()) {
           return granted;
         }
@@ -281,7 +371,8 @@ final class Acquisitions implements ElectionWatch.Sightings {
         throw e;
       }
     }
-    throw new LeaseStoreException(election, "could not obtain a live etcd lease of " + seconds + "s; try again");
+    throw new LeaseStoreException(
+        election, "could not obtain a live etcd lease of " + seconds + "s; try again");
   }
 
   /** The key as a watch last saw it: its value, or null when it was deleted. */
@@ -289,7 +380,10 @@ final class Acquisitions implements ElectionWatch.Sightings {
 
   @Override
   public void seen(String election, long revision, KeyValue current) {
-    sightings.merge(election, new Sighting(revision, current), (before, after) -> after.revision() >= before.revision() ? after : before);
+    sightings.merge(
+        election,
+        new Sighting(revision, current),
+        (before, after) -> after.revision() >= before.revision() ? after : before);
   }
 
   @Override
@@ -298,7 +392,8 @@ final class Acquisitions implements ElectionWatch.Sightings {
   }
 
   /** Deletes the key only while it still shows this term: never somebody else's. */
-  static CompletableFuture<TxnResponse> deleteIfTerm(KV kv, ByteSequence key, long token, ByteSequence value) {
+  static CompletableFuture<TxnResponse> deleteIfTerm(
+      KV kv, ByteSequence key, long token, ByteSequence value) {
     return Calls.retryingAuth(
         () ->
             kv.txn()
@@ -315,7 +410,8 @@ final class Acquisitions implements ElectionWatch.Sightings {
   }
 
   static Optional<KeyValue> firstKey(TxnResponse response) {
-    if (response.getGetResponses().isEmpty() || response.getGetResponses().get(0).getKvs().isEmpty()) {
+    if (response.getGetResponses().isEmpty()
+        || response.getGetResponses().get(0).getKvs().isEmpty()) {
       return Optional.empty();
     }
     return Optional.of(response.getGetResponses().get(0).getKvs().get(0));

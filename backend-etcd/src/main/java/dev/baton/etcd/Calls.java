@@ -10,8 +10,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * Waits for jetcd's futures against one deadline per store call, so that a call with several
- * steps still returns within the call timeout, and turns what went wrong into {@link
+ * Waits for jetcd's futures against one deadline per store call, so that a call with several steps
+ * still returns within the call timeout, and turns what went wrong into {@link
  * LeaseStoreException}s that say which step it was.
  */
 final class Calls {
@@ -28,7 +28,8 @@ final class Calls {
     try {
       return future.get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      throw new LeaseStoreException(election, what + ": etcd did not answer within the call timeout of " + callTimeout, e);
+      throw new LeaseStoreException(
+          election, what + ": etcd did not answer within the call timeout of " + callTimeout, e);
     } catch (ExecutionException e) {
       Throwable cause = EtcdErrors.unwrap(e);
       throw new LeaseStoreException(election, what + " failed: " + cause.getMessage(), cause);
@@ -41,7 +42,8 @@ final class Calls {
   /** Waits until both are done or the deadline passed; the caller inspects each. */
   void awaitBoth(CompletableFuture<?> a, CompletableFuture<?> b, long deadline, String election) {
     try {
-      CompletableFuture.allOf(a, b).get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
+      CompletableFuture.allOf(a, b)
+          .get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException | ExecutionException e) {
       // Each future's own outcome is read and reported by the caller.
     } catch (InterruptedException e) {
@@ -67,6 +69,10 @@ final class Calls {
    */
   static <T> CompletableFuture<T> retryingAuth(Supplier<CompletableFuture<T>> call) {
     return EtcdErrors.safely(call)
-        .exceptionallyCompose(e -> EtcdErrors.isAuthTokenError(e) ? EtcdErrors.safely(call) : CompletableFuture.failedFuture(e));
+        .exceptionallyCompose(
+            e ->
+                EtcdErrors.isAuthTokenError(e)
+                    ? EtcdErrors.safely(call)
+                    : CompletableFuture.failedFuture(e));
   }
 }

@@ -21,10 +21,10 @@ import org.slf4j.LoggerFactory;
  * the store to forget what it saw and the follower once, since events may have been missed, and
  * watches again from the revision after the last one it saw.
  *
- * <p>jetcd registers a watch asynchronously, so a watch that starts "from now" only covers
- * changes after etcd confirms it. Until then a release could go unseen, and a follower on etcd has
- * nothing else to wake it. So the follower is also told once when such a watch is confirmed: it
- * looks again, and from then on the watch has it covered.
+ * <p>jetcd registers a watch asynchronously, so a watch that starts "from now" only covers changes
+ * after etcd confirms it. Until then a release could go unseen, and a follower on etcd has nothing
+ * else to wake it. So the follower is also told once when such a watch is confirmed: it looks
+ * again, and from then on the watch has it covered.
  */
 final class ElectionWatch implements Watch.Listener, Subscription {
 
@@ -49,12 +49,20 @@ final class ElectionWatch implements Watch.Listener, Subscription {
 
   private boolean closed;
   private Watch.Watcher watcher;
+
   /** The revision to resume from; 0 means "from now". */
   private long nextRevision;
+
   /** A watch from now was asked for and etcd has not confirmed it yet. */
   private boolean unconfirmedFromNow;
 
-  ElectionWatch(Watch watchClient, String election, ByteSequence key, Runnable changed, Sightings sightings, Consumer<ElectionWatch> onClose) {
+  ElectionWatch(
+      Watch watchClient,
+      String election,
+      ByteSequence key,
+      Runnable changed,
+      Sightings sightings,
+      Consumer<ElectionWatch> onClose) {
     this.watchClient = watchClient;
     this.election = election;
     this.key = key;
@@ -105,7 +113,10 @@ final class ElectionWatch implements Watch.Listener, Subscription {
     }
     for (WatchEvent event : response.getEvents()) {
       KeyValue kv = event.getKeyValue();
-      sightings.seen(election, kv.getModRevision(), event.getEventType() == WatchEvent.EventType.PUT ? kv : null);
+      sightings.seen(
+          election,
+          kv.getModRevision(),
+          event.getEventType() == WatchEvent.EventType.PUT ? kv : null);
     }
     fire();
   }
@@ -121,7 +132,10 @@ final class ElectionWatch implements Watch.Listener, Subscription {
         nextRevision = 0;
       }
     }
-    log.debug("Watch of election '{}' broke, telling the follower and watching again: {}", election, error.toString());
+    log.debug(
+        "Watch of election '{}' broke, telling the follower and watching again: {}",
+        election,
+        error.toString());
     sightings.forget(election);
     fire();
   }
@@ -136,7 +150,8 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       watcher = null;
     }
     sightings.forget(election);
-    CompletableFuture.delayedExecutor(RESTART_DELAY_MILLIS, TimeUnit.MILLISECONDS).execute(this::restart);
+    CompletableFuture.delayedExecutor(RESTART_DELAY_MILLIS, TimeUnit.MILLISECONDS)
+        .execute(this::restart);
   }
 
   private void restart() {

@@ -23,7 +23,8 @@ final class EtcdErrors {
   /** The failure without the future's wrappers. */
   static Throwable unwrap(Throwable t) {
     Throwable cause = t;
-    while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+        && cause.getCause() != null) {
       cause = cause.getCause();
     }
     return cause;
@@ -57,7 +58,8 @@ final class EtcdErrors {
       }
       String message = c.getMessage();
       if (message != null
-          && (message.contains(Errors.INVALID_AUTH_TOKEN_ERROR_MESSAGE) || message.contains(Errors.ERROR_AUTH_STORE_OLD))) {
+          && (message.contains(Errors.INVALID_AUTH_TOKEN_ERROR_MESSAGE)
+              || message.contains(Errors.ERROR_AUTH_STORE_OLD))) {
         return true;
       }
       if (c.getCause() == c) {

@@ -26,8 +26,10 @@ final class EtcdLease {
   record Grant(String election, long token) {}
 
   final long id;
+
   /** The TTL this store asked etcd for, in seconds: the key under which the store shares it. */
   final long requestedSeconds;
+
   /** The TTL etcd applies, in seconds (it may raise what was asked to its own minimum). */
   final long grantedSeconds;
 
@@ -38,9 +40,17 @@ final class EtcdLease {
   // Bookkeeping, guarded by the owning EtcdLeases registry's monitor.
   final Set<Grant> grants = new HashSet<>();
   int reservations;
-  /** Whether a key of ours was ever attached to it: such a lease may have been handed on, see EtcdLeases. */
+
+  /**
+   * Whether a key of ours was ever attached to it: such a lease may have been handed on, see
+   * EtcdLeases.
+   */
   boolean carriedKey;
-  /** Whether a write of ours on it has an unknown outcome (timed out): it may carry a key of ours that nobody tracks. */
+
+  /**
+   * Whether a write of ours on it has an unknown outcome (timed out): it may carry a key of ours
+   * that nobody tracks.
+   */
   boolean uncertain;
 
   // Keep-alive state, guarded by this object's monitor.
@@ -53,7 +63,14 @@ final class EtcdLease {
    * @param confirmedSentAt when the grant or the last keep-alive etcd confirmed was sent: etcd
    *     started the TTL when it served it
    */
-  EtcdLease(long id, long requestedSeconds, long grantedSeconds, long confirmedSentAt, Lease leaseClient, MonotonicClock clock, long callTimeoutNanos) {
+  EtcdLease(
+      long id,
+      long requestedSeconds,
+      long grantedSeconds,
+      long confirmedSentAt,
+      Lease leaseClient,
+      MonotonicClock clock,
+      long callTimeoutNanos) {
     this.id = id;
     this.requestedSeconds = requestedSeconds;
     this.grantedSeconds = grantedSeconds;
@@ -80,7 +97,8 @@ final class EtcdLease {
       return inFlight;
     }
     long sentAt = clock.nanoTime();
-    CompletableFuture<LeaseKeepAliveResponse> sent = sendKeepAlive(leaseClient, id, callTimeoutNanos);
+    CompletableFuture<LeaseKeepAliveResponse> sent =
+        sendKeepAlive(leaseClient, id, callTimeoutNanos);
     CompletableFuture<Void> confirmed =
         sent.handle(
             (response, error) -> {
@@ -91,7 +109,9 @@ final class EtcdLease {
               if (EtcdErrors.isLeaseNotFound(error)) {
                 throw new LeaseGoneException(id);
               }
-              throw error instanceof CompletionException ? (CompletionException) error : new CompletionException(error);
+              throw error instanceof CompletionException
+                  ? (CompletionException) error
+                  : new CompletionException(error);
             });
     if (!confirmed.isDone()) {
       inFlight = confirmed;
@@ -105,9 +125,14 @@ final class EtcdLease {
    * stay in flight; one more try at once when it failed for another reason than the lease being
    * gone (a keep-alive is idempotent, so this gets past a member that just died).
    */
-  static CompletableFuture<LeaseKeepAliveResponse> sendKeepAlive(Lease leaseClient, long id, long callTimeoutNanos) {
+  static CompletableFuture<LeaseKeepAliveResponse> sendKeepAlive(
+      Lease leaseClient, long id, long callTimeoutNanos) {
     return EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id))
-        .exceptionallyCompose(e -> EtcdErrors.isLeaseNotFound(e) ? CompletableFuture.failedFuture(e) : EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id)))
+        .exceptionallyCompose(
+            e ->
+                EtcdErrors.isLeaseNotFound(e)
+                    ? CompletableFuture.failedFuture(e)
+                    : EtcdErrors.safely(() -> leaseClient.keepAliveOnce(id)))
         .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
   }
 

@@ -54,14 +54,14 @@ import org.slf4j.LoggerFactory;
  * asked for, rounded up to whole seconds (etcd counts whole seconds; a TTL under one second, or
  * under etcd's own minimum, gets the smallest TTL etcd grants, and {@link Lease#ttl()} reports the
  * TTL applied). A renewal sends that lease's keep-alive and confirms the key; a holder that stops
- * renewing loses its key one TTL after its last renewal began, plus up to half a second until etcd's
- * expiry check sees it. A release leaves the key on its lease with a value that marks it released
- * (and names the lease's TTL); the next holder takes the key and the lease over in one transaction,
- * sent with a keep-alive of that lease, so a graceful handover needs no lease grant, and the
- * releasing store never renews or revokes that lease again. Candidate ids may not begin with a NUL
- * character, which the marker does. An acquisition that had to grant a lease and then found
- * the election held keeps that lease, unrenewed, for the store's next acquisition while it is young.
- * A store that only follows sends next to nothing while nothing changes: its watch reports
+ * renewing loses its key one TTL after its last renewal began, plus up to half a second until
+ * etcd's expiry check sees it. A release leaves the key on its lease with a value that marks it
+ * released (and names the lease's TTL); the next holder takes the key and the lease over in one
+ * transaction, sent with a keep-alive of that lease, so a graceful handover needs no lease grant,
+ * and the releasing store never renews or revokes that lease again. Candidate ids may not begin
+ * with a NUL character, which the marker does. An acquisition that had to grant a lease and then
+ * found the election held keeps that lease, unrenewed, for the store's next acquisition while it is
+ * young. A store that only follows sends next to nothing while nothing changes: its watch reports
  * releases and expiry (the elector still looks every 30 s or two lease durations, in case a watch
  * died without a word).
  *
@@ -69,9 +69,9 @@ import org.slf4j.LoggerFactory;
  * elections or more: all elections of the store with the same TTL share one etcd lease, so renewing
  * a batch of them ({@link #renewAll}) costs one keep-alive plus reads, where separate leases cost a
  * keep-alive each. In exchange, one election's key lives as long as any election on the lease is
- * renewed, and a new holder grants or reuses a lease of its own rather than taking the released
- * one over. Renewals within {@code keepAliveSharing} of each other share one keep-alive; to keep
- * the lease contract exact despite that, the etcd lease is granted that much longer ({@link
+ * renewed, and a new holder grants or reuses a lease of its own rather than taking the released one
+ * over. Renewals within {@code keepAliveSharing} of each other share one keep-alive; to keep the
+ * lease contract exact despite that, the etcd lease is granted that much longer ({@link
  * Lease#ttl()} is the etcd TTL minus {@code keepAliveSharing}), so a crashed holder's key lives up
  * to that much longer.
  *
@@ -85,10 +85,13 @@ public final class EtcdLeaseStore implements LeaseStore {
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final Logger log = LoggerFactory.getLogger(EtcdLeaseStore.class);
+
   /** etcd's largest lease TTL, in seconds. */
   private static final long MAX_TTL_SECONDS = 9_000_000_000L;
+
   /** Background attempts to delete a key whose release failed: after 1, 2, 4, 8 and 16 s. */
   private static final int RELEASE_RETRIES = 5;
+
   /**
    * The most leases one {@link #renewAll} takes with shared leases: one keep-alive and eight
    * confirming transactions, a few milliseconds of a client's time. With a lease per election each
@@ -96,7 +99,9 @@ public final class EtcdLeaseStore implements LeaseStore {
    * batch is one confirming transaction's worth, which stays well within any call timeout.
    */
   private static final int SHARED_RENEW_BATCH_LIMIT = 8 * KeyReads.MAX_BATCH;
+
   private static final int OWN_LEASE_RENEW_BATCH_LIMIT = KeyReads.MAX_BATCH;
+
   /** Elections whose keys are kept built: far more than one process leads or follows. */
   private static final int KEY_CACHE_LIMIT = 65_536;
 
@@ -116,11 +121,13 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Acquisitions acquisitions;
   private final Renewals renewals;
   private final Set<ElectionWatch> watches = ConcurrentHashMap.newKeySet();
+
   /**
    * Election keys as etcd bytes. Building one per call cost a fifth of the renewing threads' time
    * with 10,000 elections: jetcd's ByteSequence hashes every byte when it is made.
    */
   private final Map<String, ByteSequence> keys = new ConcurrentHashMap<>();
+
   private volatile boolean closed;
 
   private EtcdLeaseStore(Builder b) {
@@ -133,14 +140,34 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.keepAliveSharing = b.keepAliveSharing == null ? Duration.ZERO : b.keepAliveSharing;
     this.sharingNanos = keepAliveSharing.toNanos();
     this.description =
-        "etcd" + (b.endpoints == null ? "" : " at " + UrlSecrets.redact(b.endpoints)) + " under " + b.prefix
-            + (b.keepAliveSharing == null ? "" : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)");
+        "etcd"
+            + (b.endpoints == null ? "" : " at " + UrlSecrets.redact(b.endpoints))
+            + " under "
+            + b.prefix
+            + (b.keepAliveSharing == null
+                ? ""
+                : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)");
     this.calls = new Calls(clock, b.callTimeout);
-    this.leases = new EtcdLeases(b.client.getLeaseClient(), clock, callTimeoutNanos, b.keepAliveSharing != null);
+    this.leases =
+        new EtcdLeases(
+            b.client.getLeaseClient(), clock, callTimeoutNanos, b.keepAliveSharing != null);
     this.keyReads = new KeyReads(kv, callTimeoutNanos);
     this.records = new HolderRecords(b.client.getLeaseClient(), leases, calls, this::reportedTtl);
-    this.acquisitions = new Acquisitions(kv, b.client.getLeaseClient(), leases, keyReads, records, calls, clock, callTimeoutNanos, sharingNanos, this::key, this::reportedTtl);
-    this.renewals = new Renewals(kv, leases, keyReads, clock, callTimeoutNanos, sharingNanos, this::key);
+    this.acquisitions =
+        new Acquisitions(
+            kv,
+            b.client.getLeaseClient(),
+            leases,
+            keyReads,
+            records,
+            calls,
+            clock,
+            callTimeoutNanos,
+            sharingNanos,
+            this::key,
+            this::reportedTtl);
+    this.renewals =
+        new Renewals(kv, leases, keyReads, clock, callTimeoutNanos, sharingNanos, this::key);
   }
 
   /** A store on a client the caller owns and closes; the store never closes it. */
@@ -153,8 +180,10 @@ public final class EtcdLeaseStore implements LeaseStore {
     private final Client client;
     private String prefix = DEFAULT_PREFIX;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+
     /** Null: a lease per election. */
     private Duration keepAliveSharing;
+
     private MonotonicClock clock = MonotonicClock.system();
     private boolean closesClient;
     private String endpoints;
@@ -167,15 +196,18 @@ public final class EtcdLeaseStore implements LeaseStore {
     public Builder prefix(String prefix) {
       requireNonNull(prefix, "prefix");
       if (prefix.isEmpty()) {
-        throw new ConfigurationException("prefix: '' is not accepted; give a non-empty key prefix (default " + DEFAULT_PREFIX + ")");
+        throw new ConfigurationException(
+            "prefix: '' is not accepted; give a non-empty key prefix (default "
+                + DEFAULT_PREFIX
+                + ")");
       }
       this.prefix = prefix;
       return this;
     }
 
     /**
-     * The longest any call may take (default 3 s): at most half the renew deadline it is used
-     * with ({@link CallTimeout}). An etcd leader change stalls writes for several seconds (see the
+     * The longest any call may take (default 3 s): at most half the renew deadline it is used with
+     * ({@link CallTimeout}). An etcd leader change stalls writes for several seconds (see the
      * README).
      */
     public Builder callTimeout(Duration callTimeout) {
@@ -198,7 +230,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     public Builder sharedLeases(Duration keepAliveSharing) {
       requireNonNull(keepAliveSharing, "keepAliveSharing");
       if (keepAliveSharing.isNegative() || keepAliveSharing.compareTo(Duration.ofSeconds(10)) > 0) {
-        throw new ConfigurationException("keepAliveSharing: " + keepAliveSharing.toMillis() + "ms must be from 0 to 10s");
+        throw new ConfigurationException(
+            "keepAliveSharing: " + keepAliveSharing.toMillis() + "ms must be from 0 to 10s");
       }
       this.keepAliveSharing = keepAliveSharing;
       return this;
@@ -236,7 +269,9 @@ public final class EtcdLeaseStore implements LeaseStore {
       throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
     }
     if (candidate.startsWith("\u0000")) {
-      throw new IllegalArgumentException("candidate id must not begin with a NUL character (etcd keys of released elections do), but was " + candidate.replace("\u0000", "\\0"));
+      throw new IllegalArgumentException(
+          "candidate id must not begin with a NUL character (etcd keys of released elections do), but was "
+              + candidate.replace("\u0000", "\\0"));
     }
     long started = clock.nanoTime();
     long deadline = started + callTimeoutNanos;
@@ -261,7 +296,11 @@ public final class EtcdLeaseStore implements LeaseStore {
   public List<Renewal> renewAll(List<Lease> leasesToRenew) {
     requireNonNull(leasesToRenew, "leases");
     if (leasesToRenew.size() > renewBatchLimit()) {
-      throw new IllegalArgumentException("renewAll takes at most " + renewBatchLimit() + " leases (renewBatchLimit), but got " + leasesToRenew.size());
+      throw new IllegalArgumentException(
+          "renewAll takes at most "
+              + renewBatchLimit()
+              + " leases (renewBatchLimit), but got "
+              + leasesToRenew.size());
     }
     if (!leasesToRenew.isEmpty()) {
       ensureOpen(leasesToRenew.get(0).election());
@@ -297,14 +336,20 @@ public final class EtcdLeaseStore implements LeaseStore {
             Calls.retryingAuth(
                 () ->
                     kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(token)), new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
+                        .If(
+                            new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(token)),
+                            new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(value)))
                         .Then(Op.put(key, ReleaseMarker.value(on.requestedSeconds), onLease))
                         .commit()),
             deadline,
             election,
             "releasing the election key");
       } else {
-        calls.await(Acquisitions.deleteIfTerm(kv, key, token, value), deadline, election, "releasing the election key");
+        calls.await(
+            Acquisitions.deleteIfTerm(kv, key, token, value),
+            deadline,
+            election,
+            "releasing the election key");
       }
     } catch (LeaseStoreException e) {
       if (EtcdErrors.isLeaseNotFound(e)) {
@@ -314,7 +359,8 @@ public final class EtcdLeaseStore implements LeaseStore {
       // Whether it was applied is unknown. The key may still be ours: recognise it as such should
       // this candidate acquire again, and keep trying to delete it in the background (only while it
       // shows this term), so that it cannot outlive the release by long. A shared lease other
-      // elections keep alive would keep it; a lease of its own nobody renews, so it ends within its TTL.
+      // elections keep alive would keep it; a lease of its own nobody renews, so it ends within its
+      // TTL.
       held.ifPresent(on -> leases.outcomeUnknown(on.id));
       deleteLater(key, token, value, election, 1);
       throw e;
@@ -323,7 +369,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     }
   }
 
-  private void deleteLater(ByteSequence key, long token, ByteSequence value, String election, int attempt) {
+  private void deleteLater(
+      ByteSequence key, long token, ByteSequence value, String election, int attempt) {
     if (attempt > RELEASE_RETRIES || closed) {
       return;
     }
@@ -335,7 +382,11 @@ public final class EtcdLeaseStore implements LeaseStore {
                     .whenComplete(
                         (response, error) -> {
                           if (error != null) {
-                            log.debug("Deleting the released key of election '{}' failed again (attempt {}): {}", election, attempt, EtcdErrors.unwrap(error).toString());
+                            log.debug(
+                                "Deleting the released key of election '{}' failed again (attempt {}): {}",
+                                election,
+                                attempt,
+                                EtcdErrors.unwrap(error).toString());
                             deleteLater(key, token, value, election, attempt + 1);
                           }
                         }));
@@ -346,8 +397,14 @@ public final class EtcdLeaseStore implements LeaseStore {
     checkElection(election);
     long deadline = clock.nanoTime() + callTimeoutNanos;
     ensureOpen(election);
-    Optional<KeyValue> kv = calls.await(Calls.retryingAuth(() -> keyReads.read(key(election))), deadline, election, "reading the election key");
-    return kv.filter(found -> !ReleaseMarker.isMarker(found)).map(found -> records.of(election, found, deadline, true));
+    Optional<KeyValue> kv =
+        calls.await(
+            Calls.retryingAuth(() -> keyReads.read(key(election))),
+            deadline,
+            election,
+            "reading the election key");
+    return kv.filter(found -> !ReleaseMarker.isMarker(found))
+        .map(found -> records.of(election, found, deadline, true));
   }
 
   /**
@@ -373,7 +430,9 @@ public final class EtcdLeaseStore implements LeaseStore {
             Calls.retryingAuth(
                 () ->
                     kv.txn()
-                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(lease.token().value())))
+                        .If(
+                            new Cmp(
+                                key, Cmp.Op.EQUAL, CmpTarget.modRevision(lease.token().value())))
                         .Then(then)
                         .Else(Op.get(key, GetOption.DEFAULT))
                         .commit()),
@@ -381,8 +440,18 @@ public final class EtcdLeaseStore implements LeaseStore {
             election,
             "guarded transaction");
     if (!response.isSucceeded()) {
-      Optional<String> holder = Acquisitions.firstKey(response).filter(kv -> !ReleaseMarker.isMarker(kv)).map(kv -> kv.getValue().toString(UTF_8));
-      throw Renewals.lost(lease, "term " + lease.token() + " is over" + holder.map(h -> "; " + h + " holds it now").orElse("") + "; nothing was written", holder.orElse(null));
+      Optional<String> holder =
+          Acquisitions.firstKey(response)
+              .filter(kv -> !ReleaseMarker.isMarker(kv))
+              .map(kv -> kv.getValue().toString(UTF_8));
+      throw Renewals.lost(
+          lease,
+          "term "
+              + lease.token()
+              + " is over"
+              + holder.map(h -> "; " + h + " holds it now").orElse("")
+              + "; nothing was written",
+          holder.orElse(null));
     }
     return response;
   }
@@ -392,7 +461,14 @@ public final class EtcdLeaseStore implements LeaseStore {
     checkElection(election);
     requireNonNull(changed, "changed");
     ensureOpen(election);
-    ElectionWatch watch = new ElectionWatch(client.getWatchClient(), election, key(election), changed, acquisitions, watches::remove);
+    ElectionWatch watch =
+        new ElectionWatch(
+            client.getWatchClient(),
+            election,
+            key(election),
+            changed,
+            acquisitions,
+            watches::remove);
     watches.add(watch);
     watch.start();
     return Optional.of(watch);
@@ -433,9 +509,13 @@ public final class EtcdLeaseStore implements LeaseStore {
     new ArrayList<>(watches).forEach(ElectionWatch::close);
     List<CompletableFuture<?>> revocations = leases.revokeAll();
     try {
-      CompletableFuture.allOf(revocations.toArray(CompletableFuture[]::new)).get(callTimeoutNanos, TimeUnit.NANOSECONDS);
+      CompletableFuture.allOf(revocations.toArray(CompletableFuture[]::new))
+          .get(callTimeoutNanos, TimeUnit.NANOSECONDS);
     } catch (TimeoutException | ExecutionException e) {
-      log.debug("Not every etcd lease of {} was revoked on close; they expire on their own: {}", description, e.toString());
+      log.debug(
+          "Not every etcd lease of {} was revoked on close; they expire on their own: {}",
+          description,
+          e.toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -465,12 +545,15 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   // ---- TTLs and handles
 
-  /** The etcd TTL for {@code ttl}: whole seconds, rounded up, plus any keep-alive sharing window. */
+  /**
+   * The etcd TTL for {@code ttl}: whole seconds, rounded up, plus any keep-alive sharing window.
+   */
   private long etcdTtlSeconds(Duration ttl) {
     Duration withSharing = ttl.plus(keepAliveSharing);
     long seconds = withSharing.getSeconds() + (withSharing.getNano() > 0 ? 1 : 0);
     if (seconds > MAX_TTL_SECONDS) {
-      throw new IllegalArgumentException("ttl must be at most " + (MAX_TTL_SECONDS - 1) + "s (etcd's limit), but was " + ttl);
+      throw new IllegalArgumentException(
+          "ttl must be at most " + (MAX_TTL_SECONDS - 1) + "s (etcd's limit), but was " + ttl);
     }
     return seconds;
   }

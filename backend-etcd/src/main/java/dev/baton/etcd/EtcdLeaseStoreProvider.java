@@ -35,15 +35,15 @@ import javax.net.ssl.SSLException;
  *   <li>{@code election.etcd.prefix}: where election keys live, default {@code /baton/elections/}
  *   <li>{@code election.etcd.username}, {@code election.etcd.password}: both or neither
  *   <li>{@code election.etcd.ca-file}: PEM certificates to trust (default: the JVM's)
- *   <li>{@code election.etcd.cert-file}, {@code election.etcd.key-file}: PEM client certificate
- *       and PKCS#8 key, both or neither
+ *   <li>{@code election.etcd.cert-file}, {@code election.etcd.key-file}: PEM client certificate and
+ *       PKCS#8 key, both or neither
  *   <li>{@code election.etcd.call-timeout}: at most half of {@code election.renew-deadline};
  *       default half of it, at most 3s ({@link dev.baton.election.CallTimeout})
  *   <li>{@code election.etcd.lease-sharing}: {@code off} (the default: an etcd lease of its own per
- *       election, with exactly its TTL), or a duration from {@code 0s} to {@code 10s}: all elections
- *       of the store with the same TTL share one etcd lease, for processes that lead hundreds of
- *       elections or more; the duration is how old a keep-alive may be and still serve another
- *       election's renewal (see {@link EtcdLeaseStore.Builder#sharedLeases})
+ *       election, with exactly its TTL), or a duration from {@code 0s} to {@code 10s}: all
+ *       elections of the store with the same TTL share one etcd lease, for processes that lead
+ *       hundreds of elections or more; the duration is how old a keep-alive may be and still serve
+ *       another election's renewal (see {@link EtcdLeaseStore.Builder#sharedLeases})
  * </ul>
  */
 public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
@@ -69,7 +69,16 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public Set<String> keys() {
-    return Set.of(ENDPOINTS, PREFIX, USERNAME, PASSWORD, CA_FILE, CERT_FILE, KEY_FILE, CALL_TIMEOUT, LEASE_SHARING);
+    return Set.of(
+        ENDPOINTS,
+        PREFIX,
+        USERNAME,
+        PASSWORD,
+        CA_FILE,
+        CERT_FILE,
+        KEY_FILE,
+        CALL_TIMEOUT,
+        LEASE_SHARING);
   }
 
   @Override
@@ -94,17 +103,27 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
     Optional<String> password = properties.get(PASSWORD);
     if (username.isPresent() != password.isPresent()) {
       throw new ConfigurationException(
-          "set both " + USERNAME + " and " + PASSWORD + " or neither; only " + (username.isPresent() ? USERNAME : PASSWORD) + " is set");
+          "set both "
+              + USERNAME
+              + " and "
+              + PASSWORD
+              + " or neither; only "
+              + (username.isPresent() ? USERNAME : PASSWORD)
+              + " is set");
     }
     if (username.isPresent()) {
-      builder.user(ByteSequence.from(username.get(), UTF_8)).password(ByteSequence.from(password.get(), UTF_8));
+      builder
+          .user(ByteSequence.from(username.get(), UTF_8))
+          .password(ByteSequence.from(password.get(), UTF_8));
     }
     configureTls(properties, endpoints, builder);
 
     Client client = builder.build();
     try {
       EtcdLeaseStore.Builder store =
-          EtcdLeaseStore.builder(client).prefix(prefix).callTimeout(callTimeout)
+          EtcdLeaseStore.builder(client)
+              .prefix(prefix)
+              .callTimeout(callTimeout)
               .endpoints(String.join(",", endpoints.stream().map(URI::toString).toList()))
               .closesClient();
       keepAliveSharing.ifPresent(store::sharedLeases);
@@ -135,7 +154,10 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
 
   private static ConfigurationException badLeaseSharing(String value) {
     return new ConfigurationException(
-        LEASE_SHARING + ": '" + value + "' must be off (an etcd lease per election, the default) or a duration from 0s to 10s"
+        LEASE_SHARING
+            + ": '"
+            + value
+            + "' must be off (an etcd lease per election, the default) or a duration from 0s to 10s"
             + " (one etcd lease shared per TTL; how old a keep-alive may be and still serve another election's renewal)");
   }
 
@@ -152,7 +174,9 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       } catch (URISyntaxException e) {
         throw badEndpoint(value, text);
       }
-      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null || uri.getPort() <= 0) {
+      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+          || uri.getHost() == null
+          || uri.getPort() <= 0) {
         throw badEndpoint(value, text);
       }
       endpoints.add(uri);
@@ -161,29 +185,52 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       throw badEndpoint(value, value);
     }
     if (endpoints.stream().map(URI::getScheme).distinct().count() > 1) {
-      throw new ConfigurationException(ENDPOINTS + ": '" + UrlSecrets.redact(value) + "' mixes http:// and https://; use one scheme for all endpoints");
+      throw new ConfigurationException(
+          ENDPOINTS
+              + ": '"
+              + UrlSecrets.redact(value)
+              + "' mixes http:// and https://; use one scheme for all endpoints");
     }
     return endpoints;
   }
 
   private static ConfigurationException badEndpoint(String value, String part) {
     return new ConfigurationException(
-        ENDPOINTS + ": '" + UrlSecrets.redact(part) + "' in '" + UrlSecrets.redact(value) + "' is not an etcd endpoint; use http://host:port or https://host:port, comma-separated");
+        ENDPOINTS
+            + ": '"
+            + UrlSecrets.redact(part)
+            + "' in '"
+            + UrlSecrets.redact(value)
+            + "' is not an etcd endpoint; use http://host:port or https://host:port, comma-separated");
   }
 
-  private static void configureTls(ElectionProperties properties, List<URI> endpoints, ClientBuilder builder) {
+  private static void configureTls(
+      ElectionProperties properties, List<URI> endpoints, ClientBuilder builder) {
     Optional<File> ca = readableFile(properties, CA_FILE);
     Optional<File> cert = readableFile(properties, CERT_FILE);
     Optional<File> key = readableFile(properties, KEY_FILE);
     if (cert.isPresent() != key.isPresent()) {
       throw new ConfigurationException(
-          "set both " + CERT_FILE + " and " + KEY_FILE + " or neither; only " + (cert.isPresent() ? CERT_FILE : KEY_FILE) + " is set");
+          "set both "
+              + CERT_FILE
+              + " and "
+              + KEY_FILE
+              + " or neither; only "
+              + (cert.isPresent() ? CERT_FILE : KEY_FILE)
+              + " is set");
     }
     boolean https = "https".equals(endpoints.get(0).getScheme());
     boolean filesGiven = ca.isPresent() || cert.isPresent();
     if (filesGiven && !https) {
       throw new ConfigurationException(
-          ENDPOINTS + ": TLS files are set (" + CA_FILE + ", " + CERT_FILE + ", " + KEY_FILE + ") but the endpoints use http://; use https:// endpoints");
+          ENDPOINTS
+              + ": TLS files are set ("
+              + CA_FILE
+              + ", "
+              + CERT_FILE
+              + ", "
+              + KEY_FILE
+              + ") but the endpoints use http://; use https:// endpoints");
     }
     if (!https) {
       return;
@@ -197,8 +244,14 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
       builder.sslContext(tls.build());
     } catch (SSLException | IllegalArgumentException e) {
       throw new ConfigurationException(
-          "cannot build a TLS context from " + CA_FILE + ", " + CERT_FILE + " and " + KEY_FILE
-              + " (PEM certificates, PKCS#8 PEM key): " + e.getMessage(),
+          "cannot build a TLS context from "
+              + CA_FILE
+              + ", "
+              + CERT_FILE
+              + " and "
+              + KEY_FILE
+              + " (PEM certificates, PKCS#8 PEM key): "
+              + e.getMessage(),
           e);
     }
   }

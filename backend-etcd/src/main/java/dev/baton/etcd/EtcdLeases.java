@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Shared leases</b>: at most one live lease per TTL, granted when first needed and revoked
  * when the last election on it is released. An acquisition reserves the lease before it attaches a
- * key to it and unreserves it after, so a release of another election cannot revoke the lease
- * under it. A shared lease is never handed on.
+ * key to it and unreserves it after, so a release of another election cannot revoke the lease under
+ * it. A shared lease is never handed on.
  *
  * <p>In both modes a lease etcd no longer knows is dropped and the next acquisition grants afresh.
  */
@@ -43,10 +43,11 @@ final class EtcdLeases {
   private final boolean shared;
 
   private final Map<Long, EtcdLease> byId = new HashMap<>();
+
   /**
-   * Leases dropped while a write of ours on them had an unknown outcome (an acquisition or a release
-   * that timed out): a key with our candidate id on one of them is still ours, for a new term.
-   * Bounded; such a lease ends within its TTL, as nobody renews it.
+   * Leases dropped while a write of ours on them had an unknown outcome (an acquisition or a
+   * release that timed out): a key with our candidate id on one of them is still ours, for a new
+   * term. Bounded; such a lease ends within its TTL, as nobody renews it.
    */
   private final Map<Long, Boolean> uncertain =
       new LinkedHashMap<>(16, 0.75f, false) {
@@ -55,13 +56,18 @@ final class EtcdLeases {
           return size() > MAX_UNCERTAIN;
         }
       };
-  /** Shared mode: the live lease per requested TTL. Per-election mode: the spare per requested TTL. */
+
+  /**
+   * Shared mode: the live lease per requested TTL. Per-election mode: the spare per requested TTL.
+   */
   private final Map<Long, EtcdLease> byTtl = new HashMap<>();
+
   /**
    * The grant in progress per requested TTL that every acquisition waits for: of the shared lease,
    * or in per-election mode of the spare (see {@link #prepareSpare}).
    */
   private final Map<Long, CompletableFuture<EtcdLease>> granting = new HashMap<>();
+
   private boolean closed;
 
   EtcdLeases(Lease leaseClient, MonotonicClock clock, long callTimeoutNanos, boolean shared) {
@@ -77,9 +83,9 @@ final class EtcdLeases {
 
   /**
    * A lease to attach a new key to, reserved for the caller (who must {@link #unreserve} it), or a
-   * grant in progress. Shared mode: the live lease for {@code ttlSeconds}, else the grant to wait for
-   * before asking again. Per-election mode: the young spare, else the spare's grant under way to
-   * wait for, else a grant made for the caller alone.
+   * grant in progress. Shared mode: the live lease for {@code ttlSeconds}, else the grant to wait
+   * for before asking again. Per-election mode: the young spare, else the spare's grant under way
+   * to wait for, else a grant made for the caller alone.
    */
   synchronized Reservation reserve(long ttlSeconds, boolean mayWaitForSpare) {
     if (closed) {
@@ -110,8 +116,9 @@ final class EtcdLeases {
   }
 
   /**
-   * Starts a grant that acquisitions wait for (the shared lease, or the spare). Its future completes
-   * only once the lease is installed, so that whoever waited for it finds it when asking again.
+   * Starts a grant that acquisitions wait for (the shared lease, or the spare). Its future
+   * completes only once the lease is installed, so that whoever waited for it finds it when asking
+   * again.
    */
   private CompletableFuture<EtcdLease> grantAwaited(long ttlSeconds) {
     CompletableFuture<EtcdLease> installed = new CompletableFuture<>();
@@ -130,16 +137,26 @@ final class EtcdLeases {
   }
 
   /**
-   * Either a reserved lease, or a grant: already reserved for the caller when {@code grantReserved},
-   * else one to wait for before asking again.
+   * Either a reserved lease, or a grant: already reserved for the caller when {@code
+   * grantReserved}, else one to wait for before asking again.
    */
   record Reservation(EtcdLease lease, CompletableFuture<EtcdLease> grant, boolean grantReserved) {}
 
   private CompletableFuture<EtcdLease> grant(long ttlSeconds) {
     long sentAt = clock.nanoTime();
-    return EtcdErrors.safely(() -> leaseClient.grant(ttlSeconds, callTimeoutNanos, TimeUnit.NANOSECONDS))
+    return EtcdErrors.safely(
+            () -> leaseClient.grant(ttlSeconds, callTimeoutNanos, TimeUnit.NANOSECONDS))
         .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS)
-        .thenApply(r -> new EtcdLease(r.getID(), ttlSeconds, r.getTTL(), sentAt, leaseClient, clock, callTimeoutNanos));
+        .thenApply(
+            r ->
+                new EtcdLease(
+                    r.getID(),
+                    ttlSeconds,
+                    r.getTTL(),
+                    sentAt,
+                    leaseClient,
+                    clock,
+                    callTimeoutNanos));
   }
 
   private synchronized EtcdLease installReserved(EtcdLease lease) {
@@ -155,19 +172,23 @@ final class EtcdLeases {
   /**
    * Per-election mode: starts granting the spare for {@code ttlSeconds} unless there is a young one
    * or its grant is under way, so that an acquisition that first has to read the key (it knows
-   * nothing of it) finds a lease ready if the key is free. If it is held, the spare waits, unrenewed,
-   * for the next acquisition.
+   * nothing of it) finds a lease ready if the key is free. If it is held, the spare waits,
+   * unrenewed, for the next acquisition.
    */
   synchronized void prepareSpare(long ttlSeconds) {
     EtcdLease spare = byTtl.get(ttlSeconds);
-    if (shared || closed || granting.containsKey(ttlSeconds) || (spare != null && !spare.isLost() && young(spare))) {
+    if (shared
+        || closed
+        || granting.containsKey(ttlSeconds)
+        || (spare != null && !spare.isLost() && young(spare))) {
       return;
     }
     grantAwaited(ttlSeconds);
   }
 
   /** A grant that acquisitions wait for: the shared lease, or the spare. */
-  private synchronized void installAwaited(long ttlSeconds, CompletableFuture<EtcdLease> grant, EtcdLease lease) {
+  private synchronized void installAwaited(
+      long ttlSeconds, CompletableFuture<EtcdLease> grant, EtcdLease lease) {
     if (granting.get(ttlSeconds) == grant) {
       granting.remove(ttlSeconds);
     }
@@ -186,20 +207,30 @@ final class EtcdLeases {
 
   /** A spare is used only while it has most of its TTL left: it is renewed as it is put to use. */
   private boolean young(EtcdLease lease) {
-    return clock.nanoTime() - lease.confirmedSentAt() < TimeUnit.SECONDS.toNanos(lease.grantedSeconds) / 2;
+    return clock.nanoTime() - lease.confirmedSentAt()
+        < TimeUnit.SECONDS.toNanos(lease.grantedSeconds) / 2;
   }
 
   /**
    * Takes over a lease that a release handed on (see {@link ReleaseMarker}), reserved for the
    * caller; its keep-alive was sent at {@code keptAliveAt} and confirmed.
    */
-  synchronized EtcdLease adopt(long id, long requestedSeconds, long grantedSeconds, long keptAliveAt) {
+  synchronized EtcdLease adopt(
+      long id, long requestedSeconds, long grantedSeconds, long keptAliveAt) {
     if (closed) {
       throw new IllegalStateException("closed");
     }
     EtcdLease lease = byId.get(id);
     if (lease == null || lease.isLost()) {
-      lease = new EtcdLease(id, requestedSeconds, grantedSeconds, keptAliveAt, leaseClient, clock, callTimeoutNanos);
+      lease =
+          new EtcdLease(
+              id,
+              requestedSeconds,
+              grantedSeconds,
+              keptAliveAt,
+              leaseClient,
+              clock,
+              callTimeoutNanos);
       byId.put(id, lease);
     }
     lease.reservations++;
@@ -228,7 +259,12 @@ final class EtcdLeases {
     if (!unused(lease)) {
       return;
     }
-    if (!shared && !lease.carriedKey && !closed && !lease.isLost() && !byTtl.containsKey(lease.requestedSeconds) && young(lease)) {
+    if (!shared
+        && !lease.carriedKey
+        && !closed
+        && !lease.isLost()
+        && !byTtl.containsKey(lease.requestedSeconds)
+        && young(lease)) {
       byTtl.put(lease.requestedSeconds, lease);
       return;
     }
@@ -256,7 +292,10 @@ final class EtcdLeases {
     }
   }
 
-  /** Whether a key of ours on this etcd lease is this store's: a lease it holds, or one dropped uncertain. */
+  /**
+   * Whether a key of ours on this etcd lease is this store's: a lease it holds, or one dropped
+   * uncertain.
+   */
   synchronized boolean isOwn(long leaseId) {
     return byId.containsKey(leaseId) || uncertain.containsKey(leaseId);
   }
@@ -334,7 +373,10 @@ final class EtcdLeases {
         .whenComplete(
             (ok, error) -> {
               if (error != null && !EtcdErrors.isLeaseNotFound(error)) {
-                log.debug("Revoking {} failed; it expires on its own: {}", lease, EtcdErrors.unwrap(error).toString());
+                log.debug(
+                    "Revoking {} failed; it expires on its own: {}",
+                    lease,
+                    EtcdErrors.unwrap(error).toString());
               }
             });
   }

@@ -27,6 +27,7 @@ final class HolderRecords {
   private final EtcdLeases leases;
   private final Calls calls;
   private final LongFunction<Duration> reportedTtl;
+
   /** Granted TTLs of other stores' etcd leases; a lease's granted TTL never changes. */
   private final Map<Long, Long> grantedSecondsOfOthers =
       new LinkedHashMap<>(16, 0.75f, true) {
@@ -36,7 +37,8 @@ final class HolderRecords {
         }
       };
 
-  HolderRecords(Lease leaseClient, EtcdLeases leases, Calls calls, LongFunction<Duration> reportedTtl) {
+  HolderRecords(
+      Lease leaseClient, EtcdLeases leases, Calls calls, LongFunction<Duration> reportedTtl) {
     this.leaseClient = leaseClient;
     this.leases = leases;
     this.calls = calls;
@@ -53,15 +55,20 @@ final class HolderRecords {
     long leaseId = kv.getLease();
     if (leaseId == 0) {
       // Not written by a Baton store: it never expires on its own.
-      return new LeaseRecord(election, holder, token, Duration.ZERO, Optional.empty(), Optional.empty());
+      return new LeaseRecord(
+          election, holder, token, Duration.ZERO, Optional.empty(), Optional.empty());
     }
     Optional<EtcdLease> own = leases.byId(leaseId);
     Long known;
     synchronized (grantedSecondsOfOthers) {
-      known = own.isPresent() ? Long.valueOf(own.get().grantedSeconds) : grantedSecondsOfOthers.get(leaseId);
+      known =
+          own.isPresent()
+              ? Long.valueOf(own.get().grantedSeconds)
+              : grantedSecondsOfOthers.get(leaseId);
     }
     if (known != null && !withExpiry) {
-      return new LeaseRecord(election, holder, token, reportedTtl.apply(known), Optional.empty(), Optional.empty());
+      return new LeaseRecord(
+          election, holder, token, reportedTtl.apply(known), Optional.empty(), Optional.empty());
     }
     LeaseTimeToLiveResponse ttl =
         calls.await(
@@ -78,6 +85,11 @@ final class HolderRecords {
     // TTL -1: the lease expired after the key was read; the key is gone or about to be.
     Duration left = Duration.ofSeconds(Math.max(0, ttl.getTTL()));
     return new LeaseRecord(
-        election, holder, token, granted > 0 ? reportedTtl.apply(granted) : Duration.ZERO, Optional.empty(), Optional.of(left));
+        election,
+        holder,
+        token,
+        granted > 0 ? reportedTtl.apply(granted) : Duration.ZERO,
+        Optional.empty(),
+        Optional.of(left));
   }
 }

@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
  * meanwhile are collected and read together in the next transaction (group commit). Renewals of
  * many elections thus cost a few transactions, not one each, and an idle store pays no delay.
  *
- * <p>Every key is read by a request sent after it was asked for, so a read always shows the key
- * as it was at some point after the caller started.
+ * <p>Every key is read by a request sent after it was asked for, so a read always shows the key as
+ * it was at some point after the caller started.
  */
 final class KeyReads {
 
@@ -63,7 +63,8 @@ final class KeyReads {
   private void sendNext() {
     Map<ByteSequence, List<Pending>> batch = new LinkedHashMap<>();
     synchronized (this) {
-      while (!queue.isEmpty() && (batch.size() < MAX_BATCH || batch.containsKey(queue.peek().key))) {
+      while (!queue.isEmpty()
+          && (batch.size() < MAX_BATCH || batch.containsKey(queue.peek().key))) {
         Pending p = queue.poll();
         batch.computeIfAbsent(p.key, k -> new ArrayList<>()).add(p);
       }
@@ -81,7 +82,9 @@ final class KeyReads {
       sent = EtcdErrors.safely(() -> kv.get(keys.get(0))).thenApply(List::of);
     } else {
       Op[] gets = keys.stream().map(k -> Op.get(k, GetOption.DEFAULT)).toArray(Op[]::new);
-      sent = EtcdErrors.safely(() -> kv.txn(READ_ONLY).Then(gets).commit()).thenApply(TxnResponse::getGetResponses);
+      sent =
+          EtcdErrors.safely(() -> kv.txn(READ_ONLY).Then(gets).commit())
+              .thenApply(TxnResponse::getGetResponses);
     }
     // The timeout also opens the gate for the next batch should a request never be answered.
     sent.orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS)
@@ -93,7 +96,8 @@ final class KeyReads {
                   waiting.forEach(p -> p.result.completeExceptionally(error));
                 } else {
                   GetResponse get = responses.get(i);
-                  Optional<KeyValue> value = get.getKvs().isEmpty() ? Optional.empty() : Optional.of(get.getKvs().get(0));
+                  Optional<KeyValue> value =
+                      get.getKvs().isEmpty() ? Optional.empty() : Optional.of(get.getKvs().get(0));
                   waiting.forEach(p -> p.result.complete(value));
                 }
               }

@@ -7,6 +7,10 @@ package dev.baton.etcd;
 final class LeaseGoneException extends RuntimeException {
 
   LeaseGoneException(long leaseId) {
-    super("etcd lease " + Long.toHexString(leaseId) + " not found (expired or revoked)", null, false, false);
+    super(
+        "etcd lease " + Long.toHexString(leaseId) + " not found (expired or revoked)",
+        null,
+        false,
+        false);
   }
 }

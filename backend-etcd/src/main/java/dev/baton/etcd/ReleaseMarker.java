@@ -14,9 +14,9 @@ import java.util.OptionalLong;
  * first: a graceful handover costs one round trip. Nobody taking it over, the lease ends by itself
  * within its TTL and etcd deletes the key.
  *
- * <p>The marker names the TTL, in seconds, the lease was asked for, so that only a candidate
- * asking for that TTL takes the lease over; others attach the key to a lease of their own. A key
- * carrying the marker is free to every reader: nobody holds it. Candidate ids that begin with a NUL
+ * <p>The marker names the TTL, in seconds, the lease was asked for, so that only a candidate asking
+ * for that TTL takes the lease over; others attach the key to a lease of their own. A key carrying
+ * the marker is free to every reader: nobody holds it. Candidate ids that begin with a NUL
  * character are refused, so no candidate can be mistaken for it.
  */
 final class ReleaseMarker {
@@ -30,7 +30,9 @@ final class ReleaseMarker {
     return ByteSequence.from(PREFIX + requestedSeconds, UTF_8);
   }
 
-  /** Whether this value, or one like it, could be the marker: candidate ids may not begin with NUL. */
+  /**
+   * Whether this value, or one like it, could be the marker: candidate ids may not begin with NUL.
+   */
   static boolean isMarker(ByteSequence value) {
     return value.startsWith(PREFIX_BYTES);
   }
@@ -39,7 +41,10 @@ final class ReleaseMarker {
     return isMarker(kv.getValue());
   }
 
-  /** The TTL the marked key's lease was asked for; empty when the marker is not one this version wrote. */
+  /**
+   * The TTL the marked key's lease was asked for; empty when the marker is not one this version
+   * wrote.
+   */
   static OptionalLong requestedSeconds(KeyValue kv) {
     String value = kv.getValue().toString(UTF_8);
     if (!value.startsWith(PREFIX)) {

@@ -37,8 +37,8 @@ import java.util.function.Function;
  * <p>A batch ({@link #renewAll}) sends one keep-alive per distinct etcd lease (one in all with
  * shared leases) and confirms its keys in read-only transactions of up to {@link
  * KeyReads#MAX_BATCH} comparisons each, all at once. Those carry no reads: only when a
- * transaction's comparisons fail (something was lost) are its keys read, to say which election
- * was lost and to whom.
+ * transaction's comparisons fail (something was lost) are its keys read, to say which election was
+ * lost and to whom.
  */
 final class Renewals {
 
@@ -52,7 +52,14 @@ final class Renewals {
   private final long sharingNanos;
   private final Function<String, ByteSequence> keyOf;
 
-  Renewals(KV kv, EtcdLeases leases, KeyReads keyReads, MonotonicClock clock, long callTimeoutNanos, long sharingNanos, Function<String, ByteSequence> keyOf) {
+  Renewals(
+      KV kv,
+      EtcdLeases leases,
+      KeyReads keyReads,
+      MonotonicClock clock,
+      long callTimeoutNanos,
+      long sharingNanos,
+      Function<String, ByteSequence> keyOf) {
     this.kv = kv;
     this.leases = leases;
     this.keyReads = keyReads;
@@ -68,7 +75,8 @@ final class Renewals {
     EtcdLease held = heldLease(lease);
     CompletableFuture<Void> alive = held.keepAlive(started, sharingNanos);
     CompletableFuture<Seen> current =
-        Calls.retryingAuth(() -> keyReads.read(keyOf.apply(lease.election()))).thenApply(kv -> new Seen(kv.orElse(null), false));
+        Calls.retryingAuth(() -> keyReads.read(keyOf.apply(lease.election())))
+            .thenApply(kv -> new Seen(kv.orElse(null), false));
     awaitAll(List.of(alive, current), deadline, lease.election());
     return outcome(lease, held, settledOrNull(current), current, alive);
   }
@@ -107,9 +115,15 @@ final class Renewals {
       for (int j = from; j < to; j++) {
         int i = toConfirm[j];
         keys[i] = keyOf.apply(batch.get(i).election());
-        sameTerm[j - from] = new Cmp(keys[i], Cmp.Op.EQUAL, CmpTarget.modRevision(batch.get(i).token().value()));
+        sameTerm[j - from] =
+            new Cmp(keys[i], Cmp.Op.EQUAL, CmpTarget.modRevision(batch.get(i).token().value()));
       }
-      Chunk chunk = new Chunk(from, to, Calls.retryingAuth(() -> kv.txn(READ_ONLY).If(sameTerm).commit()).orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS));
+      Chunk chunk =
+          new Chunk(
+              from,
+              to,
+              Calls.retryingAuth(() -> kv.txn(READ_ONLY).If(sameTerm).commit())
+                  .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS));
       for (int j = from; j < to; j++) {
         chunkOf[toConfirm[j]] = chunk;
       }
@@ -125,7 +139,9 @@ final class Renewals {
         for (int j = chunk.from; j < chunk.to; j++) {
           gets[j - chunk.from] = Op.get(keys[toConfirm[j]], GetOption.DEFAULT);
         }
-        chunk.reread = Calls.retryingAuth(() -> kv.txn(READ_ONLY).Then(gets).commit()).orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
+        chunk.reread =
+            Calls.retryingAuth(() -> kv.txn(READ_ONLY).Then(gets).commit())
+                .orTimeout(callTimeoutNanos, TimeUnit.NANOSECONDS);
         rereads.add(chunk.reread);
       }
     }
@@ -143,7 +159,14 @@ final class Renewals {
       }
       Chunk chunk = chunkOf[i];
       try {
-        outcomes.add(Renewal.renewed(outcome(batch.get(i), held[i], chunk.seen(positionInChunk[i]), chunk.keyPart(), keepAlives.get(held[i]))));
+        outcomes.add(
+            Renewal.renewed(
+                outcome(
+                    batch.get(i),
+                    held[i],
+                    chunk.seen(positionInChunk[i]),
+                    chunk.keyPart(),
+                    keepAlives.get(held[i]))));
       } catch (RuntimeException e) {
         outcomes.add(Renewal.failed(e));
       }
@@ -197,7 +220,9 @@ final class Renewals {
     return part.isDone() && !part.isCompletedExceptionally() ? part.join() : null;
   }
 
-  /** What a read showed of a key: that it still shows the renewal's term, or the key (null: gone). */
+  /**
+   * What a read showed of a key: that it still shows the renewal's term, or the key (null: gone).
+   */
   private record Seen(KeyValue kv, boolean sameTerm) {
     static final Seen SAME_TERM = new Seen(null, true);
   }
@@ -206,7 +231,14 @@ final class Renewals {
     long leaseId = leaseId(lease);
     return leases
         .byId(leaseId)
-        .orElseThrow(() -> lost(lease, "its etcd lease " + Long.toHexString(leaseId) + " expired, was revoked or was released", null));
+        .orElseThrow(
+            () ->
+                lost(
+                    lease,
+                    "its etcd lease "
+                        + Long.toHexString(leaseId)
+                        + " expired, was revoked or was released",
+                    null));
   }
 
   /**
@@ -214,7 +246,12 @@ final class Renewals {
    *
    * @param seen what the key part showed; null when it did not answer, which {@code keyPart} says
    */
-  private Lease outcome(Lease lease, EtcdLease held, Seen seen, CompletableFuture<?> keyPart, CompletableFuture<Void> alive) {
+  private Lease outcome(
+      Lease lease,
+      EtcdLease held,
+      Seen seen,
+      CompletableFuture<?> keyPart,
+      CompletableFuture<Void> alive) {
     String election = lease.election();
     long token = lease.token().value();
     // A definite answer about the key or the lease decides, even if the other part failed.
@@ -224,13 +261,18 @@ final class Renewals {
         leases.forget(held.id, election, token);
         throw lost(lease, "its key was deleted (expired or released)", null);
       }
-      if (found.getModRevision() != token || found.getLease() != held.id || !found.getValue().equals(ByteSequence.from(lease.candidate(), UTF_8))) {
+      if (found.getModRevision() != token
+          || found.getLease() != held.id
+          || !found.getValue().equals(ByteSequence.from(lease.candidate(), UTF_8))) {
         leases.forget(held.id, election, token);
         if (ReleaseMarker.isMarker(found)) {
           throw lost(lease, "its key was released (token " + found.getModRevision() + ")", null);
         }
         String holder = found.getValue().toString(UTF_8);
-        throw lost(lease, "the key now holds " + holder + " (token " + found.getModRevision() + ")", holder);
+        throw lost(
+            lease,
+            "the key now holds " + holder + " (token " + found.getModRevision() + ")",
+            holder);
       }
     }
     if (alive.isCompletedExceptionally() && EtcdErrors.isLeaseNotFound(Calls.failure(alive))) {
@@ -247,7 +289,11 @@ final class Renewals {
   /** Throws what went wrong with a part that did not succeed by the deadline. */
   private void settled(CompletableFuture<?> part, String election, String what) {
     if (!part.isDone()) {
-      throw new LeaseStoreException(election, what + ": etcd did not answer within the call timeout of " + Duration.ofNanos(callTimeoutNanos));
+      throw new LeaseStoreException(
+          election,
+          what
+              + ": etcd did not answer within the call timeout of "
+              + Duration.ofNanos(callTimeoutNanos));
     }
     if (part.isCompletedExceptionally()) {
       Throwable cause = Calls.failure(part);
@@ -255,9 +301,11 @@ final class Renewals {
     }
   }
 
-  private void awaitAll(List<? extends CompletableFuture<?>> parts, long deadline, String election) {
+  private void awaitAll(
+      List<? extends CompletableFuture<?>> parts, long deadline, String election) {
     try {
-      CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
+      CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+          .get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException | ExecutionException e) {
       // Each part's own outcome is read and reported per lease.
     } catch (InterruptedException e) {
@@ -270,12 +318,15 @@ final class Renewals {
     try {
       return Long.parseLong(lease.handle());
     } catch (NumberFormatException e) {
-      throw lost(lease, "its handle '" + lease.handle() + "' is not an etcd lease id of this store", null);
+      throw lost(
+          lease, "its handle '" + lease.handle() + "' is not an etcd lease id of this store", null);
     }
   }
 
   static LeaseLostException lost(Lease lease, String why, String holder) {
     return new LeaseLostException(
-        lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone: " + why, holder);
+        lease.election(),
+        "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone: " + why,
+        holder);
   }
 }

@@ -43,7 +43,9 @@ class EtcdAuthIT {
   @BeforeAll
   static void startClusterWithAuth() throws Exception {
     EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(3, "--auth-token", "simple", "--auth-token-ttl", Integer.toString(TOKEN_TTL_SECONDS));
+    etcd =
+        EtcdCluster.start(
+            3, "--auth-token", "simple", "--auth-token-ttl", Integer.toString(TOKEN_TTL_SECONDS));
     try (Client admin = Client.builder().endpoints(etcd.endpoints()).build()) {
       admin.getAuthClient().userAdd(bytes(USER), bytes(PASSWORD)).get(10, TimeUnit.SECONDS);
       admin.getAuthClient().roleAdd(bytes(USER)).get(10, TimeUnit.SECONDS);
@@ -95,19 +97,28 @@ class EtcdAuthIT {
       ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor();
       try {
         // Renew less often than the token lives, so that every renewal meets an expired token.
-        renewer.scheduleWithFixedDelay(() -> {
-          try {
-            assertThat(first.renew(one).token()).isEqualTo(one.token());
-            assertThat(second.renew(two).token()).isEqualTo(two.token());
-            second.guarded(two, List.of(Op.put(data, bytes("renewal " + renewed.size()), PutOption.DEFAULT)));
-            assertThat(first.read(election + "-2").orElseThrow().token()).isEqualTo(two.token());
-            renewed.add(System.nanoTime());
-          } catch (RuntimeException | AssertionError e) {
-            failures.add(e);
-          }
-        }, TOKEN_TTL_SECONDS * 1500L, TOKEN_TTL_SECONDS * 1500L, TimeUnit.MILLISECONDS);
+        renewer.scheduleWithFixedDelay(
+            () -> {
+              try {
+                assertThat(first.renew(one).token()).isEqualTo(one.token());
+                assertThat(second.renew(two).token()).isEqualTo(two.token());
+                second.guarded(
+                    two,
+                    List.of(Op.put(data, bytes("renewal " + renewed.size()), PutOption.DEFAULT)));
+                assertThat(first.read(election + "-2").orElseThrow().token())
+                    .isEqualTo(two.token());
+                renewed.add(System.nanoTime());
+              } catch (RuntimeException | AssertionError e) {
+                failures.add(e);
+              }
+            },
+            TOKEN_TTL_SECONDS * 1500L,
+            TOKEN_TTL_SECONDS * 1500L,
+            TimeUnit.MILLISECONDS);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> renewed.size() >= 5 || !failures.isEmpty());
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> renewed.size() >= 5 || !failures.isEmpty());
       } finally {
         renewer.shutdownNow();
       }
@@ -135,12 +146,21 @@ class EtcdAuthIT {
 
   @Test
   void aWrongPasswordIsAStoreErrorNotAHang() {
-    try (Client wrong = Client.builder().endpoints(etcd.endpoints()).user(bytes(USER)).password(bytes("not-the-password-42")).build();
-        EtcdLeaseStore store = EtcdLeaseStore.builder(wrong).callTimeout(Duration.ofSeconds(2)).build()) {
-      assertTimeoutPreemptively(Duration.ofSeconds(10), () ->
-          assertThatThrownBy(() -> store.tryAcquire("wrong-password-" + System.nanoTime(), "a", TTL))
-              .isInstanceOf(LeaseStoreException.class)
-              .hasMessageNotContaining("not-the-password-42"));
+    try (Client wrong =
+            Client.builder()
+                .endpoints(etcd.endpoints())
+                .user(bytes(USER))
+                .password(bytes("not-the-password-42"))
+                .build();
+        EtcdLeaseStore store =
+            EtcdLeaseStore.builder(wrong).callTimeout(Duration.ofSeconds(2)).build()) {
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () ->
+              assertThatThrownBy(
+                      () -> store.tryAcquire("wrong-password-" + System.nanoTime(), "a", TTL))
+                  .isInstanceOf(LeaseStoreException.class)
+                  .hasMessageNotContaining("not-the-password-42"));
     }
   }
 }

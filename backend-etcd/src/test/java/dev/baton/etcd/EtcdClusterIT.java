@@ -17,10 +17,10 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * What the store-level etcd ITs share: a cluster per test class (started by the class's own
- * {@code @BeforeAll} through {@link #startCluster}) with one client on it, an election of its
- * own for every test, and closing what a test opened, newest first, so that stores close before
- * the clients they were built on. Test classes run one after another, so the statics are the
- * running class's.
+ * {@code @BeforeAll} through {@link #startCluster}) with one client on it, an election of its own
+ * for every test, and closing what a test opened, newest first, so that stores close before the
+ * clients they were built on. Test classes run one after another, so the statics are the running
+ * class's.
  */
 abstract class EtcdClusterIT {
 

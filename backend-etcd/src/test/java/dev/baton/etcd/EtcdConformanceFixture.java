@@ -14,10 +14,10 @@ import org.awaitility.Awaitility;
 
 /**
  * The conformance suite's view of etcd: a real three-member cluster on loopback, started from the
- * Debian {@code etcd} binary (or, with {@code -Dbaton.servers=containers}, in containers), and
- * one jetcd client per node that reaches all three members only
- * through that node's own fault proxies. A server outage kills every member (SIGKILL) and the
- * restore starts them again on the same ports and data.
+ * Debian {@code etcd} binary (or, with {@code -Dbaton.servers=containers}, in containers), and one
+ * jetcd client per node that reaches all three members only through that node's own fault proxies.
+ * A server outage kills every member (SIGKILL) and the restore starts them again on the same ports
+ * and data.
  *
  * <p>After a cut, gRPC reconnects only when its connect backoff (1 s, growing by 1.6 each failed
  * attempt) runs out, so a client may stay unconnected for seconds after the heal. The electors ride
@@ -34,12 +34,18 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
    * to 0.5 s until etcd's expiry check (every 500 ms) sees it. That half second is etcd's, not the
    * machine's slowness, so the allowance gets it on top of its 3 s.
    */
-  static final Timings TIMINGS = Timings.SHORT.withAllowance(Timings.SHORT.allowance().plusMillis(500));
+  static final Timings TIMINGS =
+      Timings.SHORT.withAllowance(Timings.SHORT.allowance().plusMillis(500));
 
-  /** About a third of the 2 s renew deadline; the store's own deadline holds through a blackhole. */
+  /**
+   * About a third of the 2 s renew deadline; the store's own deadline holds through a blackhole.
+   */
   static final Duration CALL_TIMEOUT = Duration.ofMillis(700);
 
-  /** Longest wait for the restarted cluster and every client to serve: gRPC's backoff after a long cut. */
+  /**
+   * Longest wait for the restarted cluster and every client to serve: gRPC's backoff after a long
+   * cut.
+   */
   private static final Duration RECONNECT_PATIENCE = Duration.ofSeconds(30);
 
   private final List<LeaseStore> stores = new CopyOnWriteArrayList<>();
@@ -53,7 +59,8 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
 
   @Override
   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
-    String[] endpoints = through.stream().map(a -> "http://127.0.0.1:" + a.getPort()).toArray(String[]::new);
+    String[] endpoints =
+        through.stream().map(a -> "http://127.0.0.1:" + a.getPort()).toArray(String[]::new);
     Client client = closeLater(Client.builder().endpoints(endpoints).build());
     LeaseStore store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
     stores.add(store);

@@ -12,7 +12,6 @@ import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Subscription;
-import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -63,7 +62,12 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
   }
 
   private static KeyValue electionKey(String election) throws Exception {
-    List<KeyValue> kvs = client.getKVClient().get(bytes(EtcdLeaseStore.DEFAULT_PREFIX + election)).get(5, TimeUnit.SECONDS).getKvs();
+    List<KeyValue> kvs =
+        client
+            .getKVClient()
+            .get(bytes(EtcdLeaseStore.DEFAULT_PREFIX + election))
+            .get(5, TimeUnit.SECONDS)
+            .getKvs();
     assertThat(kvs).as("key of %s", election).hasSize(1);
     return kvs.get(0);
   }
@@ -112,12 +116,15 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     // etcd raises a TTL below 1.5 election timeouts (here 1.5 s, so 2 s in whole seconds).
     Lease lease = granted(store().tryAcquire(election, "a", Duration.ofMillis(300)));
 
-    assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(grantedTtlOf(election))).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+    assertThat(lease.ttl())
+        .isEqualTo(Duration.ofSeconds(grantedTtlOf(election)))
+        .isGreaterThanOrEqualTo(Duration.ofMillis(300));
   }
 
   @Test
   void withSharedLeasesEtcdGetsTheSharingWindowOnTop() throws Exception {
-    EtcdLeaseStore store = EtcdLeaseStore.builder(client).sharedLeases(Duration.ofSeconds(1)).build();
+    EtcdLeaseStore store =
+        EtcdLeaseStore.builder(client).sharedLeases(Duration.ofSeconds(1)).build();
     toClose.add(store);
 
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
@@ -127,7 +134,11 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
   }
 
   private static long grantedTtlOf(String election) throws Exception {
-    return client.getLeaseClient().timeToLive(electionKey(election).getLease(), LeaseOption.DEFAULT).get(5, TimeUnit.SECONDS).getGrantedTTL();
+    return client
+        .getLeaseClient()
+        .timeToLive(electionKey(election).getLease(), LeaseOption.DEFAULT)
+        .get(5, TimeUnit.SECONDS)
+        .getGrantedTTL();
   }
 
   @Test
@@ -178,11 +189,25 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
 
     EtcdLeaseStore followerStore = store();
     AtomicReference<Lease> b = new AtomicReference<>();
-    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
-        .until(() -> followerStore.tryAcquire(election, "b", SHORT_TTL).lease().map(l -> { b.set(l); return true; }).orElse(false));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () ->
+                followerStore
+                    .tryAcquire(election, "b", SHORT_TTL)
+                    .lease()
+                    .map(
+                        l -> {
+                          b.set(l);
+                          return true;
+                        })
+                    .orElse(false));
     long grantedAt = System.nanoTime();
 
-    assertThat(Duration.ofNanos(grantedAt - renewStarted)).as("exclusion: not before the renewal's start + ttl").isGreaterThanOrEqualTo(a.ttl());
+    assertThat(Duration.ofNanos(grantedAt - renewStarted))
+        .as("exclusion: not before the renewal's start + ttl")
+        .isGreaterThanOrEqualTo(a.ttl());
     assertThat(b.get().token()).isGreaterThan(a.token());
   }
 
@@ -324,7 +349,9 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     Set<Long> created = new HashSet<>(etcd.leaseIds());
     created.removeAll(before);
     assertThat(created).hasSize(1);
-    assertThat(leases).extracting(Lease::handle).containsOnly(Long.toString(created.iterator().next()));
+    assertThat(leases)
+        .extracting(Lease::handle)
+        .containsOnly(Long.toString(created.iterator().next()));
 
     int keepAlivesBefore = keepAlivesSent.get();
     long started = System.nanoTime();
@@ -358,7 +385,8 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     }
 
     // Knowing nothing of the key, the first attempt grants one lease while it reads the key, as
-    // the spare for a later acquisition; nothing renews it. Earlier tests' leases may expire meanwhile.
+    // the spare for a later acquisition; nothing renews it. Earlier tests' leases may expire
+    // meanwhile.
     Set<Long> added = new HashSet<>(etcd.leaseIds());
     added.removeAll(before);
     assertThat(added).as("leases granted by the follower").hasSizeLessThanOrEqualTo(1);
@@ -379,7 +407,8 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
         renewed.add(pool.submit(() -> store.renew(lease)));
       }
       for (int i = 0; i < leases.size(); i++) {
-        assertThat(renewed.get(i).get(10, TimeUnit.SECONDS).token()).isEqualTo(leases.get(i).token());
+        assertThat(renewed.get(i).get(10, TimeUnit.SECONDS).token())
+            .isEqualTo(leases.get(i).token());
       }
     } finally {
       pool.shutdownNow();
@@ -396,12 +425,32 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     await().atMost(Duration.ofSeconds(15)).until(() -> store.read(election).isEmpty());
     Lease b = granted(store.tryAcquire(election, "b", TTL));
 
-    assertThatThrownBy(() -> store.guarded(a, List.of(Op.put(data, bytes("stale write by a"), PutOption.DEFAULT))))
-        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
-    assertThat(client.getKVClient().get(data).get(5, TimeUnit.SECONDS).getKvs().get(0).getValue().toString(UTF_8))
+    assertThatThrownBy(
+            () ->
+                store.guarded(
+                    a, List.of(Op.put(data, bytes("stale write by a"), PutOption.DEFAULT))))
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    assertThat(
+            client
+                .getKVClient()
+                .get(data)
+                .get(5, TimeUnit.SECONDS)
+                .getKvs()
+                .get(0)
+                .getValue()
+                .toString(UTF_8))
         .isEqualTo("written by a");
     store.guarded(b, List.of(Op.put(data, bytes("written by b"), PutOption.DEFAULT)));
-    assertThat(client.getKVClient().get(data).get(5, TimeUnit.SECONDS).getKvs().get(0).getValue().toString(UTF_8))
+    assertThat(
+            client
+                .getKVClient()
+                .get(data)
+                .get(5, TimeUnit.SECONDS)
+                .getKvs()
+                .get(0)
+                .getValue()
+                .toString(UTF_8))
         .isEqualTo("written by b");
   }
 
@@ -412,10 +461,13 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
       EtcdLeaseStore store = EtcdLeaseStore.builder(nowhere).callTimeout(callTimeout).build();
       toClose.add(store);
 
-      assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-        assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL)).isInstanceOf(LeaseStoreException.class);
-        assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class);
-      });
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () -> {
+            assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL))
+                .isInstanceOf(LeaseStoreException.class);
+            assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class);
+          });
     }
   }
 
@@ -441,30 +493,33 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
       for (int t = 0; t < 12; t++) {
         EtcdLeaseStore store = stores.get(t % 3);
         String candidate = "c" + t;
-        workers.add(pool.submit(() -> {
-          while (System.nanoTime() - end < 0) {
-            try {
-              Acquisition acquisition = store.tryAcquire(election, candidate, SHORT_TTL);
-              if (acquisition.lease().isEmpty()) {
-                continue;
-              }
-              Lease lease = acquisition.lease().get();
-              if (holders.incrementAndGet() != 1) {
-                overlaps.incrementAndGet();
-              }
-              grants.incrementAndGet();
-              if (lease.token().value() <= highestToken.getAndAccumulate(lease.token().value(), Math::max)) {
-                tokensOutOfOrder.incrementAndGet();
-              }
-              store.renew(lease);
-              holders.decrementAndGet();
-              store.release(lease);
-            } catch (LeaseStoreException | LeaseLostException e) {
-              unexpected.add(e);
-              return;
-            }
-          }
-        }));
+        workers.add(
+            pool.submit(
+                () -> {
+                  while (System.nanoTime() - end < 0) {
+                    try {
+                      Acquisition acquisition = store.tryAcquire(election, candidate, SHORT_TTL);
+                      if (acquisition.lease().isEmpty()) {
+                        continue;
+                      }
+                      Lease lease = acquisition.lease().get();
+                      if (holders.incrementAndGet() != 1) {
+                        overlaps.incrementAndGet();
+                      }
+                      grants.incrementAndGet();
+                      if (lease.token().value()
+                          <= highestToken.getAndAccumulate(lease.token().value(), Math::max)) {
+                        tokensOutOfOrder.incrementAndGet();
+                      }
+                      store.renew(lease);
+                      holders.decrementAndGet();
+                      store.release(lease);
+                    } catch (LeaseStoreException | LeaseLostException e) {
+                      unexpected.add(e);
+                      return;
+                    }
+                  }
+                }));
       }
       for (Future<?> worker : workers) {
         worker.get(30, TimeUnit.SECONDS);
@@ -479,13 +534,16 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     assertThat(tokensOutOfOrder.get()).isZero();
   }
 
-  /** A new watch calls back once when etcd confirms it; changes are certain to be seen after that. */
+  /**
+   * A new watch calls back once when etcd confirms it; changes are certain to be seen after that.
+   */
   private static void awaitConfirmed(AtomicInteger changes) {
     await().atMost(Duration.ofSeconds(20)).until(() -> changes.get() >= 1);
   }
 
   static int closedPort() {
-    try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (java.net.ServerSocket socket =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
@@ -496,7 +554,8 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
   static ClientInterceptor countCalls(String fullMethodName, AtomicInteger counter) {
     return new ClientInterceptor() {
       @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
         if (method.getFullMethodName().equals(fullMethodName)) {
           counter.incrementAndGet();
         }

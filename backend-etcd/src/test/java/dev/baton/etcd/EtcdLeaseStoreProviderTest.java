@@ -42,7 +42,11 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void refusesAnEndpointThatIsNotAnHttpUrlNamingTheValueAndWhatIsAccepted() {
-    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379, etcd2:2379")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379, etcd2:2379")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.ENDPOINTS)
         .hasMessageContaining("etcd2:2379")
@@ -51,15 +55,26 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void refusesMixedSchemes() {
-    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379,https://127.0.0.1:2380")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "http://127.0.0.1:2379,https://127.0.0.1:2380")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("mixes");
   }
 
   @Test
   void wantsBothUsernameAndPasswordAndNeverShowsThePassword() {
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.PASSWORD, "hunter2")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "http://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.PASSWORD,
+                        "hunter2")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.USERNAME)
         .hasMessageNotContaining("hunter2");
@@ -68,8 +83,14 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void wantsBothCertAndKeyFiles(@TempDir Path dir) throws Exception {
     Path cert = Files.writeString(dir.resolve("client.pem"), "not read before the check");
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CERT_FILE, cert.toString())))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "https://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.CERT_FILE,
+                        cert.toString())))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.KEY_FILE);
   }
@@ -77,8 +98,14 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void refusesAMissingTlsFile(@TempDir Path dir) {
     String missing = dir.resolve("nope.pem").toString();
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, missing)))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "https://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.CA_FILE,
+                        missing)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.CA_FILE)
         .hasMessageContaining(missing);
@@ -87,8 +114,14 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void refusesTlsFilesWithPlainHttpEndpoints(@TempDir Path dir) throws Exception {
     Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, ca.toString())))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "http://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.CA_FILE,
+                        ca.toString())))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("https://");
   }
@@ -96,16 +129,28 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void refusesAFileThatIsNotPem(@TempDir Path dir) throws Exception {
     Path ca = Files.writeString(dir.resolve("ca.pem"), "not a certificate");
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "https://127.0.0.1:2379", EtcdLeaseStoreProvider.CA_FILE, ca.toString())))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "https://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.CA_FILE,
+                        ca.toString())))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.CA_FILE);
   }
 
   @Test
   void refusesABadCallTimeout() {
-    assertThatThrownBy(() -> provider.open(properties(
-            EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.CALL_TIMEOUT, "0s")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "http://127.0.0.1:2379",
+                        EtcdLeaseStoreProvider.CALL_TIMEOUT,
+                        "0s")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.CALL_TIMEOUT)
         .hasMessageContaining("0s");
@@ -113,9 +158,22 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void leaseSharingIsOffByDefaultAndTakesADurationToShare() {
-    try (LeaseStore own = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379"));
-        LeaseStore off = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, "off"));
-        LeaseStore shared = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, "500ms"))) {
+    try (LeaseStore own =
+            provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379"));
+        LeaseStore off =
+            provider.open(
+                properties(
+                    EtcdLeaseStoreProvider.ENDPOINTS,
+                    "http://127.0.0.1:2379",
+                    EtcdLeaseStoreProvider.LEASE_SHARING,
+                    "off"));
+        LeaseStore shared =
+            provider.open(
+                properties(
+                    EtcdLeaseStoreProvider.ENDPOINTS,
+                    "http://127.0.0.1:2379",
+                    EtcdLeaseStoreProvider.LEASE_SHARING,
+                    "500ms"))) {
       assertThat(own.describe()).doesNotContain("shared");
       assertThat(own.renewBatchLimit()).isEqualTo(128);
       assertThat(off.describe()).doesNotContain("shared");
@@ -127,8 +185,14 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void refusesABadLeaseSharing() {
     for (String bad : new String[] {"on", "-1s", "11s"}) {
-      assertThatThrownBy(() -> provider.open(properties(
-              EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.LEASE_SHARING, bad)))
+      assertThatThrownBy(
+              () ->
+                  provider.open(
+                      properties(
+                          EtcdLeaseStoreProvider.ENDPOINTS,
+                          "http://127.0.0.1:2379",
+                          EtcdLeaseStoreProvider.LEASE_SHARING,
+                          bad)))
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining(EtcdLeaseStoreProvider.LEASE_SHARING)
           .hasMessageContaining("'" + bad + "'")
@@ -138,18 +202,34 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void opensWithoutConnectingAndDescribesWhereItPoints() {
-    try (LeaseStore store = provider.open(properties(
-        EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379", EtcdLeaseStoreProvider.PREFIX, "/apps/x/"))) {
+    try (LeaseStore store =
+        provider.open(
+            properties(
+                EtcdLeaseStoreProvider.ENDPOINTS,
+                "http://127.0.0.1:2379",
+                EtcdLeaseStoreProvider.PREFIX,
+                "/apps/x/"))) {
       assertThat(store.describe()).contains("http://127.0.0.1:2379").contains("/apps/x/");
     }
   }
 
   @Test
   void neverShowsAPasswordInAnEndpoint() {
-    try (LeaseStore store = provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://root:s3cret@127.0.0.1:2379,http://127.0.0.1:22379"))) {
-      assertThat(store.describe()).contains("http://root:<hidden>@127.0.0.1:2379").doesNotContain("s3cret");
+    try (LeaseStore store =
+        provider.open(
+            properties(
+                EtcdLeaseStoreProvider.ENDPOINTS,
+                "http://root:s3cret@127.0.0.1:2379,http://127.0.0.1:22379"))) {
+      assertThat(store.describe())
+          .contains("http://root:<hidden>@127.0.0.1:2379")
+          .doesNotContain("s3cret");
     }
-    assertThatThrownBy(() -> provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://root:s3cret@127.0.0.1:2379,ftp://h")))
+    assertThatThrownBy(
+            () ->
+                provider.open(
+                    properties(
+                        EtcdLeaseStoreProvider.ENDPOINTS,
+                        "http://root:s3cret@127.0.0.1:2379,ftp://h")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("root:<hidden>@")
         .hasMessageNotContaining("s3cret");
@@ -159,13 +239,17 @@ class EtcdLeaseStoreProviderTest {
   void theBuilderChecksItsSettings() {
     try (Client client = Client.builder().endpoints("http://127.0.0.1:2379").build()) {
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).callTimeout(Duration.ZERO))
-          .isInstanceOf(ConfigurationException.class).hasMessageContaining("callTimeout: 0s");
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("callTimeout: 0s");
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).prefix(""))
-          .isInstanceOf(ConfigurationException.class).hasMessageContaining("prefix");
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("prefix");
       assertThatThrownBy(() -> EtcdLeaseStore.builder(client).sharedLeases(Duration.ofSeconds(-1)))
-          .isInstanceOf(ConfigurationException.class).hasMessageContaining("keepAliveSharing");
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("keepAliveSharing");
       EtcdLeaseStore store = EtcdLeaseStore.builder(client).build();
-      assertThatThrownBy(() -> store.checkElectionName("")).isInstanceOf(ConfigurationException.class);
+      assertThatThrownBy(() -> store.checkElectionName(""))
+          .isInstanceOf(ConfigurationException.class);
       store.checkElectionName("billing-cron");
       store.close();
     }

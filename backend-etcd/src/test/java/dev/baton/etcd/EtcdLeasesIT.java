@@ -11,7 +11,6 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
-import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.time.Duration;
@@ -114,7 +113,9 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     assertThat(other.read(election)).isEmpty();
     Lease b = granted(other.tryAcquire(election, "b", SHORT_TTL));
-    assertThat(b.handle()).as("a lease of its own, not the released %s one", TTL).isNotEqualTo(a.handle());
+    assertThat(b.handle())
+        .as("a lease of its own, not the released %s one", TTL)
+        .isNotEqualTo(a.handle());
     assertThat(b.ttl()).isEqualTo(SHORT_TTL);
     assertThat(other.renew(b).token()).isEqualTo(b.token());
   }
@@ -136,11 +137,24 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     EtcdLeaseStore next = store();
     AtomicReference<Lease> c = new AtomicReference<>();
-    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50))
-        .until(() -> next.tryAcquire(election, "c", SHORT_TTL).lease().map(l -> { c.set(l); return true; }).orElse(false));
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () ->
+                next.tryAcquire(election, "c", SHORT_TTL)
+                    .lease()
+                    .map(
+                        l -> {
+                          c.set(l);
+                          return true;
+                        })
+                    .orElse(false));
     long grantedAt = System.nanoTime();
 
-    assertThat(Duration.ofNanos(grantedAt - renewStarted)).as("exclusion: not before the renewal's start + ttl").isGreaterThanOrEqualTo(b.ttl());
+    assertThat(Duration.ofNanos(grantedAt - renewStarted))
+        .as("exclusion: not before the renewal's start + ttl")
+        .isGreaterThanOrEqualTo(b.ttl());
     assertThat(c.get().token()).isGreaterThan(b.token());
   }
 
@@ -152,7 +166,9 @@ class EtcdLeasesIT extends EtcdClusterIT {
     client.getKVClient().delete(key(election)).get(5, TimeUnit.SECONDS);
     Lease b = granted(other.tryAcquire(election, "b", TTL));
 
-    assertThatThrownBy(() -> holder.renew(a)).isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    assertThatThrownBy(() -> holder.renew(a))
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
     holder.close();
     assertThat(other.renew(b).token()).isEqualTo(b.token());
   }
@@ -160,33 +176,45 @@ class EtcdLeasesIT extends EtcdClusterIT {
   @Test
   void aReleaseWithAnUnknownOutcomeLeavesAKeyTheSameCandidateTakesForANewTerm() {
     AtomicBoolean failNextTxn = new AtomicBoolean();
-    Client failing = Client.builder().endpoints(etcd.endpoints()).interceptor(new io.grpc.ClientInterceptor() {
-      @Override
-      public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options, io.grpc.Channel next) {
-        if (method.getFullMethodName().equals(TXN) && failNextTxn.getAndSet(false)) {
-          // The request never leaves: the key stays as it was, but the store cannot know that.
-          return new io.grpc.ClientCall<>() {
-            @Override
-            public void start(Listener<R> listener, io.grpc.Metadata headers) {
-              listener.onClose(io.grpc.Status.UNAVAILABLE.withDescription("injected: connection lost"), new io.grpc.Metadata());
-            }
+    Client failing =
+        Client.builder()
+            .endpoints(etcd.endpoints())
+            .interceptor(
+                new io.grpc.ClientInterceptor() {
+                  @Override
+                  public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                      io.grpc.MethodDescriptor<Q, R> method,
+                      io.grpc.CallOptions options,
+                      io.grpc.Channel next) {
+                    if (method.getFullMethodName().equals(TXN) && failNextTxn.getAndSet(false)) {
+                      // The request never leaves: the key stays as it was, but the store cannot
+                      // know that.
+                      return new io.grpc.ClientCall<>() {
+                        @Override
+                        public void start(Listener<R> listener, io.grpc.Metadata headers) {
+                          listener.onClose(
+                              io.grpc.Status.UNAVAILABLE.withDescription(
+                                  "injected: connection lost"),
+                              new io.grpc.Metadata());
+                        }
 
-            @Override
-            public void request(int numMessages) {}
+                        @Override
+                        public void request(int numMessages) {}
 
-            @Override
-            public void cancel(String message, Throwable cause) {}
+                        @Override
+                        public void cancel(String message, Throwable cause) {}
 
-            @Override
-            public void halfClose() {}
+                        @Override
+                        public void halfClose() {}
 
-            @Override
-            public void sendMessage(Q message) {}
-          };
-        }
-        return next.newCall(method, options);
-      }
-    }).build();
+                        @Override
+                        public void sendMessage(Q message) {}
+                      };
+                    }
+                    return next.newCall(method, options);
+                  }
+                })
+            .build();
     toClose.add(failing);
     EtcdLeaseStore store = store(failing);
     Lease a = granted(store.tryAcquire(election, "a", TTL));
@@ -195,7 +223,9 @@ class EtcdLeasesIT extends EtcdClusterIT {
     assertThatThrownBy(() -> store.release(a)).isInstanceOf(LeaseStoreException.class);
     Acquisition again = store.tryAcquire(election, "a", TTL);
 
-    assertThat(again.isGranted()).as("the key still shows a's term; a's own acquisition must begin a new one: %s", again).isTrue();
+    assertThat(again.isGranted())
+        .as("the key still shows a's term; a's own acquisition must begin a new one: %s", again)
+        .isTrue();
     assertThat(again.lease().orElseThrow().token()).isGreaterThan(a.token());
   }
 
@@ -221,10 +251,13 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     assertThat(outcomes).hasSameSizeAs(batch);
     for (int i = 0; i < live.size(); i++) {
-      assertThat(outcomes.get(i).lease()).as("renewal of %s", live.get(i).election()).contains(live.get(i));
+      assertThat(outcomes.get(i).lease())
+          .as("renewal of %s", live.get(i).election())
+          .contains(live.get(i));
     }
     assertThat(outcomes.get(live.size()).failure()).containsInstanceOf(LeaseLostException.class);
-    assertThat(outcomes.get(live.size() + 1).failure()).containsInstanceOf(LeaseLostException.class);
+    assertThat(outcomes.get(live.size() + 1).failure())
+        .containsInstanceOf(LeaseLostException.class);
     // One keep-alive per lease still held (the released one is known gone without asking); the
     // keys compared in one read-only transaction and, since that found some lost, read in another.
     assertThat(calls.count(KEEP_ALIVE)).isEqualTo(live.size() + 1);
@@ -235,7 +268,8 @@ class EtcdLeasesIT extends EtcdClusterIT {
   @Test
   void renewAllWithSharedLeasesSendsOneKeepAliveForTheWholeBatch() {
     CountedClient calls = new CountedClient();
-    EtcdLeaseStore store = EtcdLeaseStore.builder(calls.client()).sharedLeases(Duration.ZERO).build();
+    EtcdLeaseStore store =
+        EtcdLeaseStore.builder(calls.client()).sharedLeases(Duration.ZERO).build();
     toClose.add(store);
     List<Lease> batch = new ArrayList<>();
     for (int i = 0; i < 300; i++) {
@@ -247,13 +281,16 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     assertThat(outcomes).allMatch(Renewal::isRenewed);
     assertThat(calls.count(KEEP_ALIVE)).isEqualTo(1);
-    assertThat(calls.count(TXN)).as("read-only transactions of at most 128 comparisons, no reads").isEqualTo(3);
+    assertThat(calls.count(TXN))
+        .as("read-only transactions of at most 128 comparisons, no reads")
+        .isEqualTo(3);
   }
 
   @Test
   void renewAllWithSharedLeasesRefusesOnlyTheLeasesLostInTheBatch() throws Exception {
     CountedClient calls = new CountedClient();
-    EtcdLeaseStore store = EtcdLeaseStore.builder(calls.client()).sharedLeases(Duration.ZERO).build();
+    EtcdLeaseStore store =
+        EtcdLeaseStore.builder(calls.client()).sharedLeases(Duration.ZERO).build();
     toClose.add(store);
     EtcdLeaseStore other = store();
     List<Lease> batch = new ArrayList<>();
@@ -272,12 +309,18 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     for (int i = 0; i < batch.size(); i++) {
       if (i == 140 || i == 200) {
-        assertThat(outcomes.get(i).failure()).as("renewal of %s", batch.get(i).election()).containsInstanceOf(LeaseLostException.class);
+        assertThat(outcomes.get(i).failure())
+            .as("renewal of %s", batch.get(i).election())
+            .containsInstanceOf(LeaseLostException.class);
       } else {
-        assertThat(outcomes.get(i).lease()).as("renewal of %s", batch.get(i).election()).contains(batch.get(i));
+        assertThat(outcomes.get(i).lease())
+            .as("renewal of %s", batch.get(i).election())
+            .contains(batch.get(i));
       }
     }
-    assertThat(outcomes.get(200).failure().orElseThrow()).isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+    assertThat(outcomes.get(200).failure().orElseThrow())
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
     // Three comparisons, and a read of the one chunk whose comparison failed.
     assertThat(calls.count(TXN)).isEqualTo(4);
   }
@@ -301,9 +344,14 @@ class EtcdLeasesIT extends EtcdClusterIT {
     List<Renewal> outcomes = store.renewAll(batch);
     Duration took = Duration.ofNanos(System.nanoTime() - started);
 
-    assertThat(outcomes).hasSize(3).allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
-    assertThat(outcomes).noneSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseLostException.class));
-    assertThat(took).as("within the call timeout, with room for a busy machine").isLessThan(callTimeout.multipliedBy(3));
+    assertThat(outcomes)
+        .hasSize(3)
+        .allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
+    assertThat(outcomes)
+        .noneSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseLostException.class));
+    assertThat(took)
+        .as("within the call timeout, with room for a busy machine")
+        .isLessThan(callTimeout.multipliedBy(3));
     proxy.heal();
   }
 
@@ -316,22 +364,35 @@ class EtcdLeasesIT extends EtcdClusterIT {
       tooMany.add(lease);
     }
 
-    assertThatThrownBy(() -> store.renewAll(tooMany)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewBatchLimit");
+    assertThatThrownBy(() -> store.renewAll(tooMany))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("renewBatchLimit");
   }
 
   /** A client of its own whose gRPC calls are counted per method. */
   private final class CountedClient {
-    private final java.util.Map<String, AtomicInteger> counts = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<String, AtomicInteger> counts =
+        new java.util.concurrent.ConcurrentHashMap<>();
     private final Client client;
 
     CountedClient() {
-      client = Client.builder().endpoints(etcd.endpoints()).interceptor(new io.grpc.ClientInterceptor() {
-        @Override
-        public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(io.grpc.MethodDescriptor<Q, R> method, io.grpc.CallOptions options, io.grpc.Channel next) {
-          counts.computeIfAbsent(method.getFullMethodName(), m -> new AtomicInteger()).incrementAndGet();
-          return next.newCall(method, options);
-        }
-      }).build();
+      client =
+          Client.builder()
+              .endpoints(etcd.endpoints())
+              .interceptor(
+                  new io.grpc.ClientInterceptor() {
+                    @Override
+                    public <Q, R> io.grpc.ClientCall<Q, R> interceptCall(
+                        io.grpc.MethodDescriptor<Q, R> method,
+                        io.grpc.CallOptions options,
+                        io.grpc.Channel next) {
+                      counts
+                          .computeIfAbsent(method.getFullMethodName(), m -> new AtomicInteger())
+                          .incrementAndGet();
+                      return next.newCall(method, options);
+                    }
+                  })
+              .build();
       toClose.add(client);
     }
 
@@ -349,7 +410,9 @@ class EtcdLeasesIT extends EtcdClusterIT {
 
     @Override
     public String toString() {
-      return counts.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", "));
+      return counts.entrySet().stream()
+          .map(e -> e.getKey() + "=" + e.getValue())
+          .collect(Collectors.joining(", "));
     }
   }
 }

@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Timings are long enough for etcd's leader change (renewals get through 1.7 to 3.5 s after the
  * raft leader dies; see the README) to fit inside the renew deadline, with a call timeout of a
  * third of it. Every test ends by closing the electors and checking the recorded history as the
- * conformance suite does: no two terms overlapped, tokens only grew, every call returned within
- * the renew deadline.
+ * conformance suite does: no two terms overlapped, tokens only grew, every call returned within the
+ * renew deadline.
  */
 class EtcdMemberFailureElectorIT {
 
@@ -49,11 +49,13 @@ class EtcdMemberFailureElectorIT {
   private static final Duration RETRY = Duration.ofSeconds(1);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
   private static final Duration PATIENCE = LEASE.multipliedBy(3).plusSeconds(10);
+
   /**
    * For all to agree after a thaw: a follower whose watch died on the frozen member learns only at
    * its own next look, which followers take every 30 s at this lease (plus jitter).
    */
   private static final Duration AGREEMENT = PATIENCE.plusSeconds(40);
+
   private static final int NODES = 3;
 
   private static EtcdCluster etcd;
@@ -105,9 +107,13 @@ class EtcdMemberFailureElectorIT {
     // Followers first, so the leader's release is not taken up by a candidate about to close.
     nodes.stream().filter(n -> !n.elector.isLeader()).forEach(Node::close);
     nodes.stream().filter(n -> n.elector.isRunning()).forEach(Node::close);
-    assertThat(leaders.most()).as("electors told they lead at the same time").isLessThanOrEqualTo(1);
+    assertThat(leaders.most())
+        .as("electors told they lead at the same time")
+        .isLessThanOrEqualTo(1);
     for (Node n : nodes) {
-      assertThat(n.inPairs()).as("%s's callbacks come as onElected, onRevoked pairs: %s", n.name, n.events).isTrue();
+      assertThat(n.inPairs())
+          .as("%s's callbacks come as onElected, onRevoked pairs: %s", n.name, n.events)
+          .isTrue();
     }
     history.check(election, RENEW_DEADLINE);
   }
@@ -135,23 +141,54 @@ class EtcdMemberFailureElectorIT {
 
     // Either the leader renewed its term a whole renew deadline after the kill (it kept it), or
     // it stepped down and somebody was elected afresh. Both are correct; two leaders never are.
-    waiting("until " + leader.name + " kept term " + term.token() + " past its renew deadline, or a new term began")
-        .until(() -> renewedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos()) || newTermSince(killedAt).isPresent());
+    waiting(
+            "until "
+                + leader.name
+                + " kept term "
+                + term.token()
+                + " past its renew deadline, or a new term began")
+        .until(
+            () ->
+                renewedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos())
+                    || newTermSince(killedAt).isPresent());
 
     if (leader.revoked.isEmpty()) {
-      log.info("raft leader {} killed: {} kept term {} (first renewal after the kill got through {} ms after it)",
-          raftLeader, leader.name, term.token(), firstRenewalAfterMillis(leader, term.token(), killedAt));
+      log.info(
+          "raft leader {} killed: {} kept term {} (first renewal after the kill got through {} ms after it)",
+          raftLeader,
+          leader.name,
+          term.token(),
+          firstRenewalAfterMillis(leader, term.token(), killedAt));
       assertThat(leader.elector.currentTerm()).map(Term::token).contains(term.token());
       assertNoOtherTermThan(leader, term);
     } else {
       History.TermRecord next = newTermSince(killedAt).orElseThrow();
-      long revokedAt = history.terms(election).stream().filter(t -> t.token().equals(term.token())).findFirst().orElseThrow().revokedNanos().orElseThrow();
-      log.info("raft leader {} killed: {} stepped down {} ms after the kill; {} was elected with token {} {} ms after it",
-          raftLeader, leader.name, (revokedAt - killedAt) / 1_000_000, next.candidate(), next.token(), (next.electedNanos() - killedAt) / 1_000_000);
+      long revokedAt =
+          history.terms(election).stream()
+              .filter(t -> t.token().equals(term.token()))
+              .findFirst()
+              .orElseThrow()
+              .revokedNanos()
+              .orElseThrow();
+      log.info(
+          "raft leader {} killed: {} stepped down {} ms after the kill; {} was elected with token {} {} ms after it",
+          raftLeader,
+          leader.name,
+          (revokedAt - killedAt) / 1_000_000,
+          next.candidate(),
+          next.token(),
+          (next.electedNanos() - killedAt) / 1_000_000);
       assertThat(leader.revoked).as("%s's revoked terms", leader.name).containsExactly(term);
       assertThat(next.token()).as("the new term's token").isGreaterThan(term.token());
-      assertThat(revokedAt).as("the old term ended before the new one began").isLessThan(next.electedNanos());
-      waiting("until everyone agrees who leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(next.candidate()))));
+      assertThat(revokedAt)
+          .as("the old term ended before the new one began")
+          .isLessThan(next.electedNanos());
+      waiting("until everyone agrees who leads")
+          .until(
+              () ->
+                  nodes.stream()
+                      .allMatch(
+                          n -> n.elector.currentLeader().equals(Optional.of(next.candidate()))));
     }
   }
 
@@ -165,12 +202,14 @@ class EtcdMemberFailureElectorIT {
    */
 
   @Test
-  void aFollowerMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
+  void
+      aFollowerMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
     frozenLongerThanTheLease(etcd.follower(), "follower");
   }
 
   @Test
-  void theRaftLeaderMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
+  void
+      theRaftLeaderMemberFrozenLongerThanTheLeaseKeepsTheTermOrHandsOverCleanlyAndLeadershipSettlesAfterTheThaw() {
     awaitSoleLeader();
     frozenLongerThanTheLease(etcd.awaitLeader(Duration.ofSeconds(10)), "raft leader");
   }
@@ -181,29 +220,64 @@ class EtcdMemberFailureElectorIT {
     etcd.freeze(member);
     long frozenAt = System.nanoTime();
     try {
-      waiting("until " + leader.name + " kept term " + term.token() + " past its renew deadline, or a new term began")
-          .until(() -> renewedAfter(leader, term.token(), frozenAt + RENEW_DEADLINE.toNanos()) || newTermSince(frozenAt).isPresent());
+      waiting(
+              "until "
+                  + leader.name
+                  + " kept term "
+                  + term.token()
+                  + " past its renew deadline, or a new term began")
+          .until(
+              () ->
+                  renewedAfter(leader, term.token(), frozenAt + RENEW_DEADLINE.toNanos())
+                      || newTermSince(frozenAt).isPresent());
       // The freeze is the fault: it lasts longer than the lease, whatever happened meanwhile.
-      waiting("until " + member + " has been frozen longer than the lease").until(() -> System.nanoTime() - frozenAt > LEASE.toNanos());
+      waiting("until " + member + " has been frozen longer than the lease")
+          .until(() -> System.nanoTime() - frozenAt > LEASE.toNanos());
     } finally {
       etcd.thaw(member);
     }
     long thawedAt = System.nanoTime();
     if (leader.revoked.isEmpty()) {
-      log.info("{} {} frozen for {} ms: {} kept term {} (first renewal after the freeze got through {} ms after it)",
-          role, member, (thawedAt - frozenAt) / 1_000_000, leader.name, term.token(), firstRenewalAfterMillis(leader, term.token(), frozenAt));
+      log.info(
+          "{} {} frozen for {} ms: {} kept term {} (first renewal after the freeze got through {} ms after it)",
+          role,
+          member,
+          (thawedAt - frozenAt) / 1_000_000,
+          leader.name,
+          term.token(),
+          firstRenewalAfterMillis(leader, term.token(), frozenAt));
       assertNoOtherTermThan(leader, term);
     } else {
       History.TermRecord next = newTermSince(frozenAt).orElseThrow();
-      long revokedAt = history.terms(election).stream().filter(t -> t.token().equals(term.token())).findFirst().orElseThrow().revokedNanos().orElseThrow();
-      log.info("{} {} frozen: {} stepped down {} ms after the freeze; {} was elected with token {} {} ms after it",
-          role, member, leader.name, (revokedAt - frozenAt) / 1_000_000, next.candidate(), next.token(), (next.electedNanos() - frozenAt) / 1_000_000);
+      long revokedAt =
+          history.terms(election).stream()
+              .filter(t -> t.token().equals(term.token()))
+              .findFirst()
+              .orElseThrow()
+              .revokedNanos()
+              .orElseThrow();
+      log.info(
+          "{} {} frozen: {} stepped down {} ms after the freeze; {} was elected with token {} {} ms after it",
+          role,
+          member,
+          leader.name,
+          (revokedAt - frozenAt) / 1_000_000,
+          next.candidate(),
+          next.token(),
+          (next.electedNanos() - frozenAt) / 1_000_000);
       assertThat(leader.revoked).as("%s's revoked terms", leader.name).containsExactly(term);
       assertThat(next.token()).as("the new term's token").isGreaterThan(term.token());
-      assertThat(revokedAt).as("the old term ended before the new one began").isLessThan(next.electedNanos());
+      assertThat(revokedAt)
+          .as("the old term ended before the new one began")
+          .isLessThan(next.electedNanos());
     }
     Node settled = awaitSoleCurrentLeader();
-    log.info("{} {} thawed: {} leads and all agree {} ms after the thaw", role, member, settled.name, (System.nanoTime() - thawedAt) / 1_000_000);
+    log.info(
+        "{} {} thawed: {} leads and all agree {} ms after the thaw",
+        role,
+        member,
+        settled.name,
+        (System.nanoTime() - thawedAt) / 1_000_000);
   }
 
   @Test
@@ -218,7 +292,10 @@ class EtcdMemberFailureElectorIT {
     // The other follower goes: quorum is now the raft leader and the restarted member, so the
     // renewals below prove the restarted member caught up and serves.
     EtcdCluster.Member other =
-        etcd.members().stream().filter(m -> m != restarted && m.isRunning() && !etcd.leader().equals(Optional.of(m))).findFirst().orElseThrow();
+        etcd.members().stream()
+            .filter(m -> m != restarted && m.isRunning() && !etcd.leader().equals(Optional.of(m)))
+            .findFirst()
+            .orElseThrow();
     etcd.kill(other);
     long killedAt = System.nanoTime();
     awaitRenewalStartedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos());
@@ -231,13 +308,21 @@ class EtcdMemberFailureElectorIT {
 
   /** The one node that leads now, once all agree on it. */
   private Node awaitSoleCurrentLeader() {
-    Node leader = waiting("until exactly one elector leads now").until(() -> nodes.stream().filter(n -> n.elector.isLeader()).toList(), l -> l.size() == 1).get(0);
+    Node leader =
+        waiting("until exactly one elector leads now")
+            .until(
+                () -> nodes.stream().filter(n -> n.elector.isLeader()).toList(), l -> l.size() == 1)
+            .get(0);
     try {
       waiting("until all agree that " + leader.name + " leads")
           .atMost(AGREEMENT)
-          .until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+          .until(
+              () ->
+                  nodes.stream()
+                      .allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
     } catch (ConditionTimeoutException e) {
-      throw new AssertionError(e.getMessage() + "; what each node believed and its last store calls:\n" + beliefs(), e);
+      throw new AssertionError(
+          e.getMessage() + "; what each node believed and its last store calls:\n" + beliefs(), e);
     }
     return leader;
   }
@@ -245,10 +330,23 @@ class EtcdMemberFailureElectorIT {
   private String beliefs() {
     StringBuilder out = new StringBuilder();
     for (Node n : nodes) {
-      out.append(n.name).append(": leads ").append(n.elector.isLeader()).append(", believes ").append(n.elector.currentLeader()).append(", events ").append(n.events);
+      out.append(n.name)
+          .append(": leads ")
+          .append(n.elector.isLeader())
+          .append(", believes ")
+          .append(n.elector.currentLeader())
+          .append(", events ")
+          .append(n.events);
       List<Call> calls = history.calls(election, c -> c.node().equals(n.name));
       for (Call c : calls.subList(Math.max(0, calls.size() - 6), calls.size())) {
-        out.append("\n    ").append(c.kind()).append(' ').append(c.outcome()).append(" from ").append(history.at(c.startNanos())).append(" to ").append(history.at(c.endNanos()));
+        out.append("\n    ")
+            .append(c.kind())
+            .append(' ')
+            .append(c.outcome())
+            .append(" from ")
+            .append(history.at(c.startNanos()))
+            .append(" to ")
+            .append(history.at(c.endNanos()));
       }
       out.append('\n');
     }
@@ -256,9 +354,17 @@ class EtcdMemberFailureElectorIT {
   }
 
   private Node awaitSoleLeader() {
-    List<Node> found = waiting("until exactly one elector leads").until(() -> nodes.stream().filter(n -> !n.elected.isEmpty()).toList(), l -> l.size() == 1);
+    List<Node> found =
+        waiting("until exactly one elector leads")
+            .until(
+                () -> nodes.stream().filter(n -> !n.elected.isEmpty()).toList(),
+                l -> l.size() == 1);
     Node leader = found.get(0);
-    waiting("until all agree that " + leader.name + " leads").until(() -> nodes.stream().allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
+    waiting("until all agree that " + leader.name + " leads")
+        .until(
+            () ->
+                nodes.stream()
+                    .allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
     return leader;
   }
 
@@ -270,29 +376,42 @@ class EtcdMemberFailureElectorIT {
   }
 
   private boolean renewedAfter(Node leader, FencingToken token, long afterNanos) {
-    return !history.calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0).isEmpty();
+    return !history
+        .calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0)
+        .isEmpty();
   }
 
   private long firstRenewalAfterMillis(Node leader, FencingToken token, long afterNanos) {
-    return history.calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0).stream()
+    return history
+        .calls(election, c -> isRenewalOf(c, leader, token) && c.startNanos() - afterNanos > 0)
+        .stream()
         .mapToLong(c -> (c.endNanos() - afterNanos) / 1_000_000)
         .min()
         .orElseThrow();
   }
 
   private static boolean isRenewalOf(Call c, Node leader, FencingToken token) {
-    return c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.candidate().equals(leader.name) && c.token().equals(token);
+    return c.kind() == Kind.RENEW
+        && c.outcome() == Outcome.OK
+        && c.candidate().equals(leader.name)
+        && c.token().equals(token);
   }
 
   private Optional<History.TermRecord> newTermSince(long sinceNanos) {
-    return history.terms(election).stream().filter(t -> t.electedNanos() - sinceNanos > 0).findFirst();
+    return history.terms(election).stream()
+        .filter(t -> t.electedNanos() - sinceNanos > 0)
+        .findFirst();
   }
 
   private void assertNoOtherTermThan(Node leader, Term term) {
     assertThat(leader.elected).as("%s's terms", leader.name).containsExactly(term);
     assertThat(leader.revoked).as("%s's revoked terms", leader.name).isEmpty();
-    assertThat(nodes).filteredOn(n -> n != leader).allSatisfy(n -> assertThat(n.events).as("%s's callbacks", n.name).isEmpty());
-    assertThat(history.terms(election)).extracting(History.TermRecord::token).containsExactly(term.token());
+    assertThat(nodes)
+        .filteredOn(n -> n != leader)
+        .allSatisfy(n -> assertThat(n.events).as("%s's callbacks", n.name).isEmpty());
+    assertThat(history.terms(election))
+        .extracting(History.TermRecord::token)
+        .containsExactly(term.token());
   }
 
   private static ConditionFactory waiting(String what) {

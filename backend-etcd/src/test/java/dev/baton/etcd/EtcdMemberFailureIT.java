@@ -31,6 +31,7 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
   private static final Logger log = LoggerFactory.getLogger(EtcdMemberFailureIT.class);
   private static final Duration TTL = Duration.ofSeconds(15);
   private static final Duration CALL_TIMEOUT = EtcdLeaseStore.DEFAULT_CALL_TIMEOUT;
+
   /** What a call may overrun its timeout by: scheduling on a busy machine, not etcd. */
   private static final Duration SLACK = Duration.ofSeconds(1);
 
@@ -59,9 +60,12 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
       log.info("renewal failed, the engine would retry until its deadline: {}", e.getMessage());
       return false;
     } catch (LeaseLostException e) {
-      throw new AssertionError("the lease was lost, but it should have outlived the member failure", e);
+      throw new AssertionError(
+          "the lease was lost, but it should have outlived the member failure", e);
     } finally {
-      assertThat(Duration.ofNanos(System.nanoTime() - started)).as("renewal time").isLessThanOrEqualTo(CALL_TIMEOUT.plus(SLACK));
+      assertThat(Duration.ofNanos(System.nanoTime() - started))
+          .as("renewal time")
+          .isLessThanOrEqualTo(CALL_TIMEOUT.plus(SLACK));
     }
   }
 
@@ -74,7 +78,10 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
     etcd.kill(follower);
 
     // The client may have been talking to the killed member; at most a retry later it is not.
-    await().atMost(TTL).pollInterval(Duration.ofMillis(200)).until(() -> renewWithinCallTimeout(store, lease));
+    await()
+        .atMost(TTL)
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> renewWithinCallTimeout(store, lease));
     for (int i = 0; i < 5; i++) {
       assertThat(store.renew(lease).token()).isEqualTo(lease.token());
     }
@@ -82,8 +89,10 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
   }
 
   @Test
-  void theRaftLeaderMemberKilledKeepsTheTermWhenARenewalGetsThroughWithinTheLease() throws Exception {
-    // A lease of its own (the default): every renewal below must reach etcd, none may ride on an earlier one.
+  void theRaftLeaderMemberKilledKeepsTheTermWhenARenewalGetsThroughWithinTheLease()
+      throws Exception {
+    // A lease of its own (the default): every renewal below must reach etcd, none may ride on an
+    // earlier one.
     EtcdLeaseStore store = EtcdLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
     toClose.add(store);
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
@@ -94,36 +103,50 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
     long killed = System.nanoTime();
     etcd.kill(leader);
     // A write (a new election's transaction) at the same moment, to see how long writes stall.
-    CompletableFuture<Long> firstWrite = CompletableFuture.supplyAsync(() -> {
-      EtcdLeaseStore writer = EtcdLeaseStore.builder(client).build();
-      try {
-        await().atMost(TTL).pollInterval(Duration.ofMillis(100)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
-            .until(() -> writer.tryAcquire(election + "-write", "w", TTL).isGranted());
-        return System.nanoTime();
-      } finally {
-        writer.close();
-      }
-    });
+    CompletableFuture<Long> firstWrite =
+        CompletableFuture.supplyAsync(
+            () -> {
+              EtcdLeaseStore writer = EtcdLeaseStore.builder(client).build();
+              try {
+                await()
+                    .atMost(TTL)
+                    .pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptionsInstanceOf(LeaseStoreException.class)
+                    .until(() -> writer.tryAcquire(election + "-write", "w", TTL).isGranted());
+                return System.nanoTime();
+              } finally {
+                writer.close();
+              }
+            });
 
     AtomicInteger failedRenewals = new AtomicInteger();
     AtomicLong renewedAt = new AtomicLong();
-    await().atMost(TTL).pollInterval(Duration.ofMillis(200)).until(() -> {
-      long started = System.nanoTime();
-      if (renewWithinCallTimeout(store, lease)) {
-        renewedAt.set(System.nanoTime());
-        return true;
-      }
-      failedRenewals.incrementAndGet();
-      return false;
-    });
+    await()
+        .atMost(TTL)
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () -> {
+              long started = System.nanoTime();
+              if (renewWithinCallTimeout(store, lease)) {
+                renewedAt.set(System.nanoTime());
+                return true;
+              }
+              failedRenewals.incrementAndGet();
+              return false;
+            });
     long wroteAt = firstWrite.get(TTL.toSeconds() + 10, TimeUnit.SECONDS);
     log.info(
         "raft leader {} killed: the first renewal got through {} ms after the kill ({} renewals failed before it),"
             + " the first write {} ms after it; new leader {}",
-        leader, (renewedAt.get() - killed) / 1_000_000, failedRenewals.get(), (wroteAt - killed) / 1_000_000,
+        leader,
+        (renewedAt.get() - killed) / 1_000_000,
+        failedRenewals.get(),
+        (wroteAt - killed) / 1_000_000,
         etcd.awaitLeader(Duration.ofSeconds(10)));
 
-    assertThat(Duration.ofNanos(renewedAt.get() - lastRenewalStarted)).as("renewed within the lease").isLessThan(lease.ttl());
+    assertThat(Duration.ofNanos(renewedAt.get() - lastRenewalStarted))
+        .as("renewed within the lease")
+        .isLessThan(lease.ttl());
     assertThat(lease.ttl()).isEqualTo(TTL);
     for (int i = 0; i < 3; i++) {
       assertThat(store.renew(lease).token()).isEqualTo(lease.token());
@@ -137,14 +160,24 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
     EtcdCluster.Member member = etcd.follower();
     etcd.kill(member);
-    await().atMost(TTL).pollInterval(Duration.ofMillis(200)).until(() -> renewWithinCallTimeout(store, lease));
+    await()
+        .atMost(TTL)
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> renewWithinCallTimeout(store, lease));
 
     etcd.restart(member);
 
     try (Client onlyRestarted = Client.builder().endpoints(member.endpoint()).build()) {
       EtcdLeaseStore viaRestarted = EtcdLeaseStore.builder(onlyRestarted).build();
-      await().atMost(Duration.ofSeconds(10)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
-          .until(() -> viaRestarted.read(election).map(r -> r.token().equals(lease.token())).orElse(false));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .ignoreExceptionsInstanceOf(LeaseStoreException.class)
+          .until(
+              () ->
+                  viaRestarted
+                      .read(election)
+                      .map(r -> r.token().equals(lease.token()))
+                      .orElse(false));
       assertThat(viaRestarted.tryAcquire(election, "b", TTL).isGranted()).isFalse();
       viaRestarted.close();
     }
@@ -189,7 +222,9 @@ class EtcdMemberFailureIT extends EtcdClusterIT {
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
     store.close();
 
-    assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class).hasMessageContaining("closed");
+    assertThatThrownBy(() -> store.renew(lease))
+        .isInstanceOf(LeaseStoreException.class)
+        .hasMessageContaining("closed");
     EtcdLeaseStore other = store(client);
     // Closing revoked the store's etcd leases, so the election is free at once.
     assertThat(other.tryAcquire(election, "b", TTL).isGranted()).isTrue();

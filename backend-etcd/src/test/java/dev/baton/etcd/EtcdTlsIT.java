@@ -38,12 +38,34 @@ class EtcdTlsIT {
   @BeforeAll
   static void startTlsMember() throws Exception {
     EtcdCluster.requireBinary();
-    RequiredServer.require(Files.isExecutable(Path.of("/usr/bin/openssl")), "openssl (to make test certificates)", "scripts/install-etcd");
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=baton-test-ca",
-        "-keyout", "ca.key", "-out", "ca.pem");
-    issue("server", "/CN=127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n");
+    RequiredServer.require(
+        Files.isExecutable(Path.of("/usr/bin/openssl")),
+        "openssl (to make test certificates)",
+        "scripts/install-etcd");
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=baton-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem");
+    issue(
+        "server",
+        "/CN=127.0.0.1",
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n");
     issue("client", "/CN=baton-test-client", "extendedKeyUsage=clientAuth\n");
-    etcd = EtcdCluster.startTls(1, new EtcdCluster.Tls(certs.resolve("ca.pem"), certs.resolve("server.pem"), certs.resolve("server.key")));
+    etcd =
+        EtcdCluster.startTls(
+            1,
+            new EtcdCluster.Tls(
+                certs.resolve("ca.pem"), certs.resolve("server.pem"), certs.resolve("server.key")));
   }
 
   @AfterAll
@@ -55,18 +77,48 @@ class EtcdTlsIT {
 
   private static void issue(String name, String subject, String extensions) throws Exception {
     Files.writeString(certs.resolve(name + ".ext"), extensions, StandardCharsets.UTF_8);
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-keyout", name + ".key", "-out", name + ".csr");
-    openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
-        "-extfile", name + ".ext", "-out", name + ".pem");
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        subject,
+        "-keyout",
+        name + ".key",
+        "-out",
+        name + ".csr");
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        name + ".csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        name + ".ext",
+        "-out",
+        name + ".pem");
   }
 
   private static void openssl(String... args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of("/usr/bin/openssl"));
     command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).directory(certs.toFile()).redirectErrorStream(true)
-        .redirectOutput(certs.resolve("openssl.log").toFile()).start();
+    Process p =
+        new ProcessBuilder(command)
+            .directory(certs.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(certs.resolve("openssl.log").toFile())
+            .start();
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("openssl %s finished", args[0]).isTrue();
-    assertThat(p.exitValue()).as("openssl %s (see %s)", String.join(" ", args), certs.resolve("openssl.log")).isZero();
+    assertThat(p.exitValue())
+        .as("openssl %s (see %s)", String.join(" ", args), certs.resolve("openssl.log"))
+        .isZero();
   }
 
   private static Properties tlsProperties() {
@@ -102,9 +154,12 @@ class EtcdTlsIT {
     p.remove(EtcdLeaseStoreProvider.KEY_FILE);
     p.setProperty(EtcdLeaseStoreProvider.CALL_TIMEOUT, "2s");
     try (LeaseStore store = ElectionProperties.of(p).openStore()) {
-      assertTimeoutPreemptively(Duration.ofSeconds(10), () ->
-          assertThatThrownBy(() -> store.tryAcquire("tls-no-cert-" + System.nanoTime(), "a", TTL))
-              .isInstanceOf(LeaseStoreException.class));
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () ->
+              assertThatThrownBy(
+                      () -> store.tryAcquire("tls-no-cert-" + System.nanoTime(), "a", TTL))
+                  .isInstanceOf(LeaseStoreException.class));
     }
   }
 }

@@ -31,9 +31,9 @@ import java.util.regex.Pattern;
  * the directory long ago and was paused before its link. That is why a version is deleted only
  * {@link #PRUNE_AFTER} after a higher one was seen, and why a writer trusts its link only when it
  * completed within less than that of the start of the listing it was based on (the caller checks
- * this against its call timeout, which is shorter). A writer whose link completed in time and
- * whose number was free has created that number for the first time: had it existed, it could only
- * have been deleted after a higher version was seen {@code PRUNE_AFTER} before, and the writer's
+ * this against its call timeout, which is shorter). A writer whose link completed in time and whose
+ * number was free has created that number for the first time: had it existed, it could only have
+ * been deleted after a higher version was seen {@code PRUNE_AFTER} before, and the writer's
  * listing, which started less than that before the link, would have shown that higher version.
  */
 final class ElectionDirectory {
@@ -45,13 +45,19 @@ final class ElectionDirectory {
   private static final Pattern TEMPORARY = Pattern.compile("\\.tmp-(\\d+)-\\d+-\\d+");
   private static final long PID = ProcessHandle.current().pid();
   private static final AtomicLong TEMPORARIES = new AtomicLong();
+
   /** Re-listings when the highest version was deleted between listing and reading it. */
   private static final int READ_ATTEMPTS = 10;
 
   private final Path dir;
   private final HostClock clock;
-  /** The highest version seen at one time, and that time: what may be deleted {@link #PRUNE_AFTER} later. */
+
+  /**
+   * The highest version seen at one time, and that time: what may be deleted {@link #PRUNE_AFTER}
+   * later.
+   */
   private long markVersion;
+
   private long markSeenAt;
 
   ElectionDirectory(Path dir, HostClock clock) {
@@ -75,14 +81,20 @@ final class ElectionDirectory {
       }
       Path file = dir.resolve(name(highest));
       try {
-        return new Head(highest, Optional.of(LeaseVersion.decode(Files.readAllBytes(file), file.toString())));
+        return new Head(
+            highest, Optional.of(LeaseVersion.decode(Files.readAllBytes(file), file.toString())));
       } catch (NoSuchFileException e) {
         // superseded and deleted since the listing: list again
       } catch (IllegalArgumentException e) {
         throw new IOException(e.getMessage(), e);
       }
     }
-    throw new IOException("the versions in " + dir + " were deleted faster than they could be read, " + READ_ATTEMPTS + " times in a row");
+    throw new IOException(
+        "the versions in "
+            + dir
+            + " were deleted faster than they could be read, "
+            + READ_ATTEMPTS
+            + " times in a row");
   }
 
   /**
@@ -94,9 +106,17 @@ final class ElectionDirectory {
     Files.createDirectories(dir);
     // The pid names the owner for the clean-up of orphans; the random part keeps names apart across
     // pid namespaces and reboots, where a pid can come again.
-    Path temporary = dir.resolve(".tmp-" + PID + "-" + TEMPORARIES.incrementAndGet() + "-" + ThreadLocalRandom.current().nextInt(1_000_000_000));
+    Path temporary =
+        dir.resolve(
+            ".tmp-"
+                + PID
+                + "-"
+                + TEMPORARIES.incrementAndGet()
+                + "-"
+                + ThreadLocalRandom.current().nextInt(1_000_000_000));
     try {
-      try (FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      try (FileChannel out =
+          FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
         ByteBuffer bytes = ByteBuffer.wrap(content.encode());
         while (bytes.hasRemaining()) {
           out.write(bytes);
@@ -181,7 +201,10 @@ final class ElectionDirectory {
     return String.format("%012d.lease", number);
   }
 
-  /** Makes a link or unlink in {@code directory} durable (Linux syncs a directory opened for reading). */
+  /**
+   * Makes a link or unlink in {@code directory} durable (Linux syncs a directory opened for
+   * reading).
+   */
   static void sync(Path directory) throws IOException {
     try (FileChannel d = FileChannel.open(directory, StandardOpenOption.READ)) {
       d.force(true);

@@ -16,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -44,15 +43,38 @@ import java.util.regex.Pattern;
 public final class FileLeaseStore implements LeaseStore {
 
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(1);
+
   /** Shorter than the time after which old versions are deleted: see {@link ElectionDirectory}. */
   public static final Duration MAX_CALL_TIMEOUT = Duration.ofSeconds(5);
 
   private static final Pattern ELECTION_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,199}");
+
   /** File systems whose files other hosts may write, or that a process of its own serves (FUSE). */
   private static final Set<String> NETWORK_FILE_SYSTEMS =
       Set.of(
-          "nfs", "nfs4", "cifs", "smb", "smb2", "smb3", "smbfs", "ncpfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs",
-          "ocfs2", "gfs2", "beegfs", "orangefs", "davfs", "virtiofs", "vboxsf", "vmhgfs", "prl_fs");
+          "nfs",
+          "nfs4",
+          "cifs",
+          "smb",
+          "smb2",
+          "smb3",
+          "smbfs",
+          "ncpfs",
+          "9p",
+          "afs",
+          "ceph",
+          "glusterfs",
+          "lustre",
+          "gpfs",
+          "ocfs2",
+          "gfs2",
+          "beegfs",
+          "orangefs",
+          "davfs",
+          "virtiofs",
+          "vboxsf",
+          "vmhgfs",
+          "prl_fs");
 
   private final Path directory;
   private final Duration callTimeout;
@@ -67,7 +89,10 @@ public final class FileLeaseStore implements LeaseStore {
     this.clock = clock;
   }
 
-  /** A store in {@code directory}, created if missing; every candidate of an election must use the same one. */
+  /**
+   * A store in {@code directory}, created if missing; every candidate of an election must use the
+   * same one.
+   */
   public static Builder builder(Path directory) {
     return new Builder(requireNonNull(directory, "directory"));
   }
@@ -79,35 +104,62 @@ public final class FileLeaseStore implements LeaseStore {
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, but was " + ttl);
     }
-    return update(election, "tryAcquire for '" + candidate + "'", (head, start) -> {
-      long now = clock.nanoTime();
-      Optional<LeaseVersion> current = head.version().filter(v -> v.liveAt(now, clock.bootId()));
-      if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
-        return Step.answer(Acquisition.held(record(election, current.get(), now)));
-      }
-      // Free, expired, or ours already (then a new term): the next number is the new token.
-      long token = head.number() + 1;
-      return Step.write(
-          LeaseVersion.held(token, candidate, ttl, start + ttl.toNanos(), clock.bootId(), wallClock.instant()),
-          Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), ttl, "")));
-    });
+    return update(
+        election,
+        "tryAcquire for '" + candidate + "'",
+        (head, start) -> {
+          long now = clock.nanoTime();
+          Optional<LeaseVersion> current =
+              head.version().filter(v -> v.liveAt(now, clock.bootId()));
+          if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
+            return Step.answer(Acquisition.held(record(election, current.get(), now)));
+          }
+          // Free, expired, or ours already (then a new term): the next number is the new token.
+          long token = head.number() + 1;
+          return Step.write(
+              LeaseVersion.held(
+                  token,
+                  candidate,
+                  ttl,
+                  start + ttl.toNanos(),
+                  clock.bootId(),
+                  wallClock.instant()),
+              Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), ttl, "")));
+        });
   }
 
   @Override
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
-    return update(lease.election(), "renewal of '" + lease.candidate() + "'", (head, start) -> {
-      LeaseVersion current = ownLiveVersion(lease, head);
-      return Step.write(LeaseVersion.held(current.token(), lease.candidate(), lease.ttl(), start + lease.ttl().toNanos(), clock.bootId(), wallClock.instant()), lease);
-    });
+    return update(
+        lease.election(),
+        "renewal of '" + lease.candidate() + "'",
+        (head, start) -> {
+          LeaseVersion current = ownLiveVersion(lease, head);
+          return Step.write(
+              LeaseVersion.held(
+                  current.token(),
+                  lease.candidate(),
+                  lease.ttl(),
+                  start + lease.ttl().toNanos(),
+                  clock.bootId(),
+                  wallClock.instant()),
+              lease);
+        });
   }
 
   private LeaseVersion ownLiveVersion(Lease lease, ElectionDirectory.Head head) {
     long now = clock.nanoTime();
     LeaseVersion current = head.version().orElse(null);
     if (current == null || !current.isHeldBy(lease.candidate(), lease.token().value())) {
-      String holder = current == null ? null : current.holder().filter(h -> current.liveAt(now, clock.bootId())).orElse(null);
-      throw lost(lease, holder == null ? "it was released or granted again" : "'" + holder + "' holds it now", holder);
+      String holder =
+          current == null
+              ? null
+              : current.holder().filter(h -> current.liveAt(now, clock.bootId())).orElse(null);
+      throw lost(
+          lease,
+          holder == null ? "it was released or granted again" : "'" + holder + "' holds it now",
+          holder);
     }
     if (!current.liveAt(now, clock.bootId())) {
       throw lost(lease, "it expired", null);
@@ -119,11 +171,14 @@ public final class FileLeaseStore implements LeaseStore {
   public void release(Lease lease) {
     requireNonNull(lease, "lease");
     // Not ours any more: nothing to write, since a release never removes somebody else's lease.
-    update(lease.election(), "release by '" + lease.candidate() + "'", (head, start) ->
-        head.version()
-            .filter(v -> v.isHeldBy(lease.candidate(), lease.token().value()))
-            .map(v -> Step.write(v.released(wallClock.instant()), lease))
-            .orElse(Step.answer(lease)));
+    update(
+        lease.election(),
+        "release by '" + lease.candidate() + "'",
+        (head, start) ->
+            head.version()
+                .filter(v -> v.isHeldBy(lease.candidate(), lease.token().value()))
+                .map(v -> Step.write(v.released(wallClock.instant()), lease))
+                .orElse(Step.answer(lease)));
   }
 
   @Override
@@ -151,7 +206,9 @@ public final class FileLeaseStore implements LeaseStore {
 
   @FunctionalInterface
   private interface Decision<T> {
-    /** {@code start}: the host clock before the head was read, which a written lease counts from. */
+    /**
+     * {@code start}: the host clock before the head was read, which a written lease counts from.
+     */
     Step<T> decide(ElectionDirectory.Head head, long start);
   }
 
@@ -171,7 +228,12 @@ public final class FileLeaseStore implements LeaseStore {
           return step.answer();
         }
         if (clock.nanoTime() - callStart > callTimeout.toNanos()) {
-          throw new LeaseStoreException(election, what + ": other writers took every next version within the call timeout (" + callTimeout.toMillis() + "ms)");
+          throw new LeaseStoreException(
+              election,
+              what
+                  + ": other writers took every next version within the call timeout ("
+                  + callTimeout.toMillis()
+                  + "ms)");
         }
       }
     } catch (IOException e) {
@@ -184,25 +246,38 @@ public final class FileLeaseStore implements LeaseStore {
    * timeout is not trusted (see {@link ElectionDirectory}): the call fails, and whether it applied
    * is unknown.
    */
-  private boolean write(ElectionDirectory dir, long read, LeaseVersion next, long start, String what) throws IOException {
+  private boolean write(
+      ElectionDirectory dir, long read, LeaseVersion next, long start, String what)
+      throws IOException {
     if (!dir.create(read + 1, next)) {
       return false;
     }
     long took = clock.nanoTime() - start;
     if (took > callTimeout.toNanos()) {
-      throw new IOException(what + " took " + TimeUnit.NANOSECONDS.toMillis(took) + "ms, more than the call timeout (" + callTimeout.toMillis() + "ms); whether it applied is unknown");
+      throw new IOException(
+          what
+              + " took "
+              + TimeUnit.NANOSECONDS.toMillis(took)
+              + "ms, more than the call timeout ("
+              + callTimeout.toMillis()
+              + "ms); whether it applied is unknown");
     }
     dir.prune();
     return true;
   }
 
-  /** Refuses names that are not a plain file name: letters, digits, '.', '_', '-', not starting with '.', '_' or '-'. */
+  /**
+   * Refuses names that are not a plain file name: letters, digits, '.', '_', '-', not starting with
+   * '.', '_' or '-'.
+   */
   @Override
   public void checkElectionName(String election) {
     requireNonNull(election, "election");
     if (!ELECTION_NAME.matcher(election).matches()) {
       throw new ConfigurationException(
-          "election name '" + election + "' cannot be a directory of the file lease store; use 1 to 200 letters, digits, '.', '_' or '-',"
+          "election name '"
+              + election
+              + "' cannot be a directory of the file lease store; use 1 to 200 letters, digits, '.', '_' or '-',"
               + " starting with a letter or digit");
     }
   }
@@ -224,19 +299,29 @@ public final class FileLeaseStore implements LeaseStore {
       throw new LeaseStoreException(election, "the file lease store is closed");
     }
     checkElectionName(election);
-    return elections.computeIfAbsent(election, e -> new ElectionDirectory(directory.resolve(e), clock));
+    return elections.computeIfAbsent(
+        election, e -> new ElectionDirectory(directory.resolve(e), clock));
   }
 
   private static LeaseRecord record(String election, LeaseVersion v, long now) {
     return new LeaseRecord(
-        election, v.holder().orElseThrow(), FencingToken.of(v.token()), v.ttl(), Optional.of(v.writtenAt()), Optional.of(Duration.ofNanos(Math.max(0, v.expiresAtNanos() - now))));
+        election,
+        v.holder().orElseThrow(),
+        FencingToken.of(v.token()),
+        v.ttl(),
+        Optional.of(v.writtenAt()),
+        Optional.of(Duration.ofNanos(Math.max(0, v.expiresAtNanos() - now))));
   }
 
   private static LeaseLostException lost(Lease lease, String why, String holder) {
-    return new LeaseLostException(lease.election(), "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why, holder);
+    return new LeaseLostException(
+        lease.election(),
+        "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why,
+        holder);
   }
 
-  private static LeaseStoreException failure(String election, String what, ElectionDirectory dir, IOException e) {
+  private static LeaseStoreException failure(
+      String election, String what, ElectionDirectory dir, IOException e) {
     return new LeaseStoreException(election, what + " in " + dir.path() + " failed: " + e, e);
   }
 
@@ -244,10 +329,16 @@ public final class FileLeaseStore implements LeaseStore {
   static Optional<String> unsafeFileSystem(String type) {
     String t = type.toLowerCase(Locale.ROOT);
     if (NETWORK_FILE_SYSTEMS.contains(t)) {
-      return Optional.of("a network file system (" + type + "): other hosts may write it, and their clocks are not this host's");
+      return Optional.of(
+          "a network file system ("
+              + type
+              + "): other hosts may write it, and their clocks are not this host's");
     }
     if (t.equals("fuse") || t.startsWith("fuse.")) {
-      return Optional.of("a FUSE file system (" + type + "): a process serves it, maybe from another host, and stalls when that process does");
+      return Optional.of(
+          "a FUSE file system ("
+              + type
+              + "): a process serves it, maybe from another host, and stalls when that process does");
     }
     return Optional.empty();
   }
@@ -269,9 +360,15 @@ public final class FileLeaseStore implements LeaseStore {
      */
     public Builder callTimeout(Duration callTimeout) {
       requireNonNull(callTimeout, "callTimeout");
-      if (callTimeout.isNegative() || callTimeout.isZero() || callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
+      if (callTimeout.isNegative()
+          || callTimeout.isZero()
+          || callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
         throw new ConfigurationException(
-            "callTimeout must be positive and at most " + MAX_CALL_TIMEOUT.toSeconds() + "s, but was " + callTimeout.toMillis() + "ms");
+            "callTimeout must be positive and at most "
+                + MAX_CALL_TIMEOUT.toSeconds()
+                + "s, but was "
+                + callTimeout.toMillis()
+                + "ms");
       }
       this.callTimeout = callTimeout;
       return this;
@@ -296,26 +393,38 @@ public final class FileLeaseStore implements LeaseStore {
       try {
         Files.createDirectories(directory);
       } catch (IOException e) {
-        throw new ConfigurationException("directory '" + directory + "' cannot be created: " + e, e);
+        throw new ConfigurationException(
+            "directory '" + directory + "' cannot be created: " + e, e);
       }
       String type;
       try {
         type = Files.getFileStore(directory).type();
       } catch (IOException e) {
-        throw new ConfigurationException("directory '" + directory + "': cannot tell which file system it is on: " + e, e);
-      }
-      unsafeFileSystem(type).ifPresent(why -> {
         throw new ConfigurationException(
-            "directory '" + directory + "' is on " + why + "; the file lease store needs a local file system of the host all candidates run on");
-      });
+            "directory '" + directory + "': cannot tell which file system it is on: " + e, e);
+      }
+      unsafeFileSystem(type)
+          .ifPresent(
+              why -> {
+                throw new ConfigurationException(
+                    "directory '"
+                        + directory
+                        + "' is on "
+                        + why
+                        + "; the file lease store needs a local file system of the host all candidates run on");
+              });
       probe(directory);
       return new FileLeaseStore(this, clock == null ? HostClock.system() : HostClock.of(clock));
     }
 
-    /** One create-exclusive, link, sync and delete, as every write does: fails now rather than at the first grant. */
+    /**
+     * One create-exclusive, link, sync and delete, as every write does: fails now rather than at
+     * the first grant.
+     */
     private static void probe(Path directory) {
       Path file = directory.resolve(".tmp-" + ProcessHandle.current().pid() + "-probe");
-      Path link = directory.resolve(".probe-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+      Path link =
+          directory.resolve(".probe-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
       try {
         Files.deleteIfExists(file);
         Files.write(file, new byte[0]);
@@ -323,8 +432,12 @@ public final class FileLeaseStore implements LeaseStore {
         ElectionDirectory.sync(directory);
       } catch (IOException | UnsupportedOperationException e) {
         throw new ConfigurationException(
-            "directory '" + directory + "' cannot hold leases: creating, hard-linking and syncing a file there failed (" + e
-                + "); use a writable directory on a local file system such as ext4, xfs, btrfs or tmpfs", e);
+            "directory '"
+                + directory
+                + "' cannot hold leases: creating, hard-linking and syncing a file there failed ("
+                + e
+                + "); use a writable directory on a local file system such as ext4, xfs, btrfs or tmpfs",
+            e);
       } finally {
         try {
           Files.deleteIfExists(link);

@@ -45,14 +45,22 @@ public final class FileLeaseStoreProvider implements LeaseStoreProvider {
     try {
       directory = Path.of(dir);
     } catch (InvalidPathException e) {
-      throw new ConfigurationException(DIRECTORY + ": '" + dir + "' is not a path: " + e.getMessage(), e);
+      throw new ConfigurationException(
+          DIRECTORY + ": '" + dir + "' is not a path: " + e.getMessage(), e);
     }
     Duration callTimeout = properties.duration(CALL_TIMEOUT, FileLeaseStore.DEFAULT_CALL_TIMEOUT);
-    Duration renewDeadline = properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
+    Duration renewDeadline =
+        properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
     if (callTimeout.multipliedBy(2).compareTo(renewDeadline) > 0) {
       throw new ConfigurationException(
-          CALL_TIMEOUT + ": " + callTimeout.toMillis() + "ms must be at most half of " + ElectionProperties.RENEW_DEADLINE + " ("
-              + renewDeadline.toMillis() + "ms), so that a leader whose disk stops answering steps down in time");
+          CALL_TIMEOUT
+              + ": "
+              + callTimeout.toMillis()
+              + "ms must be at most half of "
+              + ElectionProperties.RENEW_DEADLINE
+              + " ("
+              + renewDeadline.toMillis()
+              + "ms), so that a leader whose disk stops answering steps down in time");
     }
     FileLeaseStore.Builder builder = FileLeaseStore.builder(directory);
     try {

@@ -63,11 +63,13 @@ final class HostClock {
     } catch (IOException | SecurityException e) {
       // not Linux, or /proc hidden: try the other way
     }
-    Optional<String> init = ProcessHandle.of(1).flatMap(p -> p.info().startInstant()).map(i -> "init-started-" + i);
+    Optional<String> init =
+        ProcessHandle.of(1).flatMap(p -> p.info().startInstant()).map(i -> "init-started-" + i);
     return init.orElseThrow(
         () ->
             new ConfigurationException(
-                "the file lease store cannot tell this boot from the last one (neither " + BOOT_ID
+                "the file lease store cannot tell this boot from the last one (neither "
+                    + BOOT_ID
                     + " nor the start time of process 1 can be read); use another backend"));
   }
 

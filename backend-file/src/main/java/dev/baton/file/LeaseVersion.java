@@ -25,11 +25,23 @@ import java.util.Properties;
  * @param bootId the boot the expiry belongs to; after a reboot the monotonic clock starts again
  * @param writtenAt wall-clock time of the write, for people only
  */
-record LeaseVersion(long token, Optional<String> holder, Duration ttl, long expiresAtNanos, String bootId, Instant writtenAt) {
+record LeaseVersion(
+    long token,
+    Optional<String> holder,
+    Duration ttl,
+    long expiresAtNanos,
+    String bootId,
+    Instant writtenAt) {
 
   private static final String FORMAT = "baton-file-lease-1";
 
-  static LeaseVersion held(long token, String holder, Duration ttl, long expiresAtNanos, String bootId, Instant writtenAt) {
+  static LeaseVersion held(
+      long token,
+      String holder,
+      Duration ttl,
+      long expiresAtNanos,
+      String bootId,
+      Instant writtenAt) {
     return new LeaseVersion(token, Optional.of(holder), ttl, expiresAtNanos, bootId, writtenAt);
   }
 
@@ -38,7 +50,9 @@ record LeaseVersion(long token, Optional<String> holder, Duration ttl, long expi
     return new LeaseVersion(token, Optional.empty(), ttl, expiresAtNanos, bootId, now);
   }
 
-  /** Held by somebody whose lease has not run out at {@code nowNanos} of boot {@code currentBoot}. */
+  /**
+   * Held by somebody whose lease has not run out at {@code nowNanos} of boot {@code currentBoot}.
+   */
   boolean liveAt(long nowNanos, String currentBoot) {
     return holder.isPresent() && bootId.equals(currentBoot) && nowNanos - expiresAtNanos < 0;
   }
@@ -71,7 +85,8 @@ record LeaseVersion(long token, Optional<String> holder, Duration ttl, long expi
     try {
       p.load(new StringReader(new String(content, UTF_8)));
       if (!FORMAT.equals(p.getProperty("format"))) {
-        throw new IllegalArgumentException("format is '" + p.getProperty("format") + "', expected " + FORMAT);
+        throw new IllegalArgumentException(
+            "format is '" + p.getProperty("format") + "', expected " + FORMAT);
       }
       return new LeaseVersion(
           Long.parseLong(required(p, "token")),
@@ -81,7 +96,8 @@ record LeaseVersion(long token, Optional<String> holder, Duration ttl, long expi
           required(p, "boot-id"),
           Instant.parse(required(p, "written-at")));
     } catch (IOException | IllegalArgumentException | DateTimeParseException e) {
-      throw new IllegalArgumentException(what + " is not a lease version this store wrote: " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          what + " is not a lease version this store wrote: " + e.getMessage(), e);
     }
   }
 

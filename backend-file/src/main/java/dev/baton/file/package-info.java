@@ -26,9 +26,9 @@
  *   <li><b>Fencing.</b> The token is the number of the version that granted the term; renewals and
  *       the release carry it on. Numbers only grow, so tokens strictly increase, also after a crash
  *       of any candidate or of the host (the highest version is never deleted).
- *   <li><b>Failover.</b> A paused or killed holder is one whose versions stop; the others take
- *       the lease as soon as it has run out, at their next try (they poll every retry period; the
- *       store has no watch). A holder paused in the middle of a write delays nobody either.
+ *   <li><b>Failover.</b> A paused or killed holder is one whose versions stop; the others take the
+ *       lease as soon as it has run out, at their next try (they poll every retry period; the store
+ *       has no watch). A holder paused in the middle of a write delays nobody either.
  *   <li><b>Reboots.</b> A version records the boot id ({@code /proc/sys/kernel/random/boot_id});
  *       one from an earlier boot has expired, since the monotonic clock started again.
  * </ul>

@@ -26,7 +26,8 @@ class FileConformanceIT extends LeaseStoreConformance {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return new InProcessFixture(node -> FileLeaseStore.builder(directory).build(), Duration.ofSeconds(1)) {
+    return new InProcessFixture(
+        node -> FileLeaseStore.builder(directory).build(), Duration.ofSeconds(1)) {
       @Override
       public List<String> refusedElectionNames() {
         return List.of("a/b", "..", ".hidden");

@@ -45,7 +45,9 @@ class FileLeaseStoreProcessesIT {
   }
 
   @Test
-  void processes_hammering_one_directory_never_see_two_holders_and_tokens_only_grow_through_sigkills() throws Exception {
+  void
+      processes_hammering_one_directory_never_see_two_holders_and_tokens_only_grow_through_sigkills()
+          throws Exception {
     Random random = new Random();
     List<Process> live = new ArrayList<>();
     int generation = 0;
@@ -57,7 +59,9 @@ class FileLeaseStoreProcessesIT {
     while (System.nanoTime() - end < 0) {
       int grantsBefore = terms().size();
       // Let it churn until some grants happened since the last kill, then kill one mid-flight.
-      await().atMost(Duration.ofSeconds(60)).until(() -> terms().size() >= grantsBefore + 3 + random.nextInt(10));
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> terms().size() >= grantsBefore + 3 + random.nextInt(10));
       Process victim = live.remove(random.nextInt(live.size()));
       victim.destroyForcibly().waitFor();
       kills++;
@@ -66,22 +70,36 @@ class FileLeaseStoreProcessesIT {
     live.forEach(Process::destroyForcibly);
 
     List<Term> terms = terms();
-    System.out.printf("[FileLeaseStoreProcessesIT] %d grants to %d processes, %d of them SIGKILLed%n", terms.size(), generation, kills);
+    System.out.printf(
+        "[FileLeaseStoreProcessesIT] %d grants to %d processes, %d of them SIGKILLed%n",
+        terms.size(), generation, kills);
     assertThat(kills).isGreaterThanOrEqualTo(5);
     assertThat(terms.size()).isGreaterThan(50);
     Term previous = null;
     long heldUntil = Long.MIN_VALUE;
     for (Term t : terms) {
       if (previous != null) {
-        assertThat(t.token()).as("token of %s, granted after %s", t, previous).isGreaterThan(previous.token());
-        assertThat(t.grantedAt()).as("%s granted while an earlier holder's lease ran until %d", t, heldUntil).isGreaterThanOrEqualTo(heldUntil);
+        assertThat(t.token())
+            .as("token of %s, granted after %s", t, previous)
+            .isGreaterThan(previous.token());
+        assertThat(t.grantedAt())
+            .as("%s granted while an earlier holder's lease ran until %d", t, heldUntil)
+            .isGreaterThanOrEqualTo(heldUntil);
       }
       heldUntil = Math.max(heldUntil, t.end());
       previous = t;
     }
     FileLeaseStore store = FileLeaseStore.builder(dir.resolve("leases")).build();
-    Lease next = await().atMost(Duration.ofSeconds(10)).until(() -> store.tryAcquire(ELECTION, "checker", Duration.ofSeconds(1)).lease(), Optional::isPresent).orElseThrow();
-    assertThat(next.token().value()).as("the token after every logged grant").isGreaterThan(previous.token());
+    Lease next =
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(
+                () -> store.tryAcquire(ELECTION, "checker", Duration.ofSeconds(1)).lease(),
+                Optional::isPresent)
+            .orElseThrow();
+    assertThat(next.token().value())
+        .as("the token after every logged grant")
+        .isGreaterThan(previous.token());
   }
 
   @Test
@@ -97,15 +115,24 @@ class FileLeaseStoreProcessesIT {
     long grantedAt = System.nanoTime();
     Term paused = terms().get(0);
 
-    assertThat(isStopped(holder)).as("the holder is still stopped when the successor is granted").isTrue();
-    assertThat(grantedAt).as("granted after the paused holder's lease ran out").isGreaterThanOrEqualTo(paused.end());
+    assertThat(isStopped(holder))
+        .as("the holder is still stopped when the successor is granted")
+        .isTrue();
+    assertThat(grantedAt)
+        .as("granted after the paused holder's lease ran out")
+        .isGreaterThanOrEqualTo(paused.end());
     assertThat(mine.token().value()).isGreaterThan(paused.token());
-    System.out.printf("[FileLeaseStoreProcessesIT] holder SIGSTOPped; successor granted %d ms after its lease ran out (%d ms after the stop; TTL %d ms)%n",
+    System.out.printf(
+        "[FileLeaseStoreProcessesIT] holder SIGSTOPped; successor granted %d ms after its lease ran out (%d ms after the stop; TTL %d ms)%n",
         ms(grantedAt - paused.end()), ms(grantedAt - stoppedAt), ttl.toMillis());
 
     signal(holder, "CONT");
-    await().atMost(Duration.ofSeconds(30)).until(() -> log("holder").contains("lost " + paused.token()));
-    assertThat(holder.waitFor(30, TimeUnit.SECONDS)).as("the resumed holder found its lease lost and ended").isTrue();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> log("holder").contains("lost " + paused.token()));
+    assertThat(holder.waitFor(30, TimeUnit.SECONDS))
+        .as("the resumed holder found its lease lost and ended")
+        .isTrue();
   }
 
   @Test
@@ -116,7 +143,9 @@ class FileLeaseStoreProcessesIT {
     Random random = new Random();
     for (int i = 0; i < 5; i++) {
       int seen = terms().size();
-      await().atMost(Duration.ofSeconds(60)).until(() -> terms().size() > seen + random.nextInt(20));
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> terms().size() > seen + random.nextInt(20));
       // It spends most of its time writing a version: a stop lands in a write more often than not.
       signal(churner, "STOP");
       Lease mine = pollUntilGranted(store, "other", ttl);
@@ -124,7 +153,9 @@ class FileLeaseStoreProcessesIT {
       long grantedAt = System.nanoTime();
       List<Term> terms = terms();
       Term last = terms.get(terms.size() - 1);
-      assertThat(grantedAt).as("granted after the paused writer's last lease %s ran out", last).isGreaterThanOrEqualTo(last.end());
+      assertThat(grantedAt)
+          .as("granted after the paused writer's last lease %s ran out", last)
+          .isGreaterThanOrEqualTo(last.end());
       assertThat(mine.token().value()).isGreaterThan(last.token());
       store.release(mine);
       signal(churner, "CONT");
@@ -143,12 +174,23 @@ class FileLeaseStoreProcessesIT {
   }
 
   private Process hammer(String mode, String candidate, Duration ttl) throws IOException {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String classpath =
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p =
         new ProcessBuilder(
-                java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx32m", "-cp", classpath, Hammer.class.getName(),
-                dir.resolve("leases").toString(), ELECTION, mode, logs().resolve(candidate).toString(), Long.toString(ttl.toMillis()))
+                java,
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xmx32m",
+                "-cp",
+                classpath,
+                Hammer.class.getName(),
+                dir.resolve("leases").toString(),
+                ELECTION,
+                mode,
+                logs().resolve(candidate).toString(),
+                Long.toString(ttl.toMillis()))
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve(candidate + ".out").toFile())
             .start();
@@ -158,7 +200,10 @@ class FileLeaseStoreProcessesIT {
 
   private static void signal(Process p, String signal) {
     try {
-      new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start().waitFor();
+      new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+          .inheritIO()
+          .start()
+          .waitFor();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -182,7 +227,10 @@ class FileLeaseStoreProcessesIT {
     return Files.exists(file) ? Files.readString(file) : "";
   }
 
-  /** A term as its holder saw it: from its grant until its last confirmed expiry or the start of its release. */
+  /**
+   * A term as its holder saw it: from its grant until its last confirmed expiry or the start of its
+   * release.
+   */
   private record Term(String candidate, long token, long grantedAt, long end) {}
 
   /** Every logged term of every process, in the order they were granted. */
@@ -193,18 +241,42 @@ class FileLeaseStoreProcessesIT {
         Term current = null;
         for (String line : Files.readAllLines(file)) {
           String[] f = line.split(" ");
-          if (f.length < 2 || (current != null && Long.parseLong(f[1]) != current.token() && !f[0].equals("grant"))) {
+          if (f.length < 2
+              || (current != null
+                  && Long.parseLong(f[1]) != current.token()
+                  && !f[0].equals("grant"))) {
             continue; // the line a kill cut short
           }
           switch (f[0]) {
             case "grant" -> {
               if (f.length == 4) {
-                current = new Term(file.getFileName().toString(), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]));
+                current =
+                    new Term(
+                        file.getFileName().toString(),
+                        Long.parseLong(f[1]),
+                        Long.parseLong(f[2]),
+                        Long.parseLong(f[3]));
                 terms.add(current);
               }
             }
-            case "renew" -> terms.set(terms.size() - 1, current = new Term(current.candidate(), current.token(), current.grantedAt(), Long.parseLong(f[2])));
-            case "release" -> terms.set(terms.size() - 1, current = new Term(current.candidate(), current.token(), current.grantedAt(), Math.min(current.end(), Long.parseLong(f[2]))));
+            case "renew" ->
+                terms.set(
+                    terms.size() - 1,
+                    current =
+                        new Term(
+                            current.candidate(),
+                            current.token(),
+                            current.grantedAt(),
+                            Long.parseLong(f[2])));
+            case "release" ->
+                terms.set(
+                    terms.size() - 1,
+                    current =
+                        new Term(
+                            current.candidate(),
+                            current.token(),
+                            current.grantedAt(),
+                            Math.min(current.end(), Long.parseLong(f[2]))));
             default -> {}
           }
         }

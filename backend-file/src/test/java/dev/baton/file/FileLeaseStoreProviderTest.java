@@ -21,7 +21,10 @@ class FileLeaseStoreProviderTest {
 
   @Test
   void it_is_found_by_name_and_opens_a_store_in_the_configured_directory() {
-    try (LeaseStore store = NONE.with(ElectionProperties.BACKEND, "file").with(FileLeaseStoreProvider.DIRECTORY, dir.toString()).openStore()) {
+    try (LeaseStore store =
+        NONE.with(ElectionProperties.BACKEND, "file")
+            .with(FileLeaseStoreProvider.DIRECTORY, dir.toString())
+            .openStore()) {
       assertThat(store).isInstanceOf(FileLeaseStore.class);
       assertThat(store.describe()).isEqualTo("file (" + dir.toAbsolutePath() + ")");
     }
@@ -29,7 +32,8 @@ class FileLeaseStoreProviderTest {
 
   @Test
   void a_call_timeout_over_half_the_renew_deadline_is_refused_naming_the_key() {
-    ElectionProperties p = NONE.with(FileLeaseStoreProvider.DIRECTORY, dir.toString())
+    ElectionProperties p =
+        NONE.with(FileLeaseStoreProvider.DIRECTORY, dir.toString())
             .with(FileLeaseStoreProvider.CALL_TIMEOUT, "2s")
             .with(ElectionProperties.RENEW_DEADLINE, "3s");
 

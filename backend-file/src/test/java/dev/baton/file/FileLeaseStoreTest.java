@@ -51,7 +51,9 @@ class FileLeaseStoreTest {
 
     assertThat(first.token().value()).isEqualTo(1);
     assertThat(second.token().value()).isEqualTo(4);
-    assertThat(files("e")).containsExactly("000000000001.lease", "000000000002.lease", "000000000003.lease", "000000000004.lease");
+    assertThat(files("e"))
+        .containsExactly(
+            "000000000001.lease", "000000000002.lease", "000000000003.lease", "000000000004.lease");
   }
 
   @Test
@@ -72,10 +74,14 @@ class FileLeaseStoreTest {
     FileLeaseStore b = store();
     Lease lease = a.tryAcquire("e", "a", TTL).lease().orElseThrow();
     advance(TTL);
-    assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class).hasMessageContaining("expired");
+    assertThatThrownBy(() -> a.renew(lease))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("expired");
 
     b.tryAcquire("e", "b", TTL).lease().orElseThrow();
-    assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class).hasMessageContaining("'b' holds it now");
+    assertThatThrownBy(() -> a.renew(lease))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("'b' holds it now");
     a.release(lease);
     assertThat(a.read("e")).map(r -> r.holder()).contains("b");
   }
@@ -83,7 +89,9 @@ class FileLeaseStoreTest {
   @Test
   void a_version_written_in_another_boot_has_expired_and_tokens_go_on_from_it() throws IOException {
     Files.createDirectories(dir.resolve("e"));
-    LeaseVersion beforeReboot = LeaseVersion.held(7, "a", TTL, now.get() + TimeUnit.HOURS.toNanos(10), "another-boot", Instant.now());
+    LeaseVersion beforeReboot =
+        LeaseVersion.held(
+            7, "a", TTL, now.get() + TimeUnit.HOURS.toNanos(10), "another-boot", Instant.now());
     Files.write(dir.resolve("e").resolve(ElectionDirectory.name(9)), beforeReboot.encode());
 
     FileLeaseStore b = store();
@@ -101,7 +109,8 @@ class FileLeaseStoreTest {
   }
 
   @Test
-  void old_versions_and_temporary_files_of_dead_processes_are_deleted_but_never_the_head() throws IOException, InterruptedException {
+  void old_versions_and_temporary_files_of_dead_processes_are_deleted_but_never_the_head()
+      throws IOException, InterruptedException {
     FileLeaseStore a = store();
     Lease lease = a.tryAcquire("e", "a", Duration.ofMinutes(1)).lease().orElseThrow();
     Process dead = new ProcessBuilder("true").start();
@@ -126,8 +135,12 @@ class FileLeaseStoreTest {
 
   @Test
   void a_write_completed_later_than_the_call_timeout_after_its_read_is_not_trusted() {
-    // Every reading of the clock is 600 ms after the last: read, decide and write span more than 1 s.
-    FileLeaseStore slow = FileLeaseStore.builder(dir).clock(() -> now.addAndGet(TimeUnit.MILLISECONDS.toNanos(600))).build();
+    // Every reading of the clock is 600 ms after the last: read, decide and write span more than 1
+    // s.
+    FileLeaseStore slow =
+        FileLeaseStore.builder(dir)
+            .clock(() -> now.addAndGet(TimeUnit.MILLISECONDS.toNanos(600)))
+            .build();
 
     assertThatThrownBy(() -> slow.tryAcquire("e", "a", TTL))
         .isInstanceOf(LeaseStoreException.class)
@@ -149,7 +162,10 @@ class FileLeaseStoreTest {
   void election_names_must_be_plain_file_names() {
     FileLeaseStore a = store();
     for (String bad : List.of("", "..", ".hidden", "a/b", "-x", "a".repeat(201))) {
-      assertThatThrownBy(() -> a.checkElectionName(bad)).as("'%s'", bad).isInstanceOf(ConfigurationException.class).hasMessageContaining("'" + bad + "'");
+      assertThatThrownBy(() -> a.checkElectionName(bad))
+          .as("'%s'", bad)
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("'" + bad + "'");
     }
     a.checkElectionName("billing-cron.v2_1");
   }
@@ -158,15 +174,21 @@ class FileLeaseStoreTest {
   void a_closed_store_refuses_calls() {
     FileLeaseStore a = store();
     a.close();
-    assertThatThrownBy(() -> a.read("e")).isInstanceOf(LeaseStoreException.class).hasMessageContaining("closed");
+    assertThatThrownBy(() -> a.read("e"))
+        .isInstanceOf(LeaseStoreException.class)
+        .hasMessageContaining("closed");
   }
 
   @Test
   void the_builder_refuses_a_call_timeout_out_of_range_naming_it() {
     assertThatThrownBy(() -> FileLeaseStore.builder(dir).callTimeout(Duration.ZERO))
-        .isInstanceOf(ConfigurationException.class).hasMessageContaining("callTimeout").hasMessageContaining("0ms");
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("callTimeout")
+        .hasMessageContaining("0ms");
     assertThatThrownBy(() -> FileLeaseStore.builder(dir).callTimeout(Duration.ofSeconds(6)))
-        .isInstanceOf(ConfigurationException.class).hasMessageContaining("6000ms").hasMessageContaining("at most 5s");
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("6000ms")
+        .hasMessageContaining("at most 5s");
   }
 
   @Test
@@ -180,8 +202,11 @@ class FileLeaseStoreTest {
 
   @Test
   void network_and_fuse_file_systems_are_refused_local_ones_accepted() {
-    for (String type : List.of("nfs", "nfs4", "cifs", "smb3", "9p", "ceph", "virtiofs", "fuse.sshfs", "fuse")) {
-      assertThat(FileLeaseStore.unsafeFileSystem(type)).as(type).hasValueSatisfying(why -> assertThat(why).contains(type));
+    for (String type :
+        List.of("nfs", "nfs4", "cifs", "smb3", "9p", "ceph", "virtiofs", "fuse.sshfs", "fuse")) {
+      assertThat(FileLeaseStore.unsafeFileSystem(type))
+          .as(type)
+          .hasValueSatisfying(why -> assertThat(why).contains(type));
     }
     for (String type : List.of("ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs")) {
       assertThat(FileLeaseStore.unsafeFileSystem(type)).as(type).isEmpty();

@@ -47,7 +47,9 @@ public final class Hammer {
     }
   }
 
-  private static void churn(FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out) throws IOException {
+  private static void churn(
+      FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out)
+      throws IOException {
     ThreadLocalRandom random = ThreadLocalRandom.current();
     while (true) {
       Lease lease = acquire(store, election, candidate, ttl, out);
@@ -69,7 +71,9 @@ public final class Hammer {
     }
   }
 
-  private static void hold(FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out) throws IOException {
+  private static void hold(
+      FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out)
+      throws IOException {
     Lease lease = null;
     while (lease == null) {
       lease = acquire(store, election, candidate, ttl, out);
@@ -88,7 +92,9 @@ public final class Hammer {
     }
   }
 
-  private static Lease acquire(FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out) throws IOException {
+  private static Lease acquire(
+      FileLeaseStore store, String election, String candidate, Duration ttl, FileOutputStream out)
+      throws IOException {
     long start = System.nanoTime();
     Acquisition a;
     try {
@@ -99,11 +105,19 @@ public final class Hammer {
     if (a.lease().isEmpty()) {
       return null;
     }
-    write(out, "grant " + a.lease().get().token() + " " + System.nanoTime() + " " + (start + ttl.toNanos()));
+    write(
+        out,
+        "grant "
+            + a.lease().get().token()
+            + " "
+            + System.nanoTime()
+            + " "
+            + (start + ttl.toNanos()));
     return a.lease().get();
   }
 
-  private static void renew(FileLeaseStore store, Lease lease, FileOutputStream out) throws IOException {
+  private static void renew(FileLeaseStore store, Lease lease, FileOutputStream out)
+      throws IOException {
     long start = System.nanoTime();
     store.renew(lease);
     write(out, "renew " + lease.token() + " " + (start + lease.ttl().toNanos()));

@@ -9,10 +9,10 @@ import java.util.regex.Pattern;
 import org.jooq.SQLDialect;
 
 /**
- * What differs between the databases the store supports: how SQL reads the database clock, the
- * jOOQ dialect handed to guarded work, and the DDL file. Every time comparison happens in SQL
- * against the database's clock, so candidates never compare their own clocks. The statements
- * themselves are put together once per store from these pieces ({@link LeaseSql}).
+ * What differs between the databases the store supports: how SQL reads the database clock, the jOOQ
+ * dialect handed to guarded work, and the DDL file. Every time comparison happens in SQL against
+ * the database's clock, so candidates never compare their own clocks. The statements themselves are
+ * put together once per store from these pieces ({@link LeaseSql}).
  */
 enum Dialect {
   // clock_timestamp(), not now(): now() is the start of the transaction, and a guard that waited
@@ -38,7 +38,14 @@ enum Dialect {
       "(timestampdiff(microsecond, utc_timestamp(3), %s) div 1000)",
       "(timestampdiff(microsecond, '1970-01-01 00:00:00', %s) div 1000)"),
 
-  MYSQL("MySQL", SQLDialect.MYSQL, "schema-mysql.sql", MARIADB.now, MARIADB.nowPlusMillis, MARIADB.millisUntil, MARIADB.epochMillis),
+  MYSQL(
+      "MySQL",
+      SQLDialect.MYSQL,
+      "schema-mysql.sql",
+      MARIADB.now,
+      MARIADB.nowPlusMillis,
+      MARIADB.millisUntil,
+      MARIADB.epochMillis),
 
   H2(
       "H2",
@@ -57,7 +64,14 @@ enum Dialect {
   private final String millisUntil;
   private final String epochMillis;
 
-  Dialect(String displayName, SQLDialect jooq, String ddlFile, String now, String nowPlusMillis, String millisUntil, String epochMillis) {
+  Dialect(
+      String displayName,
+      SQLDialect jooq,
+      String ddlFile,
+      String now,
+      String nowPlusMillis,
+      String millisUntil,
+      String epochMillis) {
     this.displayName = displayName;
     this.jooq = jooq;
     this.ddlFile = ddlFile;
@@ -97,21 +111,26 @@ enum Dialect {
   String nextTerm(String term) {
     String micros =
         switch (this) {
-          case POSTGRESQL -> "cast(floor(extract(epoch from clock_timestamp()) * 1000000) as bigint)";
-          case MARIADB, MYSQL -> "timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(6))";
-          case H2 -> "datediff(microsecond, timestamp with time zone '1970-01-01 00:00:00+00', current_timestamp(6))";
+          case POSTGRESQL ->
+              "cast(floor(extract(epoch from clock_timestamp()) * 1000000) as bigint)";
+          case MARIADB, MYSQL ->
+              "timestampdiff(microsecond, '1970-01-01 00:00:00', utc_timestamp(6))";
+          case H2 ->
+              "datediff(microsecond, timestamp with time zone '1970-01-01 00:00:00+00', current_timestamp(6))";
         };
     return "greatest(" + term + " + 1, " + micros + ")";
   }
 
   /**
    * What a select of the lease table (aliased {@code alias}) ends with to lock the rows it can and
-   * leave out those another transaction holds: a batch renewal must not wait for a guarded write
-   * on one row, or every lease of the batch runs out behind it. PostgreSQL names the table to lock
+   * leave out those another transaction holds: a batch renewal must not wait for a guarded write on
+   * one row, or every lease of the batch runs out behind it. PostgreSQL names the table to lock
    * because the select also reads the renewals' list; MariaDB has SKIP LOCKED since 10.6.
    */
   String lockSkippingLocked(String alias) {
-    return this == POSTGRESQL ? " for update of " + alias + " skip locked" : " for update skip locked";
+    return this == POSTGRESQL
+        ? " for update of " + alias + " skip locked"
+        : " for update skip locked";
   }
 
   /**
@@ -168,14 +187,21 @@ enum Dialect {
         // The acquire reads the row it left back through INSERT ... RETURNING (MariaDB 10.5), and a
         // batch renewal leaves out the rows guarded writes hold through SKIP LOCKED (10.6).
         throw new ConfigurationException(
-            "the jdbc backend needs MariaDB 10.6 or later, but the database is " + product + " " + version);
+            "the jdbc backend needs MariaDB 10.6 or later, but the database is "
+                + product
+                + " "
+                + version);
       }
       return MARIADB;
     }
     if (p.contains("mysql")) {
       if (metaData.getDatabaseMajorVersion() < 8) {
         // A batch renewal leaves out the rows guarded writes hold through SKIP LOCKED (MySQL 8.0).
-        throw new ConfigurationException("the jdbc backend needs MySQL 8.0 or later, but the database is " + product + " " + version);
+        throw new ConfigurationException(
+            "the jdbc backend needs MySQL 8.0 or later, but the database is "
+                + product
+                + " "
+                + version);
       }
       return MYSQL;
     }
@@ -183,11 +209,18 @@ enum Dialect {
       return H2;
     }
     throw new ConfigurationException(
-        "the jdbc backend does not support " + product + " " + version + "; it supports PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
+        "the jdbc backend does not support "
+            + product
+            + " "
+            + version
+            + "; it supports PostgreSQL, MariaDB 10.6+, MySQL 8.0+ and H2");
   }
 
-  /** MariaDB's major and minor version, also behind the "5.5.5-" a MySQL driver reports before it. */
-  private static int[] mariaDbVersion(String version, DatabaseMetaData metaData) throws SQLException {
+  /**
+   * MariaDB's major and minor version, also behind the "5.5.5-" a MySQL driver reports before it.
+   */
+  private static int[] mariaDbVersion(String version, DatabaseMetaData metaData)
+      throws SQLException {
     Matcher m = MARIADB_VERSION.matcher(version);
     if (m.find()) {
       return new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))};

@@ -16,15 +16,17 @@ final class Failures {
   private Failures() {}
 
   /**
-   * What went wrong, in the words an operator needs first: each asks for a different fix (start
-   * or reach the server, fix the login, grant, create the table), and the driver's own message
-   * often does not say which (a refused role used to read as "could not reach the database").
+   * What went wrong, in the words an operator needs first: each asks for a different fix (start or
+   * reach the server, fix the login, grant, create the table), and the driver's own message often
+   * does not say which (a refused role used to read as "could not reach the database").
    */
   enum Kind {
     UNREACHABLE("cannot reach the database"),
-    NO_CONNECTION("no connection from the pool within the call timeout (the database is unreachable or slow to accept, or every connection is busy)"),
+    NO_CONNECTION(
+        "no connection from the pool within the call timeout (the database is unreachable or slow to accept, or every connection is busy)"),
     CREDENTIALS("the database refused the login (user name or password)"),
-    PERMISSION("the database user lacks a privilege the store needs (SELECT, INSERT, UPDATE on the table; CREATE to create it)"),
+    PERMISSION(
+        "the database user lacks a privilege the store needs (SELECT, INSERT, UPDATE on the table; CREATE to create it)"),
     MISSING_TABLE("the lease table does not exist"),
     TIMEOUT("the database did not answer within the call timeout"),
     OTHER("the database refused the call");
@@ -37,10 +39,10 @@ final class Failures {
   }
 
   /**
-   * Reads the SQLState classes (08 connection, 28 authorisation, 42501 privilege) and the
-   * vendor codes where the state is too coarse: MariaDB/MySQL report a refused login as 1045
-   * (28000), a refused database as 1044, a refused table or column as 1142/1143 (all 42000);
-   * H2 reports a lost session as 90067 and missing rights as 90096.
+   * Reads the SQLState classes (08 connection, 28 authorisation, 42501 privilege) and the vendor
+   * codes where the state is too coarse: MariaDB/MySQL report a refused login as 1045 (28000), a
+   * refused database as 1044, a refused table or column as 1142/1143 (all 42000); H2 reports a lost
+   * session as 90067 and missing rights as 90096.
    */
   static Kind kind(Throwable t) {
     if (isMissingTable(t)) {
@@ -53,7 +55,8 @@ final class Failures {
         int code = e.getErrorCode();
         boolean h2 = e.getClass().getName().startsWith("org.h2.");
         // MariaDB's driver throws the java.sql classes: its vendor codes are known by their state.
-        boolean mariaDbDenied = state.equals("42000") && (code == 1044 || code == 1142 || code == 1143);
+        boolean mariaDbDenied =
+            state.equals("42000") && (code == 1044 || code == 1142 || code == 1143);
         if (state.startsWith("28") || code == 1045) {
           return Kind.CREDENTIALS;
         }
@@ -72,7 +75,9 @@ final class Failures {
           return Kind.NO_CONNECTION;
         }
       }
-      if (c instanceof ConnectException || c instanceof UnknownHostException || c instanceof NoRouteToHostException) {
+      if (c instanceof ConnectException
+          || c instanceof UnknownHostException
+          || c instanceof NoRouteToHostException) {
         return Kind.UNREACHABLE;
       }
     }
@@ -108,7 +113,9 @@ final class Failures {
         SQLException e = (SQLException) c;
         String state = String.valueOf(e.getSQLState());
         boolean h2 = e.getClass().getName().startsWith("org.h2.");
-        if (state.equals("42P01") || state.equals("42S02") || state.equals("3F000")
+        if (state.equals("42P01")
+            || state.equals("42S02")
+            || state.equals("3F000")
             || (h2 && e.getErrorCode() >= 42102 && e.getErrorCode() <= 42104)) {
           return true;
         }
@@ -118,15 +125,18 @@ final class Failures {
   }
 
   /**
-   * The database's own words, without the SQL text jOOQ puts in front or the pool's "timed out"
-   * in front of the failure it timed out on: the distinct messages of the cause chain, outermost
+   * The database's own words, without the SQL text jOOQ puts in front or the pool's "timed out" in
+   * front of the failure it timed out on: the distinct messages of the cause chain, outermost
    * first, and the SQLState.
    */
   static String describe(Throwable t) {
     Set<String> messages = new LinkedHashSet<>();
     for (Throwable c = t; c != null && messages.size() < 3; c = c.getCause()) {
-      // jOOQ's wrapper repeats the SQL; the pool's timeout only says it waited, and its cause says why.
-      boolean wrapper = (c instanceof DataAccessException || c instanceof SQLTransientConnectionException) && c.getCause() != null;
+      // jOOQ's wrapper repeats the SQL; the pool's timeout only says it waited, and its cause says
+      // why.
+      boolean wrapper =
+          (c instanceof DataAccessException || c instanceof SQLTransientConnectionException)
+              && c.getCause() != null;
       if (!wrapper && c.getMessage() != null && !c.getMessage().isBlank()) {
         messages.add(c.getMessage().strip());
       }

@@ -50,29 +50,29 @@ import org.slf4j.LoggerFactory;
  *       acquires racing for a new election are resolved by the database, not by a duplicate-key
  *       error. Each call is one round trip where the database allows (PostgreSQL always; MariaDB
  *       but for a batch renewal), its SQL put together once per store and run as plain JDBC.
- *   <li>The {@code term} column is the fencing token; every grant adds one, renewals keep it.
- *       Rows are never deleted, so tokens keep increasing across releases.
- *   <li>A renewal and a release are updates guarded by holder and term; a renewal also requires
- *       the lease to be unexpired by the database's clock.
+ *   <li>The {@code term} column is the fencing token; every grant adds one, renewals keep it. Rows
+ *       are never deleted, so tokens keep increasing across releases.
+ *   <li>A renewal and a release are updates guarded by holder and term; a renewal also requires the
+ *       lease to be unexpired by the database's clock.
  *   <li>On PostgreSQL, {@link #watch} hears grants and releases at commit through LISTEN/NOTIFY on
- *       one connection of the store's, and reports expiry too: grants and renewals say when
- *       their lease runs out, and the LISTEN thread wakes the followers then. Followers send
- *       nothing while a leader renews.
+ *       one connection of the store's, and reports expiry too: grants and renewals say when their
+ *       lease runs out, and the LISTEN thread wakes the followers then. Followers send nothing
+ *       while a leader renews.
  *   <li>{@link #inTerm} runs the caller's own SQL in a transaction that commits only while the
  *       lease row still shows the caller's term.
  * </ul>
  *
  * <p>Every call has a deadline, the call timeout after it started: before each round trip the
  * connection's socket read timeout is set to what is left of it, so a call through a network that
- * drops every packet fails by its deadline, and a connection that the pool hands out too late
- * fails the call at once. Statements also carry a JDBC query timeout, the call timeout rounded
- * up past the next whole second, as a backstop for a database that is alive but slow. Waiting for a connection is the
- * pool's part: keep its connection timeout, plus its validation timeout, under the call timeout
- * (the provider's pool does). H2 over TCP has no per-call read timeout; give its URL a {@code
- * NETWORK_TIMEOUT} (the provider adds one). The table is not looked for in advance: the first
- * call that finds it missing creates it, unless that is turned off; the DDL ships in the jar as
- * {@code dev/baton/jdbc/schema-<database>.sql}. A store built from a caller's {@code DataSource} or
- * {@code DSLContext} never closes it.
+ * drops every packet fails by its deadline, and a connection that the pool hands out too late fails
+ * the call at once. Statements also carry a JDBC query timeout, the call timeout rounded up past
+ * the next whole second, as a backstop for a database that is alive but slow. Waiting for a
+ * connection is the pool's part: keep its connection timeout, plus its validation timeout, under
+ * the call timeout (the provider's pool does). H2 over TCP has no per-call read timeout; give its
+ * URL a {@code NETWORK_TIMEOUT} (the provider adds one). The table is not looked for in advance:
+ * the first call that finds it missing creates it, unless that is turned off; the DDL ships in the
+ * jar as {@code dev/baton/jdbc/schema-<database>.sql}. A store built from a caller's {@code
+ * DataSource} or {@code DSLContext} never closes it.
  */
 public final class JdbcLeaseStore implements LeaseStore {
 
@@ -102,7 +102,8 @@ public final class JdbcLeaseStore implements LeaseStore {
     this.table = new LeaseTable(Optional.ofNullable(b.schema), b.table);
     this.callTimeout = b.callTimeout;
     this.ownedPool = b.ownedPool;
-    this.calls = new StoreCalls(transactions, table, b.createTable, b.callTimeout, b.clock, this::checkOpen);
+    this.calls =
+        new StoreCalls(transactions, table, b.createTable, b.callTimeout, b.clock, this::checkOpen);
   }
 
   /** A store on the caller's {@code DataSource} (a pool), which the store never closes. */
@@ -134,18 +135,23 @@ public final class JdbcLeaseStore implements LeaseStore {
     private String schema;
     private boolean createTable = true;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+
     /** The DataSource or DSLContext the store was built on. */
     private final AutoCloseable client;
+
     private AutoCloseable ownedPool;
     private MonotonicClock clock = MonotonicClock.system();
 
-    private Builder(ConnectionProvider connections, Configuration callerConfiguration, Object client) {
+    private Builder(
+        ConnectionProvider connections, Configuration callerConfiguration, Object client) {
       this.connections = connections;
       this.callerConfiguration = callerConfiguration;
       this.client = client instanceof AutoCloseable c ? c : null;
     }
 
-    /** The lease table's name (default {@value JdbcLeaseStore#DEFAULT_TABLE}): a plain identifier. */
+    /**
+     * The lease table's name (default {@value JdbcLeaseStore#DEFAULT_TABLE}): a plain identifier.
+     */
     public Builder table(String table) {
       this.table = LeaseTable.checkIdentifier("table", requireNonNull(table, "table"));
       return this;
@@ -165,8 +171,8 @@ public final class JdbcLeaseStore implements LeaseStore {
 
     /**
      * How long one call (acquire, renew, release, read, the check of a guarded write) may take,
-     * from its start until it returns or fails (default 3 s): at most half the renew deadline it
-     * is used with ({@link CallTimeout}). It bounds every round trip of the call through the socket
+     * from its start until it returns or fails (default 3 s): at most half the renew deadline it is
+     * used with ({@link CallTimeout}). It bounds every round trip of the call through the socket
      * read timeout; the JDBC query timeout of its statements is a whole second or more past it.
      */
     public Builder callTimeout(Duration callTimeout) {
@@ -202,7 +208,10 @@ public final class JdbcLeaseStore implements LeaseStore {
 
   // ---- the lease contract ----
 
-  /** The most leases one {@link #renewAll} takes; it renews them in one statement (PostgreSQL) or one per TTL. */
+  /**
+   * The most leases one {@link #renewAll} takes; it renews them in one statement (PostgreSQL) or
+   * one per TTL.
+   */
   static final int RENEW_BATCH_LIMIT = 1000;
 
   @Override
@@ -215,15 +224,26 @@ public final class JdbcLeaseStore implements LeaseStore {
         "acquire",
         (s, deadline) -> {
           LeaseRow row =
-              calls.inConnection(s.acquireNeedsTransaction(), deadline, c -> s.acquire(c, election, candidate, ttlMillis, deadline))
+              calls
+                  .inConnection(
+                      s.acquireNeedsTransaction(),
+                      deadline,
+                      c -> s.acquire(c, election, candidate, ttlMillis, deadline))
                   .orElseThrow(StoreCalls.RowChangedMeanwhile::new);
           // Only a grant leaves the candidate's name in the row: a refusal means somebody else
           // holds a live lease, and the row was read back under the decision's lock.
           if (candidate.equals(row.holder())) {
-            return Acquisition.granted(new Lease(election, candidate, FencingToken.of(row.term()), Duration.ofMillis(ttlMillis), ""));
+            return Acquisition.granted(
+                new Lease(
+                    election,
+                    candidate,
+                    FencingToken.of(row.term()),
+                    Duration.ofMillis(ttlMillis),
+                    ""));
           }
           if (!row.isLive()) {
-            throw new StoreCalls.RowChangedMeanwhile(); // it ran out between the decision and the read-back
+            throw new StoreCalls
+                .RowChangedMeanwhile(); // it ran out between the decision and the read-back
           }
           heard(election, row);
           return Acquisition.held(record(election, row));
@@ -234,11 +254,13 @@ public final class JdbcLeaseStore implements LeaseStore {
   public Lease renew(Lease lease) {
     requireNonNull(lease, "lease");
     long ttlMillis = effectiveTtlMillis(lease.ttl());
-    return calls.call(lease.election(), "renew", (s, deadline) -> renewAlone(s, lease, ttlMillis, deadline));
+    return calls.call(
+        lease.election(), "renew", (s, deadline) -> renewAlone(s, lease, ttlMillis, deadline));
   }
 
   /** One renewal in its own statement, which waits for a row lock another transaction holds. */
-  private Lease renewAlone(LeaseStatements s, Lease lease, long ttlMillis, long deadline) throws SQLException {
+  private Lease renewAlone(LeaseStatements s, Lease lease, long ttlMillis, long deadline)
+      throws SQLException {
     long started = clock.nanoTime();
     boolean lockFirst = s.dialect().bindsLockWaitInSql();
     Transactions.Task<Lease> renewal =
@@ -246,13 +268,17 @@ public final class JdbcLeaseStore implements LeaseStore {
           if (lockFirst) {
             s.lockWithin(c, lease.election(), deadline);
           }
-          if (s.renew(c, lease.election(), lease.candidate(), lease.token().value(), ttlMillis, deadline)) {
+          if (s.renew(
+              c, lease.election(), lease.candidate(), lease.token().value(), ttlMillis, deadline)) {
             return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
           }
-          return renewedOrLost(lease, ttlMillis, s.read(c, lease.election(), deadline), clock.nanoTime() - started);
+          return renewedOrLost(
+              lease, ttlMillis, s.read(c, lease.election(), deadline), clock.nanoTime() - started);
         };
     // The row lock taken first must last until the update: one transaction.
-    return lockFirst ? transactions.inTransaction(deadline, renewal) : transactions.autoCommitted(deadline, renewal);
+    return lockFirst
+        ? transactions.inTransaction(deadline, renewal)
+        : transactions.autoCommitted(deadline, renewal);
   }
 
   /**
@@ -272,7 +298,11 @@ public final class JdbcLeaseStore implements LeaseStore {
       return List.of();
     }
     if (n > RENEW_BATCH_LIMIT) {
-      throw new IllegalArgumentException("renewAll takes at most " + RENEW_BATCH_LIMIT + " leases (renewBatchLimit), but got " + n);
+      throw new IllegalArgumentException(
+          "renewAll takes at most "
+              + RENEW_BATCH_LIMIT
+              + " leases (renewBatchLimit), but got "
+              + n);
     }
     List<String> elections = new ArrayList<>(n);
     List<String> candidates = new ArrayList<>(n);
@@ -292,23 +322,37 @@ public final class JdbcLeaseStore implements LeaseStore {
           "renew " + n + " leases",
           (s, deadline) -> {
             long started = clock.nanoTime();
-            boolean[] surely = calls.inConnection(s.renewAllNeedsTransaction(), deadline, c -> s.renewAll(c, elections, candidates, tokens, ttls, deadline));
+            boolean[] surely =
+                calls.inConnection(
+                    s.renewAllNeedsTransaction(),
+                    deadline,
+                    c -> s.renewAll(c, elections, candidates, tokens, ttls, deadline));
             List<String> unsure = new ArrayList<>();
             for (int i = 0; i < n; i++) {
               if (!surely[i]) {
                 unsure.add(elections.get(i));
               }
             }
-            Map<String, LeaseRow> rows = unsure.isEmpty() ? Map.of() : transactions.autoCommitted(deadline, c -> s.readAll(c, unsure, deadline));
+            Map<String, LeaseRow> rows =
+                unsure.isEmpty()
+                    ? Map.of()
+                    : transactions.autoCommitted(deadline, c -> s.readAll(c, unsure, deadline));
             long took = clock.nanoTime() - started;
             List<Renewal> outcomes = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
               Lease lease = leases.get(i);
               if (surely[i]) {
-                outcomes.add(Renewal.renewed(lease.renewed(Duration.ofMillis(ttls[i]), lease.handle())));
+                outcomes.add(
+                    Renewal.renewed(lease.renewed(Duration.ofMillis(ttls[i]), lease.handle())));
               } else {
                 try {
-                  outcomes.add(Renewal.renewed(renewedOrLost(lease, ttls[i], Optional.ofNullable(rows.get(lease.election())), took)));
+                  outcomes.add(
+                      Renewal.renewed(
+                          renewedOrLost(
+                              lease,
+                              ttls[i],
+                              Optional.ofNullable(rows.get(lease.election())),
+                              took)));
                 } catch (LeaseLostException e) {
                   outcomes.add(Renewal.failed(e));
                 } catch (LeaseStoreException e) {
@@ -326,7 +370,8 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
   }
 
-  private Renewal renewedAloneOrFailed(LeaseStatements s, Lease lease, long ttlMillis, long deadline) {
+  private Renewal renewedAloneOrFailed(
+      LeaseStatements s, Lease lease, long ttlMillis, long deadline) {
     try {
       return Renewal.renewed(renewAlone(s, lease, ttlMillis, deadline));
     } catch (LeaseLostException e) {
@@ -352,24 +397,40 @@ public final class JdbcLeaseStore implements LeaseStore {
    * @param sinceCallBegan nanoseconds from the call's start to after the read: a renewal at any
    *     moment since leaves at least {@code ttlMillis} minus that much on the row
    */
-  static Lease renewedOrLost(Lease lease, long ttlMillis, Optional<LeaseRow> row, long sinceCallBegan) {
+  static Lease renewedOrLost(
+      Lease lease, long ttlMillis, Optional<LeaseRow> row, long sinceCallBegan) {
     long token = lease.token().value();
     String candidate = lease.candidate();
-    if (row.isPresent() && row.get().isLive() && candidate.equals(row.get().holder()) && row.get().term() == token) {
+    if (row.isPresent()
+        && row.get().isLive()
+        && candidate.equals(row.get().holder())
+        && row.get().term() == token) {
       long left = row.get().expiresInMillis();
       if (left + TimeUnit.NANOSECONDS.toMillis(sinceCallBegan) >= ttlMillis) {
         return lease.renewed(Duration.ofMillis(ttlMillis), lease.handle());
       }
       throw new LeaseStoreException(
           lease.election(),
-          "the renewal of " + candidate + " with token " + token + " did not reach its row (another transaction, such as a"
-              + " guarded write, holds it); the lease is still this holder's for " + left + " ms");
+          "the renewal of "
+              + candidate
+              + " with token "
+              + token
+              + " did not reach its row (another transaction, such as a"
+              + " guarded write, holds it); the lease is still this holder's for "
+              + left
+              + " ms");
     }
     String otherHolder = row.filter(LeaseRow::isLive).map(LeaseRow::holder).orElse(null);
     throw new LeaseLostException(
         lease.election(),
-        "the lease of " + candidate + " with token " + token + " is gone: "
-            + (otherHolder == null ? "it expired or was released" : "now held by " + otherHolder + " with token " + row.get().term()),
+        "the lease of "
+            + candidate
+            + " with token "
+            + token
+            + " is gone: "
+            + (otherHolder == null
+                ? "it expired or was released"
+                : "now held by " + otherHolder + " with token " + row.get().term()),
         otherHolder);
   }
 
@@ -379,7 +440,12 @@ public final class JdbcLeaseStore implements LeaseStore {
     calls.call(
         lease.election(),
         "release",
-        (s, deadline) -> transactions.autoCommitted(deadline, c -> s.release(c, lease.election(), lease.candidate(), lease.token().value(), deadline)));
+        (s, deadline) ->
+            transactions.autoCommitted(
+                deadline,
+                c ->
+                    s.release(
+                        c, lease.election(), lease.candidate(), lease.token().value(), deadline)));
   }
 
   @Override
@@ -389,7 +455,10 @@ public final class JdbcLeaseStore implements LeaseStore {
         election,
         "read",
         (s, deadline) -> {
-          Optional<LeaseRow> row = transactions.autoCommitted(deadline, c -> s.read(c, election, deadline)).filter(LeaseRow::isLive);
+          Optional<LeaseRow> row =
+              transactions
+                  .autoCommitted(deadline, c -> s.read(c, election, deadline))
+                  .filter(LeaseRow::isLive);
           row.ifPresent(r -> heard(election, r));
           return row.map(r -> record(election, r));
         });
@@ -401,9 +470,8 @@ public final class JdbcLeaseStore implements LeaseStore {
    * the other databases: followers poll there.
    *
    * <p>The first watch asks the pool for a connection (to find out which database it is, and for
-   * the LISTEN) only once a call already under way has come back (at most a call timeout): a
-   * fresh pool has one connection at first, and the store's first acquire should not wait for
-   * it.
+   * the LISTEN) only once a call already under way has come back (at most a call timeout): a fresh
+   * pool has one connection at first, and the store's first acquire should not wait for it.
    *
    * @throws LeaseStoreException when the database cannot be reached to find out which it is
    */
@@ -497,19 +565,21 @@ public final class JdbcLeaseStore implements LeaseStore {
   }
 
   /** {@link #inTerm(Lease, Function)} for an elector's term: its election, candidate and token. */
-  public <T> T inTerm(String election, String candidate, FencingToken token, Function<DSLContext, T> work) {
+  public <T> T inTerm(
+      String election, String candidate, FencingToken token, Function<DSLContext, T> work) {
     requireNonNull(work, "work");
     try {
       return guarded(election, candidate, token, (c, d) -> work.apply(callerDsl(c, d)));
     } catch (SQLException e) {
       // Only the commit throws it here (jOOQ work throws DataAccessException): jOOQ's own words.
-      throw new DataAccessException("guarded write in election '" + election + "' failed to commit: " + e.getMessage(), e);
+      throw new DataAccessException(
+          "guarded write in election '" + election + "' failed to commit: " + e.getMessage(), e);
     }
   }
 
   /**
-   * {@link #inTerm(Lease, Function)} on plain JDBC: {@code work} gets the transaction's
-   * connection; it must not commit, roll back or close it.
+   * {@link #inTerm(Lease, Function)} on plain JDBC: {@code work} gets the transaction's connection;
+   * it must not commit, roll back or close it.
    *
    * @throws SQLException the one your work threw (or the commit's), as it was, after the rollback:
    *     plain JDBC code handles its own exceptions, not a library's wrapper of them
@@ -522,7 +592,9 @@ public final class JdbcLeaseStore implements LeaseStore {
   }
 
   /** {@link #inTermWithConnection(Lease, ConnectionWork)} for an elector's term. */
-  public <T> T inTermWithConnection(String election, String candidate, FencingToken token, ConnectionWork<T> work) throws SQLException {
+  public <T> T inTermWithConnection(
+      String election, String candidate, FencingToken token, ConnectionWork<T> work)
+      throws SQLException {
     requireNonNull(work, "work");
     return guarded(election, candidate, token, (c, d) -> work.run(c));
   }
@@ -532,14 +604,16 @@ public final class JdbcLeaseStore implements LeaseStore {
     T run(Connection connection, Dialect dialect) throws SQLException;
   }
 
-  private <T> T guarded(String election, String candidate, FencingToken token, GuardedWork<T> work) throws SQLException {
+  private <T> T guarded(String election, String candidate, FencingToken token, GuardedWork<T> work)
+      throws SQLException {
     checkName("election", election);
     checkName("candidate", candidate);
     requireNonNull(token, "token");
     long deadline = calls.deadline();
     LeaseStatements s = calls.statements(election, deadline);
     Dialect d = s.dialect();
-    Connection c = calls.acquireConnection(election, "check the lease for a guarded write", deadline);
+    Connection c =
+        calls.acquireConnection(election, "check the lease for a guarded write", deadline);
     Throwable failure = null;
     boolean previousAutoCommit = true;
     try {
@@ -569,8 +643,14 @@ public final class JdbcLeaseStore implements LeaseStore {
       if (!current) {
         throw new LeaseLostException(
             election,
-            "guarded write refused: the lease of " + candidate + " with token " + token + " is no longer current ("
-                + instead.map(r -> "now held by " + r.holder() + " with token " + r.term()).orElse("expired or released")
+            "guarded write refused: the lease of "
+                + candidate
+                + " with token "
+                + token
+                + " is no longer current ("
+                + instead
+                    .map(r -> "now held by " + r.holder() + " with token " + r.term())
+                    .orElse("expired or released")
                 + "); nothing was committed",
             instead.map(LeaseRow::holder).orElse(null));
       }
@@ -628,7 +708,11 @@ public final class JdbcLeaseStore implements LeaseStore {
     requireNonNull(value, what);
     if (value.isEmpty() || value.length() > LeaseTable.MAX_NAME_LENGTH) {
       throw new ConfigurationException(
-          what + " must have 1 to " + LeaseTable.MAX_NAME_LENGTH + " characters for the jdbc backend, but had " + value.length());
+          what
+              + " must have 1 to "
+              + LeaseTable.MAX_NAME_LENGTH
+              + " characters for the jdbc backend, but had "
+              + value.length());
     }
   }
 

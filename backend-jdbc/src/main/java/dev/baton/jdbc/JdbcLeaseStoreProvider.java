@@ -27,12 +27,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Keys: {@code url} (required), {@code username}, {@code password}, {@code table} (default
  * {@code baton_lease}), {@code schema}, {@code create-table} (default true), {@code call-timeout}
  * (at most half of {@code election.renew-deadline}; default half of it, at most 3s: see {@link
- * CallTimeout}), {@code pool-size} (default 4).
- * The pool waits at most half the call timeout for a connection, bounds connecting and cancelling
- * by the call timeout where the driver allows (PostgreSQL {@code connectTimeout}, {@code
- * loginTimeout}, {@code cancelSignalTimeout}; MariaDB/MySQL {@code connectTimeout}; H2 over TCP
- * {@code NETWORK_TIMEOUT}) unless the URL sets them, and does not connect before the first call, so
- * a store opens while the database is down and works once it is back.
+ * CallTimeout}), {@code pool-size} (default 4). The pool waits at most half the call timeout for a
+ * connection, bounds connecting and cancelling by the call timeout where the driver allows
+ * (PostgreSQL {@code connectTimeout}, {@code loginTimeout}, {@code cancelSignalTimeout};
+ * MariaDB/MySQL {@code connectTimeout}; H2 over TCP {@code NETWORK_TIMEOUT}) unless the URL sets
+ * them, and does not connect before the first call, so a store opens while the database is down and
+ * works once it is back.
  */
 public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
 
@@ -48,6 +48,7 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
 
   static final int DEFAULT_POOL_SIZE = 4;
   private static final AtomicInteger POOLS = new AtomicInteger();
+
   /** HikariCP's floor for its connection and validation timeouts. */
   private static final long MIN_POOL_TIMEOUT_MILLIS = 250;
 
@@ -68,16 +69,24 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     checkDriver(url);
     Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
     // Checked here so that a bad name fails with its key; the builder checks again.
-    String table = LeaseTable.checkIdentifier(TABLE, properties.get(TABLE).orElse(JdbcLeaseStore.DEFAULT_TABLE));
-    String schema = properties.get(SCHEMA).map(s -> LeaseTable.checkIdentifier(SCHEMA, s)).orElse(null);
+    String table =
+        LeaseTable.checkIdentifier(
+            TABLE, properties.get(TABLE).orElse(JdbcLeaseStore.DEFAULT_TABLE));
+    String schema =
+        properties.get(SCHEMA).map(s -> LeaseTable.checkIdentifier(SCHEMA, s)).orElse(null);
     boolean createTable = properties.bool(CREATE_TABLE, true);
     // One connection serves PostgreSQL's LISTEN for as long as the store is open.
     int poolSize = properties.integer(POOL_SIZE, DEFAULT_POOL_SIZE, 2, 100);
 
-    HikariDataSource pool = new HikariDataSource(poolConfig(properties, url, callTimeout, poolSize));
+    HikariDataSource pool =
+        new HikariDataSource(poolConfig(properties, url, callTimeout, poolSize));
     try {
       JdbcLeaseStore.Builder builder =
-          JdbcLeaseStore.builder(pool).table(table).createTable(createTable).callTimeout(callTimeout).closesClient();
+          JdbcLeaseStore.builder(pool)
+              .table(table)
+              .createTable(createTable)
+              .callTimeout(callTimeout)
+              .closesClient();
       if (schema != null) {
         builder.schema(schema);
       }
@@ -88,7 +97,8 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     }
   }
 
-  private static HikariConfig poolConfig(ElectionProperties properties, String url, Duration callTimeout, int poolSize) {
+  private static HikariConfig poolConfig(
+      ElectionProperties properties, String url, Duration callTimeout, int poolSize) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("baton-jdbc-" + POOLS.incrementAndGet());
     config.setJdbcUrl(url);
@@ -112,9 +122,9 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
   }
 
   /**
-   * Driver settings that keep connecting and cancelling within the call timeout, for the
-   * databases whose defaults do not (ten seconds or more, or no limit): only those the URL does not
-   * set itself.
+   * Driver settings that keep connecting and cancelling within the call timeout, for the databases
+   * whose defaults do not (ten seconds or more, or no limit): only those the URL does not set
+   * itself.
    */
   static Map<String, String> driverTimeouts(String url, Duration callTimeout) {
     long millis = callTimeout.toMillis();
@@ -137,8 +147,8 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
   }
 
   /**
-   * HikariCP drops a connection whose error says it is broken (SQLState class 08), but H2 reports
-   * a broken or closed TCP session with codes of its own. Without this the pool would keep handing
+   * HikariCP drops a connection whose error says it is broken (SQLState class 08), but H2 reports a
+   * broken or closed TCP session with codes of its own. Without this the pool would keep handing
    * out such a dead connection to calls that come within its half-second validation bypass, and a
    * store polled that often would never recover from a partition.
    */
@@ -150,7 +160,9 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
     // java.lang.Override: the interface's own Override enum shadows the annotation's simple name.
     @java.lang.Override
     public SQLExceptionOverride.Override adjudicate(SQLException e) {
-      return BROKEN.contains(e.getSQLState()) ? SQLExceptionOverride.Override.MUST_EVICT : SQLExceptionOverride.Override.CONTINUE_EVICT;
+      return BROKEN.contains(e.getSQLState())
+          ? SQLExceptionOverride.Override.MUST_EVICT
+          : SQLExceptionOverride.Override.CONTINUE_EVICT;
     }
   }
 
@@ -159,9 +171,11 @@ public final class JdbcLeaseStoreProvider implements LeaseStoreProvider {
       DriverManager.getDriver(url);
     } catch (SQLException e) {
       throw new ConfigurationException(
-          URL + ": no JDBC driver accepts '" + UrlSecrets.redact(url) + "'; backend-jdbc brings drivers for"
+          URL
+              + ": no JDBC driver accepts '"
+              + UrlSecrets.redact(url)
+              + "'; backend-jdbc brings drivers for"
               + " jdbc:postgresql:, jdbc:mariadb: and jdbc:h2: URLs (and jdbc:mysql: with the MySQL driver added)");
     }
   }
-
 }

@@ -11,8 +11,8 @@ package dev.baton.jdbc;
  * the millis are how long after the notification the leases run out at the earliest (their TTL and
  * margin; the notification arrives after the commit, so a follower that counts from its arrival
  * never counts too early), and each election is prefixed with its length in characters (code
- * points), because an election name may contain any character. A batch renewal lists many
- * elections in one payload, which PostgreSQL limits to 8000 bytes.
+ * points), because an election name may contain any character. A batch renewal lists many elections
+ * in one payload, which PostgreSQL limits to 8000 bytes.
  */
 final class LeaseNotice {
 

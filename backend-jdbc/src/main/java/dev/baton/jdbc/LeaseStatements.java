@@ -22,11 +22,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The statements on one lease table for one database, put together once when the store first
- * meets its database and then run as plain JDBC prepared statements: a service calls its store
- * a few times a second at most, so its code runs mostly interpreted, and building and rendering
- * queries per call cost more than the database's own work. Each call is as few round trips as the
- * database allows: on PostgreSQL every call is one, the notification to followers included.
+ * The statements on one lease table for one database, put together once when the store first meets
+ * its database and then run as plain JDBC prepared statements: a service calls its store a few
+ * times a second at most, so its code runs mostly interpreted, and building and rendering queries
+ * per call cost more than the database's own work. Each call is as few round trips as the database
+ * allows: on PostgreSQL every call is one, the notification to followers included.
  *
  * <p>How an acquire tells a grant from a refusal on every database: the statement that decides
  * leaves the candidate's name in the row only when it granted, since a refusal means another
@@ -35,7 +35,8 @@ import java.util.Set;
 final class LeaseStatements {
 
   /** A row as the store reads it; times are the database's, computed in SQL. */
-  record LeaseRow(String holder, long term, long ttlMillis, long renewedAtEpochMillis, long expiresInMillis) {
+  record LeaseRow(
+      String holder, long term, long ttlMillis, long renewedAtEpochMillis, long expiresInMillis) {
 
     boolean isLive() {
       return holder != null && expiresInMillis > 0;
@@ -45,16 +46,16 @@ final class LeaseStatements {
   /**
    * Elections per notification of a batch renewal: a running sum of their sizes in bytes (name,
    * length prefix) divided by this gives the notification an election goes into, so that one
-   * payload stays under PostgreSQL's 8000 bytes with room for the longest name (255 characters
-   * of up to 4 bytes) and the header.
+   * payload stays under PostgreSQL's 8000 bytes with room for the longest name (255 characters of
+   * up to 4 bytes) and the header.
    */
   private static final int NOTICE_CHUNK_BYTES = 6000;
 
   /**
    * How many leases the statements that renew a batch at once name, on the databases without
-   * PostgreSQL's arrays: powers of two, then the batch limit. A batch is padded to the next size
-   * by repeating its last lease, so that the driver and the server see eleven statement texts,
-   * never one per batch size; a lease named twice still counts one row.
+   * PostgreSQL's arrays: powers of two, then the batch limit. A batch is padded to the next size by
+   * repeating its last lease, so that the driver and the server see eleven statement texts, never
+   * one per batch size; a lease named twice still counts one row.
    */
   private static final int[] RENEW_IN_SIZES = renewInSizes(JdbcLeaseStore.RENEW_BATCH_LIMIT);
 
@@ -67,7 +68,8 @@ final class LeaseStatements {
   private final String renew;
   private final String renewAll; // PostgreSQL only
   private final String[] renewIn; // the others: one per RENEW_IN_SIZES
-  private final String[] lockIn; // the others: locks the rows no other transaction holds, one per RENEW_IN_SIZES
+  private final String[]
+      lockIn; // the others: locks the rows no other transaction holds, one per RENEW_IN_SIZES
   private final String release;
   private final String read;
   private final String lockRow; // H2: what the wait in seconds is appended to
@@ -75,7 +77,8 @@ final class LeaseStatements {
   private final String lockIfCurrent;
   private final MonotonicClock clock;
 
-  LeaseStatements(LeaseTable table, Dialect dialect, int queryTimeoutSeconds, MonotonicClock clock) {
+  LeaseStatements(
+      LeaseTable table, Dialect dialect, int queryTimeoutSeconds, MonotonicClock clock) {
     this.clock = clock;
     this.dialect = dialect;
     this.channel = table.channel();
@@ -83,16 +86,43 @@ final class LeaseStatements {
     String t = table.qualifiedName();
     String now = dialect.now();
     String plus = dialect.nowPlusMillis();
-    String row = "holder, term, ttl_millis, " + dialect.epochMillis("renewed_at") + ", " + dialect.millisUntil("expires_at");
+    String row =
+        "holder, term, ttl_millis, "
+            + dialect.epochMillis("renewed_at")
+            + ", "
+            + dialect.millisUntil("expires_at");
     String renewUpdate =
-        "update " + t + " set ttl_millis = ?, renewed_at = " + now + ", expires_at = " + plus
-            + " where election = ? and holder = ? and term = ? and expires_at > " + now;
-    String releaseUpdate = "update " + t + " set holder = null, expires_at = " + now + " where election = ? and holder = ? and term = ?";
+        "update "
+            + t
+            + " set ttl_millis = ?, renewed_at = "
+            + now
+            + ", expires_at = "
+            + plus
+            + " where election = ? and holder = ? and term = ? and expires_at > "
+            + now;
+    String releaseUpdate =
+        "update "
+            + t
+            + " set holder = null, expires_at = "
+            + now
+            + " where election = ? and holder = ? and term = ?";
     this.read = "select " + row + " from " + t + " where election = ?";
     this.lockRow = "select election from " + t + " where election = ? for update wait ";
-    String lockCheck = "select term from " + t + " where election = ? and holder = ? and term = ? and expires_at > " + now;
+    String lockCheck =
+        "select term from "
+            + t
+            + " where election = ? and holder = ? and term = ? and expires_at > "
+            + now;
     String insertValues =
-        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, " + dialect.nextTerm("0") + ", ?, " + now + ", " + now + ", " + plus + ")";
+        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, "
+            + dialect.nextTerm("0")
+            + ", ?, "
+            + now
+            + ", "
+            + now
+            + ", "
+            + plus
+            + ")";
     String insert = "insert into " + t + insertValues;
     switch (dialect) {
       case POSTGRESQL -> {
@@ -100,33 +130,68 @@ final class LeaseStatements {
         // The upsert locks the row even when its condition refuses, so the second statement,
         // sent in the same round trip and the same implicit transaction, reads the row it left.
         this.acquire =
-            "with granted as (insert into " + t + " as l" + insertValues
-                + " on conflict (election) do update set term = " + dialect.nextTerm("l.term") + ", holder = excluded.holder, ttl_millis = excluded.ttl_millis,"
-                + " acquired_at = " + now + ", renewed_at = " + now + ", expires_at = " + plus
-                + " where l.expires_at <= " + now + " or l.holder is null or l.holder = excluded.holder returning 1)"
+            "with granted as (insert into "
+                + t
+                + " as l"
+                + insertValues
+                + " on conflict (election) do update set term = "
+                + dialect.nextTerm("l.term")
+                + ", holder = excluded.holder, ttl_millis = excluded.ttl_millis,"
+                + " acquired_at = "
+                + now
+                + ", renewed_at = "
+                + now
+                + ", expires_at = "
+                + plus
+                + " where l.expires_at <= "
+                + now
+                + " or l.holder is null or l.holder = excluded.holder returning 1)"
                 + " select pg_notify(?, ?) from granted;\n"
                 + read;
         this.readBackForUpdate = null;
-        this.renew = "with renewed as (" + renewUpdate + " returning 1) select pg_notify(?, ?) from renewed";
-        this.release = "with released as (" + releaseUpdate + " returning 1) select pg_notify(?, ?) from released";
+        this.renew =
+            "with renewed as (" + renewUpdate + " returning 1) select pg_notify(?, ?) from renewed";
+        this.release =
+            "with released as ("
+                + releaseUpdate
+                + " returning 1) select pg_notify(?, ?) from released";
         this.renewIn = null;
         this.lockIn = null;
         this.renewAll =
             "with asked (election, holder, term, ttl, i) as ("
                 + "select * from unnest(cast(? as varchar[]), cast(? as varchar[]), cast(? as bigint[]), cast(? as bigint[])) with ordinality),"
-                + " lockable as (select l.election from " + t + " as l join asked on l.election = asked.election"
-                + dialect.lockSkippingLocked("l") + "),"
-                + " renewed as (update " + t + " as l set ttl_millis = asked.ttl, renewed_at = " + now
-                + ", expires_at = " + now + " + (asked.ttl + " + TRUNCATION_MARGIN_MILLIS + ") * interval '1 millisecond'"
-                + " from asked where l.election = asked.election and l.holder = asked.holder and l.term = asked.term and l.expires_at > " + now
+                + " lockable as (select l.election from "
+                + t
+                + " as l join asked on l.election = asked.election"
+                + dialect.lockSkippingLocked("l")
+                + "),"
+                + " renewed as (update "
+                + t
+                + " as l set ttl_millis = asked.ttl, renewed_at = "
+                + now
+                + ", expires_at = "
+                + now
+                + " + (asked.ttl + "
+                + TRUNCATION_MARGIN_MILLIS
+                + ") * interval '1 millisecond'"
+                + " from asked where l.election = asked.election and l.holder = asked.holder and l.term = asked.term and l.expires_at > "
+                + now
                 + " and l.election in (select election from lockable)"
                 + " returning asked.i, asked.election, asked.ttl),"
-                + " chunked as (select election, ttl, sum(octet_length(election) + 5) over (partition by ttl order by i) / " + NOTICE_CHUNK_BYTES
+                + " chunked as (select election, ttl, sum(octet_length(election) + 5) over (partition by ttl order by i) / "
+                + NOTICE_CHUNK_BYTES
                 + " as chunk from renewed),"
-                + " notified as (select pg_notify(?, 'R' || (ttl + " + TRUNCATION_MARGIN_MILLIS + ") || ' '"
+                + " notified as (select pg_notify(?, 'R' || (ttl + "
+                + TRUNCATION_MARGIN_MILLIS
+                + ") || ' '"
                 + " || string_agg(char_length(election) || ':' || election, '')) from chunked group by ttl, chunk)"
                 + " select i from renewed union all select 0 from notified";
-        this.readAll = "select election, " + row + " from " + t + " where election = any(cast(? as varchar[]))";
+        this.readAll =
+            "select election, "
+                + row
+                + " from "
+                + t
+                + " where election = any(cast(? as varchar[]))";
         this.lockIfCurrent = lockCheck + " for share";
       }
       case MARIADB, MYSQL -> {
@@ -136,13 +201,34 @@ final class LeaseStatements {
         // still extend the current holder's lease.
         String mayTake = "(expires_at <= " + now + " or holder is null or holder = values(holder))";
         String upsert =
-            insert + " on duplicate key update"
-                + " term = case when " + mayTake + " then " + dialect.nextTerm("term") + " else term end,"
-                + " holder = case when " + mayTake + " then values(holder) else holder end,"
-                + " ttl_millis = case when " + mayTake + " then values(ttl_millis) else ttl_millis end,"
-                + " acquired_at = case when " + mayTake + " then " + now + " else acquired_at end,"
-                + " renewed_at = case when " + mayTake + " then " + now + " else renewed_at end,"
-                + " expires_at = case when " + mayTake + " then " + plus + " else expires_at end";
+            insert
+                + " on duplicate key update"
+                + " term = case when "
+                + mayTake
+                + " then "
+                + dialect.nextTerm("term")
+                + " else term end,"
+                + " holder = case when "
+                + mayTake
+                + " then values(holder) else holder end,"
+                + " ttl_millis = case when "
+                + mayTake
+                + " then values(ttl_millis) else ttl_millis end,"
+                + " acquired_at = case when "
+                + mayTake
+                + " then "
+                + now
+                + " else acquired_at end,"
+                + " renewed_at = case when "
+                + mayTake
+                + " then "
+                + now
+                + " else renewed_at end,"
+                + " expires_at = case when "
+                + mayTake
+                + " then "
+                + plus
+                + " else expires_at end";
         // MariaDB returns the row the upsert left, inserted, taken over or refused (10.5+);
         // MySQL has no RETURNING and reads it back under the upsert's row lock.
         this.acquire = dialect == Dialect.MARIADB ? upsert + " returning " + row : upsert;
@@ -153,7 +239,8 @@ final class LeaseStatements {
         this.renewIn = renewIn(t, dialect);
         this.lockIn = lockIn(t, dialect);
         this.readAll = null;
-        this.lockIfCurrent = lockCheck + (dialect == Dialect.MARIADB ? " lock in share mode" : " for share");
+        this.lockIfCurrent =
+            lockCheck + (dialect == Dialect.MARIADB ? " lock in share mode" : " for share");
       }
       case H2 -> {
         // H2's MERGE ... USING lets two concurrent first inserts of one key collide with a
@@ -161,8 +248,19 @@ final class LeaseStatements {
         // the existing one, retried by H2 on such a collision, and the grant is then an update.
         this.ensureRow = "merge into " + t + " (election) key (election) values (?)";
         this.acquire =
-            "update " + t + " set term = " + dialect.nextTerm("term") + ", holder = ?, ttl_millis = ?, acquired_at = " + now + ", renewed_at = " + now
-                + ", expires_at = " + plus + " where election = ? and (expires_at <= " + now + " or holder is null or holder = ?)";
+            "update "
+                + t
+                + " set term = "
+                + dialect.nextTerm("term")
+                + ", holder = ?, ttl_millis = ?, acquired_at = "
+                + now
+                + ", renewed_at = "
+                + now
+                + ", expires_at = "
+                + plus
+                + " where election = ? and (expires_at <= "
+                + now
+                + " or holder is null or holder = ?)";
         this.readBackForUpdate = read + " for update";
         this.renew = renewUpdate;
         this.release = releaseUpdate;
@@ -190,7 +288,13 @@ final class LeaseStatements {
       int size = RENEW_IN_SIZES[k];
       StringBuilder sql =
           new StringBuilder(64 + size * 14)
-              .append("update ").append(t).append(dialect.byKey()).append(" set ttl_millis = ?, renewed_at = ").append(now).append(", expires_at = ").append(plus)
+              .append("update ")
+              .append(t)
+              .append(dialect.byKey())
+              .append(" set ttl_millis = ?, renewed_at = ")
+              .append(now)
+              .append(", expires_at = ")
+              .append(plus)
               .append(" where election in (?");
       sql.append(", ?".repeat(size - 1)).append(") and (election, holder, term) in ((?, ?, ?)");
       sql.append(", (?, ?, ?)".repeat(size - 1)).append(") and expires_at > ").append(now);
@@ -199,11 +303,21 @@ final class LeaseStatements {
     return statements;
   }
 
-  /** One select per size of {@link #RENEW_IN_SIZES} that locks the rows it names unless another transaction holds them. */
+  /**
+   * One select per size of {@link #RENEW_IN_SIZES} that locks the rows it names unless another
+   * transaction holds them.
+   */
   private static String[] lockIn(String t, Dialect dialect) {
     String[] statements = new String[RENEW_IN_SIZES.length];
     for (int k = 0; k < RENEW_IN_SIZES.length; k++) {
-      statements[k] = "select election from " + t + dialect.byKey() + " where election in (?" + ", ?".repeat(RENEW_IN_SIZES[k] - 1) + ")" + dialect.lockSkippingLocked(t);
+      statements[k] =
+          "select election from "
+              + t
+              + dialect.byKey()
+              + " where election in (?"
+              + ", ?".repeat(RENEW_IN_SIZES[k] - 1)
+              + ")"
+              + dialect.lockSkippingLocked(t);
     }
     return statements;
   }
@@ -236,10 +350,12 @@ final class LeaseStatements {
 
   /**
    * Grants the election to the candidate if it is free, expired or the candidate's (a new term),
-   * and returns the row as the decision left it: the candidate's row when granted, another
-   * holder's when refused. Empty only if the row vanished meanwhile.
+   * and returns the row as the decision left it: the candidate's row when granted, another holder's
+   * when refused. Empty only if the row vanished meanwhile.
    */
-  Optional<LeaseRow> acquire(Connection c, String election, String candidate, long ttl, long deadline) throws SQLException {
+  Optional<LeaseRow> acquire(
+      Connection c, String election, String candidate, long ttl, long deadline)
+      throws SQLException {
     long expiry = ttl + TRUNCATION_MARGIN_MILLIS;
     switch (dialect) {
       case POSTGRESQL -> {
@@ -297,7 +413,9 @@ final class LeaseStatements {
     }
   }
 
-  private static void bindInsert(PreparedStatement s, String election, String candidate, long ttl, long expiry) throws SQLException {
+  private static void bindInsert(
+      PreparedStatement s, String election, String candidate, long ttl, long expiry)
+      throws SQLException {
     s.setString(1, election);
     s.setString(2, candidate);
     s.setLong(3, ttl);
@@ -321,13 +439,15 @@ final class LeaseStatements {
   }
 
   /**
-   * Extends an unexpired lease of this holder and term (on PostgreSQL and notifies followers of
-   * its new expiry).
+   * Extends an unexpired lease of this holder and term (on PostgreSQL and notifies followers of its
+   * new expiry).
    *
    * @return true when the row was changed; false when it was not, which on MariaDB with {@code
    *     useAffectedRows=true} also happens to a renewal within the grant's millisecond
    */
-  boolean renew(Connection c, String election, String candidate, long token, long ttl, long deadline) throws SQLException {
+  boolean renew(
+      Connection c, String election, String candidate, long token, long ttl, long deadline)
+      throws SQLException {
     long expiry = ttl + TRUNCATION_MARGIN_MILLIS;
     try (PreparedStatement s = prepare(c, renew, deadline)) {
       s.setLong(1, ttl);
@@ -348,13 +468,20 @@ final class LeaseStatements {
    * Renews a batch of leases in one statement (PostgreSQL, which also notifies followers in a few
    * payloads) or, on the others, in one update per TTL, which the caller runs in a transaction.
    * Only when such an update renewed fewer rows than the leases it named does a JDBC batch of
-   * single renewals, in the same transaction, find out which were lost: renewing a live lease
-   * twice does no harm.
+   * single renewals, in the same transaction, find out which were lost: renewing a live lease twice
+   * does no harm.
    *
    * @return per lease, true when its row was surely renewed; false when the row must be read to
    *     tell (lost, or a MariaDB renewal that changed nothing)
    */
-  boolean[] renewAll(Connection c, List<String> elections, List<String> candidates, long[] tokens, long[] ttls, long deadline) throws SQLException {
+  boolean[] renewAll(
+      Connection c,
+      List<String> elections,
+      List<String> candidates,
+      long[] tokens,
+      long[] ttls,
+      long deadline)
+      throws SQLException {
     int n = elections.size();
     boolean[] renewed = new boolean[n];
     if (renewAll != null) {
@@ -412,7 +539,8 @@ final class LeaseStatements {
   }
 
   /** The elections whose rows this transaction now holds: those no other transaction held. */
-  private Set<String> lockable(Connection c, List<String> elections, long deadline) throws SQLException {
+  private Set<String> lockable(Connection c, List<String> elections, long deadline)
+      throws SQLException {
     List<String> distinct = new ArrayList<>(new LinkedHashSet<>(elections));
     Set<String> locked = new HashSet<>();
     int most = RENEW_IN_SIZES[RENEW_IN_SIZES.length - 1];
@@ -444,11 +572,17 @@ final class LeaseStatements {
    * the next of {@link #RENEW_IN_SIZES}.
    *
    * @return true when the update counted a row for every distinct lease it named, so each of them
-   *     was renewed (each row holds one election, so a count that high leaves no lease out);
-   *     false when some may not have been
+   *     was renewed (each row holds one election, so a count that high leaves no lease out); false
+   *     when some may not have been
    */
   private boolean renewAtOnce(
-      Connection c, List<Integer> chunk, List<String> elections, List<String> candidates, long[] tokens, long ttl, long deadline)
+      Connection c,
+      List<Integer> chunk,
+      List<String> elections,
+      List<String> candidates,
+      long[] tokens,
+      long ttl,
+      long deadline)
       throws SQLException {
     int k = 0;
     while (RENEW_IN_SIZES[k] < chunk.size()) {
@@ -475,9 +609,19 @@ final class LeaseStatements {
     }
   }
 
-  /** Renews the leases at {@code which} one statement each, in one JDBC batch, marking those surely renewed. */
+  /**
+   * Renews the leases at {@code which} one statement each, in one JDBC batch, marking those surely
+   * renewed.
+   */
   private void renewOneByOne(
-      Connection c, List<Integer> which, List<String> elections, List<String> candidates, long[] tokens, long[] ttls, boolean[] renewed, long deadline)
+      Connection c,
+      List<Integer> which,
+      List<String> elections,
+      List<String> candidates,
+      long[] tokens,
+      long[] ttls,
+      boolean[] renewed,
+      long deadline)
       throws SQLException {
     try (PreparedStatement s = prepare(c, renew, deadline)) {
       for (int i : which) {
@@ -496,8 +640,12 @@ final class LeaseStatements {
     }
   }
 
-  /** Frees the lease of this holder and term at once, keeping the row and its term; notifies on PostgreSQL. */
-  boolean release(Connection c, String election, String candidate, long token, long deadline) throws SQLException {
+  /**
+   * Frees the lease of this holder and term at once, keeping the row and its term; notifies on
+   * PostgreSQL.
+   */
+  boolean release(Connection c, String election, String candidate, long token, long deadline)
+      throws SQLException {
     try (PreparedStatement s = prepare(c, release, deadline)) {
       s.setString(1, election);
       s.setString(2, candidate);
@@ -515,8 +663,12 @@ final class LeaseStatements {
     return readRow(c, read, election, deadline);
   }
 
-  /** The rows of these elections, by election; one statement on PostgreSQL, one per election elsewhere. */
-  Map<String, LeaseRow> readAll(Connection c, List<String> elections, long deadline) throws SQLException {
+  /**
+   * The rows of these elections, by election; one statement on PostgreSQL, one per election
+   * elsewhere.
+   */
+  Map<String, LeaseRow> readAll(Connection c, List<String> elections, long deadline)
+      throws SQLException {
     Map<String, LeaseRow> rows = new HashMap<>();
     if (readAll == null) {
       for (String election : elections) {
@@ -540,7 +692,8 @@ final class LeaseStatements {
    * transaction ends, so no takeover can commit in between. A shared lock where the database has
    * one, so that one leader's guarded transactions do not wait for each other.
    */
-  boolean lockIfCurrent(Connection c, String election, String candidate, long token, long deadline) throws SQLException {
+  boolean lockIfCurrent(Connection c, String election, String candidate, long token, long deadline)
+      throws SQLException {
     try (PreparedStatement s = prepare(c, lockIfCurrent, deadline)) {
       s.setString(1, election);
       s.setString(2, candidate);
@@ -560,7 +713,8 @@ final class LeaseStatements {
     }
   }
 
-  private Optional<LeaseRow> readRow(Connection c, String sql, String election, long deadline) throws SQLException {
+  private Optional<LeaseRow> readRow(Connection c, String sql, String election, long deadline)
+      throws SQLException {
     try (PreparedStatement s = prepare(c, sql, deadline)) {
       s.setString(1, election);
       try (ResultSet rs = s.executeQuery()) {
@@ -576,10 +730,18 @@ final class LeaseStatements {
   }
 
   private static LeaseRow row(ResultSet rs, int first) throws SQLException {
-    return new LeaseRow(rs.getString(first), rs.getLong(first + 1), rs.getLong(first + 2), rs.getLong(first + 3), rs.getLong(first + 4));
+    return new LeaseRow(
+        rs.getString(first),
+        rs.getLong(first + 1),
+        rs.getLong(first + 2),
+        rs.getLong(first + 3),
+        rs.getLong(first + 4));
   }
 
-  /** A statement whose round trips end by {@code deadline}, with the JDBC query timeout as a backstop. */
+  /**
+   * A statement whose round trips end by {@code deadline}, with the JDBC query timeout as a
+   * backstop.
+   */
   private PreparedStatement prepare(Connection c, String sql, long deadline) throws SQLException {
     Transactions.limitNetwork(c, deadline, clock);
     PreparedStatement s = c.prepareStatement(sql);

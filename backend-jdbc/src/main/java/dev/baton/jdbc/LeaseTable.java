@@ -39,7 +39,10 @@ final class LeaseTable {
   static String checkIdentifier(String what, String value) {
     if (!IDENTIFIER.matcher(value).matches()) {
       throw new ConfigurationException(
-          what + ": '" + value + "' is not a plain SQL identifier; use letters, digits and underscores,"
+          what
+              + ": '"
+              + value
+              + "' is not a plain SQL identifier; use letters, digits and underscores,"
               + " starting with a letter or underscore, at most 63 characters");
     }
     return value;
@@ -61,14 +64,17 @@ final class LeaseTable {
     if (withoutComments.endsWith(";")) {
       withoutComments = withoutComments.substring(0, withoutComments.length() - 1);
     }
-    return DEFAULT_NAME_IN_DDL.matcher(withoutComments).replaceAll(Matcher.quoteReplacement(qualifiedName));
+    return DEFAULT_NAME_IN_DDL
+        .matcher(withoutComments)
+        .replaceAll(Matcher.quoteReplacement(qualifiedName));
   }
 
   /** The DDL file exactly as shipped in the jar, with the default table name. */
   static String ddlFileText(Dialect dialect) {
     try (InputStream in = LeaseTable.class.getResourceAsStream(dialect.ddlFile())) {
       if (in == null) {
-        throw new IllegalStateException("DDL resource " + ddlResourcePath(dialect) + " is missing from the jar");
+        throw new IllegalStateException(
+            "DDL resource " + ddlResourcePath(dialect) + " is missing from the jar");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {

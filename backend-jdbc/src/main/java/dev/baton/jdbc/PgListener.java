@@ -34,15 +34,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It also reports expiry, so that followers need not poll: for each watched election it keeps
  * the moment the lease runs out at the earliest, as last heard (a grant or renewal says when,
- * counted from the notification's arrival, which is never early), as read when the watch began
- * or the connection came back, or as the store's own calls saw it, and runs the election's
- * watchers when that moment passes without a newer word. The thread itself is the timer: it
- * waits for notifications no longer than until the next such moment. A store call's sighting
- * reaches the thread within {@value #POLL_MILLIS} ms.
+ * counted from the notification's arrival, which is never early), as read when the watch began or
+ * the connection came back, or as the store's own calls saw it, and runs the election's watchers
+ * when that moment passes without a newer word. The thread itself is the timer: it waits for
+ * notifications no longer than until the next such moment. A store call's sighting reaches the
+ * thread within {@value #POLL_MILLIS} ms.
  *
- * <p>When the connection breaks, the thread reconnects, runs every watcher once (notifications
- * sent in between are lost) and reads the current expiries again. Meanwhile its timers still run,
- * armed by what the store's own calls see.
+ * <p>When the connection breaks, the thread reconnects, runs every watcher once (notifications sent
+ * in between are lost) and reads the current expiries again. Meanwhile its timers still run, armed
+ * by what the store's own calls see.
  */
 final class PgListener implements AutoCloseable {
 
@@ -65,8 +65,10 @@ final class PgListener implements AutoCloseable {
   private final Duration callTimeout;
   private final MonotonicClock clock;
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
+
   /** Expiries the store's calls saw, and new watches, for the thread to take in. */
   private final Queue<Sighting> sightings = new ConcurrentLinkedQueue<>();
+
   private final Object lifecycle = new Object();
   private Thread thread; // guarded by lifecycle
   private boolean closed; // guarded by lifecycle
@@ -76,10 +78,13 @@ final class PgListener implements AutoCloseable {
   private Connection connection;
   private boolean previousAutoCommit;
   private int previousNetworkTimeout;
+
   /** When each watched election's lease runs out at the earliest (the store's clock). */
   private final Map<String, Long> expiries = new HashMap<>();
+
   /** Moments to look at {@link #expiries}; some stale, none missing. */
   private final PriorityQueue<Due> due = new PriorityQueue<>();
+
   private final Set<String> toLookUp = new LinkedHashSet<>();
 
   private record Sighting(String election, long expiresAtNanos) {}
@@ -91,7 +96,12 @@ final class PgListener implements AutoCloseable {
     }
   }
 
-  PgListener(ConnectionProvider connections, LeaseStatements statements, String channel, Duration callTimeout, MonotonicClock clock) {
+  PgListener(
+      ConnectionProvider connections,
+      LeaseStatements statements,
+      String channel,
+      Duration callTimeout,
+      MonotonicClock clock) {
     this.clock = clock;
     this.connections = connections;
     this.statements = statements;
@@ -114,13 +124,16 @@ final class PgListener implements AutoCloseable {
         });
     sightings.add(new Sighting(election, LOOK_UP));
     start();
-    return () -> watchers.computeIfPresent(election, (k, list) -> list.remove(changed) && list.isEmpty() ? null : list);
+    return () ->
+        watchers.computeIfPresent(
+            election, (k, list) -> list.remove(changed) && list.isEmpty() ? null : list);
   }
 
   /** The store's own call saw {@code election}'s lease live for another {@code expiresInMillis}. */
   void observed(String election, long expiresInMillis) {
     if (watchers.containsKey(election)) {
-      sightings.add(new Sighting(election, clock.nanoTime() + MILLISECONDS.toNanos(expiresInMillis)));
+      sightings.add(
+          new Sighting(election, clock.nanoTime() + MILLISECONDS.toNanos(expiresInMillis)));
     }
   }
 
@@ -133,7 +146,10 @@ final class PgListener implements AutoCloseable {
       try {
         connect();
       } catch (SQLException | RuntimeException e) {
-        log.warn("Cannot LISTEN on PostgreSQL channel {}; followers act on what their own calls see until it works: {}", channel, e.toString());
+        log.warn(
+            "Cannot LISTEN on PostgreSQL channel {}; followers act on what their own calls see until it works: {}",
+            channel,
+            e.toString());
       }
       thread = new Thread(this::run, "baton-jdbc-listen-" + channel);
       thread.setDaemon(true);
@@ -168,7 +184,8 @@ final class PgListener implements AutoCloseable {
           pause(Math.min(wait, Math.max(1, NANOSECONDS.toMillis(nextConnect - clock.nanoTime()))));
           continue;
         }
-        PGNotification[] notifications = connection.unwrap(PGConnection.class).getNotifications(wait);
+        PGNotification[] notifications =
+            connection.unwrap(PGConnection.class).getNotifications(wait);
         if (notifications != null && notifications.length > 0) {
           lastTraffic = clock.nanoTime();
           for (PGNotification n : notifications) {
@@ -186,7 +203,10 @@ final class PgListener implements AutoCloseable {
           break;
         }
         if (!broken) {
-          log.warn("LISTEN on PostgreSQL channel {} failed; reconnecting, followers act on what their own calls see meanwhile", channel, e);
+          log.warn(
+              "LISTEN on PostgreSQL channel {} failed; reconnecting, followers act on what their own calls see meanwhile",
+              channel,
+              e);
           broken = true;
         }
         disconnect();
@@ -277,7 +297,10 @@ final class PgListener implements AutoCloseable {
     return (int) Math.max(1, Math.min(POLL_MILLIS, millis));
   }
 
-  /** Acts on a notification: a grant or release wakes the watchers, every word says when the lease runs out. */
+  /**
+   * Acts on a notification: a grant or release wakes the watchers, every word says when the lease
+   * runs out.
+   */
   private void heard(String payload) {
     long now = clock.nanoTime();
     boolean readable =
@@ -297,7 +320,8 @@ final class PgListener implements AutoCloseable {
               }
             });
     if (!readable) {
-      log.debug("Unreadable notification on channel {}; running every watcher: {}", channel, payload);
+      log.debug(
+          "Unreadable notification on channel {}; running every watcher: {}", channel, payload);
       toLookUp.addAll(watchers.keySet());
       runAllWatchers();
     }

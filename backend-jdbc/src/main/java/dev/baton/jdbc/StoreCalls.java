@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * How a {@link JdbcLeaseStore} reaches its database for a call: it finds out which database it is
  * from the first connection (and puts the statements together then), bounds each call by the call
- * timeout, runs it again after a deadlock or a missing table it created, and turns database
- * errors into {@link LeaseStoreException}.
+ * timeout, runs it again after a deadlock or a missing table it created, and turns database errors
+ * into {@link LeaseStoreException}.
  */
 final class StoreCalls {
 
@@ -44,14 +44,22 @@ final class StoreCalls {
 
   /** The statements for the store's database, once a connection has shown which it is. */
   private volatile LeaseStatements statements;
+
   private volatile boolean checkedH2WriteDelay;
 
   private final AtomicInteger callsInFlight = new AtomicInteger();
   private final Object answeredLock = new Object();
+
   /** Whether any call has come back yet, either way. */
   private volatile boolean answered; // written under answeredLock
 
-  StoreCalls(Transactions transactions, LeaseTable table, boolean createTable, Duration callTimeout, MonotonicClock clock, Runnable checkOpen) {
+  StoreCalls(
+      Transactions transactions,
+      LeaseTable table,
+      boolean createTable,
+      Duration callTimeout,
+      MonotonicClock clock,
+      Runnable checkOpen) {
     this.clock = clock;
     this.transactions = transactions;
     this.table = table;
@@ -99,13 +107,21 @@ final class StoreCalls {
           if (createFailure != null) {
             throw new LeaseStoreException(
                 election,
-                "table " + table.qualifiedName() + " does not exist on " + s.dialect().displayName() + " and cannot be created ("
-                    + Failures.describe(createFailure) + "); create it with the DDL in " + LeaseTable.ddlResourcePath(s.dialect())
+                "table "
+                    + table.qualifiedName()
+                    + " does not exist on "
+                    + s.dialect().displayName()
+                    + " and cannot be created ("
+                    + Failures.describe(createFailure)
+                    + "); create it with the DDL in "
+                    + LeaseTable.ddlResourcePath(s.dialect())
                     + " (in the backend-jdbc jar), or grant CREATE",
                 createFailure);
           }
         }
-        boolean again = (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e)) && clock.nanoTime() - deadline < 0;
+        boolean again =
+            (e instanceof RowChangedMeanwhile || Failures.isTransactionRollback(e))
+                && clock.nanoTime() - deadline < 0;
         if (!again) {
           throw failure(election, action, e);
         }
@@ -131,9 +147,14 @@ final class StoreCalls {
     }
   }
 
-  /** Runs {@code task} in a transaction of its own, or with each statement committing on its own. */
-  <T> T inConnection(boolean transaction, long deadline, Transactions.Task<T> task) throws SQLException {
-    return transaction ? transactions.inTransaction(deadline, task) : transactions.autoCommitted(deadline, task);
+  /**
+   * Runs {@code task} in a transaction of its own, or with each statement committing on its own.
+   */
+  <T> T inConnection(boolean transaction, long deadline, Transactions.Task<T> task)
+      throws SQLException {
+    return transaction
+        ? transactions.inTransaction(deadline, task)
+        : transactions.autoCommitted(deadline, task);
   }
 
   /**
@@ -141,13 +162,19 @@ final class StoreCalls {
    *
    * @return why creating it failed, or null when the DDL ran (or another store created it first)
    */
-  private Exception createTable(String election, LeaseStatements s, long deadline, Exception missing) {
+  private Exception createTable(
+      String election, LeaseStatements s, long deadline, Exception missing) {
     Dialect d = s.dialect();
     if (!createTable) {
       throw new LeaseStoreException(
           election,
-          "table " + table.qualifiedName() + " does not exist on " + d.displayName() + " and creating it is turned off"
-              + " (election.jdbc.create-table=false); create it with the DDL in " + LeaseTable.ddlResourcePath(d)
+          "table "
+              + table.qualifiedName()
+              + " does not exist on "
+              + d.displayName()
+              + " and creating it is turned off"
+              + " (election.jdbc.create-table=false); create it with the DDL in "
+              + LeaseTable.ddlResourcePath(d)
               + " (in the backend-jdbc jar), or allow the store to create it",
           missing);
     }
@@ -214,11 +241,11 @@ final class StoreCalls {
 
   /**
    * H2 writes a commit to its file in the background, up to WRITE_DELAY (500 ms) later. A grant
-   * confirmed in that window dies with the process that hosts the database, and the next leader
-   * can be handed the same fencing token again. In-memory databases have no file and nothing to
-   * lose that the process does not lose with them. A persisted SET WRITE_DELAY 0 is not honoured
-   * when the file is opened again; only the URL that opens the database decides, which is why the
-   * check reads every row H2 reports.
+   * confirmed in that window dies with the process that hosts the database, and the next leader can
+   * be handed the same fencing token again. In-memory databases have no file and nothing to lose
+   * that the process does not lose with them. A persisted SET WRITE_DELAY 0 is not honoured when
+   * the file is opened again; only the URL that opens the database decides, which is why the check
+   * reads every row H2 reports.
    */
   private void warnIfH2CommitsAreLate(Connection c) {
     try (var st = c.createStatement();
@@ -234,7 +261,8 @@ final class StoreCalls {
             rs.getInt(2));
       }
     } catch (SQLException e) {
-      // A check that cannot be made must not keep the store from working; it only loses the warning.
+      // A check that cannot be made must not keep the store from working; it only loses the
+      // warning.
       log.debug("Could not read H2's WRITE_DELAY setting", e);
     }
   }
@@ -258,7 +286,17 @@ final class StoreCalls {
     Failures.Kind kind = Failures.kind(e);
     String what = kind == Failures.Kind.OTHER ? "" : kind.phrase + ": ";
     return new LeaseStoreException(
-        election, what + "could not " + action + " (table " + table.qualifiedName() + " on " + describe() + "): " + Failures.describe(e), e);
+        election,
+        what
+            + "could not "
+            + action
+            + " (table "
+            + table.qualifiedName()
+            + " on "
+            + describe()
+            + "): "
+            + Failures.describe(e),
+        e);
   }
 
   /**

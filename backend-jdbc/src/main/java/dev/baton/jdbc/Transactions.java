@@ -86,8 +86,8 @@ final class Transactions {
   /**
    * Runs {@code task} on a connection in auto-commit mode, so that each statement commits on its
    * own, in the same round trip, and fails with an {@link SQLTimeoutException} once {@code
-   * deadlineNanos} has passed. For calls that are one statement, or whose statements need not
-   * see each other under one lock.
+   * deadlineNanos} has passed. For calls that are one statement, or whose statements need not see
+   * each other under one lock.
    */
   <T> T autoCommitted(long deadlineNanos, Task<T> task) throws SQLException {
     Connection c = acquire(deadlineNanos);
@@ -126,7 +126,8 @@ final class Transactions {
       }
     } catch (SQLException e) {
       if (failure == null) {
-        throw new DataAccessException("cannot restore manual commit on a lease store connection", e);
+        throw new DataAccessException(
+            "cannot restore manual commit on a lease store connection", e);
       }
       failure.addSuppressed(e);
     }
@@ -154,7 +155,8 @@ final class Transactions {
   /** The failure of a call whose connection was aborted at its deadline says so. */
   private static SQLTimeoutException aborted(Throwable t) {
     return new SQLTimeoutException(
-        "the call timeout passed while the database was not taking what was sent (a link that stopped acknowledging); the connection was aborted", t);
+        "the call timeout passed while the database was not taking what was sent (a link that stopped acknowledging); the connection was aborted",
+        t);
   }
 
   /**
@@ -168,7 +170,10 @@ final class Transactions {
     Connection c = connections.acquire();
     if (deadlineNanos - clock.nanoTime() <= 0) {
       SQLTimeoutException late =
-          new SQLTimeoutException("the call timeout passed while waiting " + NANOSECONDS.toMillis(clock.nanoTime() - start) + " ms for a connection from the pool");
+          new SQLTimeoutException(
+              "the call timeout passed while waiting "
+                  + NANOSECONDS.toMillis(clock.nanoTime() - start)
+                  + " ms for a connection from the pool");
       release(c, late);
       throw new DataAccessException(late.getMessage(), late);
     }
@@ -210,14 +215,16 @@ final class Transactions {
   }
 
   /** Restores auto-commit within a short read timeout once {@code deadlineNanos} has passed. */
-  private void restoreAutoCommit(Connection c, boolean previous, long deadlineNanos, Throwable failure) {
+  private void restoreAutoCommit(
+      Connection c, boolean previous, long deadlineNanos, Throwable failure) {
     try {
       if (previous && !c.isClosed()) {
         limitNetwork(c, deadlineNanos, CLEANUP_MILLIS, clock);
       }
     } catch (SQLException e) {
       if (failure == null) {
-        throw new DataAccessException("cannot limit the network timeout of a lease store connection", e);
+        throw new DataAccessException(
+            "cannot limit the network timeout of a lease store connection", e);
       }
       failure.addSuppressed(e);
     }
@@ -245,16 +252,22 @@ final class Transactions {
    *     timeout from the URL's NETWORK_TIMEOUT instead)
    * @throws SQLTimeoutException when the deadline has passed
    */
-  static int limitNetwork(Connection c, long deadlineNanos, MonotonicClock clock) throws SQLException {
+  static int limitNetwork(Connection c, long deadlineNanos, MonotonicClock clock)
+      throws SQLException {
     return limitNetwork(c, deadlineNanos, 0, clock);
   }
 
-  private static int limitNetwork(Connection c, long deadlineNanos, int leastMillis, MonotonicClock clock) throws SQLException {
+  private static int limitNetwork(
+      Connection c, long deadlineNanos, int leastMillis, MonotonicClock clock) throws SQLException {
     long left = deadlineNanos - clock.nanoTime();
     if (left <= 0 && leastMillis == 0) {
       throw new SQLTimeoutException("the call timeout passed before the database answered");
     }
-    int millis = (int) Math.max(leastMillis, Math.min(Integer.MAX_VALUE, NANOSECONDS.toMillis(Math.max(0, left)) + 1));
+    int millis =
+        (int)
+            Math.max(
+                leastMillis,
+                Math.min(Integer.MAX_VALUE, NANOSECONDS.toMillis(Math.max(0, left)) + 1));
     int previous;
     try {
       previous = c.getNetworkTimeout();
@@ -272,7 +285,8 @@ final class Transactions {
       }
     } catch (SQLException e) {
       if (failure == null) {
-        throw new DataAccessException("cannot restore the network timeout of a lease store connection", e);
+        throw new DataAccessException(
+            "cannot restore the network timeout of a lease store connection", e);
       }
       failure.addSuppressed(e);
     }

@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 /**
- * A pool seen through connections that count what a store sends: the statements it prepares and
- * the JDBC batches it runs. Tests build a store on it to tell one statement from a batch of them.
+ * A pool seen through connections that count what a store sends: the statements it prepares and the
+ * JDBC batches it runs. Tests build a store on it to tell one statement from a batch of them.
  */
 final class CountingDataSource {
 
@@ -19,7 +19,12 @@ final class CountingDataSource {
   private final AtomicInteger batches = new AtomicInteger();
 
   CountingDataSource(DataSource pool) {
-    this.counted = proxy(DataSource.class, pool, (m, result) -> m.getName().equals("getConnection") ? connection((Connection) result) : result);
+    this.counted =
+        proxy(
+            DataSource.class,
+            pool,
+            (m, result) ->
+                m.getName().equals("getConnection") ? connection((Connection) result) : result);
   }
 
   /** The pool, counted; closing the store leaves it open as any caller's. */
@@ -41,13 +46,16 @@ final class CountingDataSource {
   }
 
   private Connection connection(Connection c) {
-    return proxy(Connection.class, c, (m, result) -> {
-      if (!m.getName().equals("prepareStatement")) {
-        return result;
-      }
-      prepared.incrementAndGet();
-      return proxy(PreparedStatement.class, (PreparedStatement) result, (sm, r) -> r);
-    });
+    return proxy(
+        Connection.class,
+        c,
+        (m, result) -> {
+          if (!m.getName().equals("prepareStatement")) {
+            return result;
+          }
+          prepared.incrementAndGet();
+          return proxy(PreparedStatement.class, (PreparedStatement) result, (sm, r) -> r);
+        });
   }
 
   @FunctionalInterface

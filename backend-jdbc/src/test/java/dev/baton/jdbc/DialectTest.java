@@ -39,13 +39,15 @@ class DialectTest {
     "MySQL, 8.0.36, 8, 0, MYSQL",
     "H2, 2.5.252 (2026-09-23), 2, 5, H2"
   })
-  void findsTheDatabaseFromTheDriversMetadata(String product, String version, int major, int minor, Dialect expected) throws SQLException {
+  void findsTheDatabaseFromTheDriversMetadata(
+      String product, String version, int major, int minor, Dialect expected) throws SQLException {
     assertThat(Dialect.of(metaData(product, version, major, minor))).isEqualTo(expected);
   }
 
   @ParameterizedTest
   @CsvSource({"MariaDB, 10.5.29-MariaDB, 10, 5", "MySQL, 5.5.5-10.3.39-MariaDB, 5, 5"})
-  void refusesAMariaDbOlderThanTenSixNamingTheVersion(String product, String version, int major, int minor) {
+  void refusesAMariaDbOlderThanTenSixNamingTheVersion(
+      String product, String version, int major, int minor) {
     assertThatThrownBy(() -> Dialect.of(metaData(product, version, major, minor)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("MariaDB 10.6 or later")
@@ -62,7 +64,8 @@ class DialectTest {
 
   @ParameterizedTest
   @CsvSource({"Oracle, 19c, 19, 0", "Microsoft SQL Server, 16.0, 16, 0"})
-  void refusesAnotherDatabaseNamingWhatIsSupported(String product, String version, int major, int minor) {
+  void refusesAnotherDatabaseNamingWhatIsSupported(
+      String product, String version, int major, int minor) {
     assertThatThrownBy(() -> Dialect.of(metaData(product, version, major, minor)))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(product)

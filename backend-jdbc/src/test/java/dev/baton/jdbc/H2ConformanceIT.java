@@ -18,13 +18,16 @@ class H2ConformanceIT extends LeaseStoreConformance {
   protected ConformanceFixture fixture() {
     return new JdbcConformanceFixture() {
       private final String database = "mem:baton-conformance-" + suffix;
+
       /** Keeps the in-memory database open, and shuts it down at the end. */
       private Connection keeper;
+
       private H2TcpServer tcp;
 
       @Override
       InetSocketAddress server() throws Exception {
-        keeper = DriverManager.getConnection("jdbc:h2:" + database + ";DB_CLOSE_DELAY=-1", user(), "");
+        keeper =
+            DriverManager.getConnection("jdbc:h2:" + database + ";DB_CLOSE_DELAY=-1", user(), "");
         tcp = H2TcpServer.start();
         return tcp.address();
       }

@@ -31,5 +31,4 @@ class H2FileLeaseStoreIT extends H2LeaseStoreContract {
   String urlOnPort(int port) {
     return "jdbc:h2:tcp://127.0.0.1:" + port + "/" + file;
   }
-
 }

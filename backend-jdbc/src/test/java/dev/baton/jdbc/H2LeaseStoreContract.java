@@ -5,8 +5,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 
-/** What both H2 modes share: the embedded engine, its admin user and its SQL for users and schemas. */
-abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
+/**
+ * What both H2 modes share: the embedded engine, its admin user and its SQL for users and schemas.
+ */
+abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract
+    implements LongGuardedWriteContract {
 
   @Override
   void requireServer() {
@@ -39,7 +42,8 @@ abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract implements Lo
 
   @Override
   List<String> createUserSql(String user, String password, Optional<String> existingTable) {
-    List<String> sql = new ArrayList<>(List.of("create user " + user + " password '" + password + "'"));
+    List<String> sql =
+        new ArrayList<>(List.of("create user " + user + " password '" + password + "'"));
     existingTable.ifPresent(t -> sql.add("grant select, insert, update on " + t + " to " + user));
     return sql;
   }

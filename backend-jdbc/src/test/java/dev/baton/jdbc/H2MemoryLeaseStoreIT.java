@@ -30,5 +30,4 @@ class H2MemoryLeaseStoreIT extends H2LeaseStoreContract {
   String urlOnPort(int port) {
     return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:baton-it-" + suffix;
   }
-
 }

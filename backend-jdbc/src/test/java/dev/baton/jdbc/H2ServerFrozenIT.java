@@ -19,10 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Fault 2 of issue 16 on H2: the H2 TCP server, run as a child process, frozen with SIGSTOP for
- * longer than the lease while three electors (each on its own pool) run. The whole store is
- * frozen, so the leader must step down by its renew deadline and nobody may be granted until the
- * thaw; after SIGCONT one elector leads again, none restarted. The elector's own deadline ends
- * the term: the store's calls to the frozen server last until the thaw (see the README).
+ * longer than the lease while three electors (each on its own pool) run. The whole store is frozen,
+ * so the leader must step down by its renew deadline and nobody may be granted until the thaw;
+ * after SIGCONT one elector leads again, none restarted. The elector's own deadline ends the term:
+ * the store's calls to the frozen server last until the thaw (see the README).
  */
 class H2ServerFrozenIT {
 
@@ -49,14 +49,22 @@ class H2ServerFrozenIT {
             dir.resolve("h2-server.log"),
             List.of("-Dh2.bindAddress=127.0.0.1"),
             "org.h2.tools.Server",
-            List.of("-tcp", "-tcpPort", Integer.toString(port), "-ifNotExists", "-baseDir", dir.toString()),
+            List.of(
+                "-tcp",
+                "-tcpPort",
+                Integer.toString(port),
+                "-ifNotExists",
+                "-baseDir",
+                dir.toString()),
             port);
     closeAtEnd.add(h2);
     String url = "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:frozen;DB_CLOSE_DELAY=-1";
     List<LeaseStore> stores = storesOnOwnPools("frozen-h2", url, "sa", closeAtEnd);
     // H2's client ignores setNetworkTimeout and abort (both do nothing in H2 2.x), so a call to
     // the frozen server returns only at the thaw: calls may last the whole freeze here.
-    FrozenServerScenario scenario = new FrozenServerScenario("frozen-h2", TIMINGS, stores, TIMINGS.leaseDuration().plus(TIMINGS.allowance()));
+    FrozenServerScenario scenario =
+        new FrozenServerScenario(
+            "frozen-h2", TIMINGS, stores, TIMINGS.leaseDuration().plus(TIMINGS.allowance()));
     closeAtEnd.add(scenario);
 
     FrozenServerScenario.Figures figures = scenario.freezeLongerThanTheLease(leader -> h2, true);
@@ -64,8 +72,12 @@ class H2ServerFrozenIT {
     assertThat(figures.keptTheTerm()).isFalse();
   }
 
-  /** Three stores, each on a small pool of its own, closed (with their pools) through {@code closeAtEnd}. */
-  static List<LeaseStore> storesOnOwnPools(String name, String url, String user, List<AutoCloseable> closeAtEnd) {
+  /**
+   * Three stores, each on a small pool of its own, closed (with their pools) through {@code
+   * closeAtEnd}.
+   */
+  static List<LeaseStore> storesOnOwnPools(
+      String name, String url, String user, List<AutoCloseable> closeAtEnd) {
     List<LeaseStore> stores = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       HikariConfig config = new HikariConfig();

@@ -24,16 +24,26 @@ class H2WriteDelayTest {
   @CsvSource({"file, true", "file;WRITE_DELAY=0, false", "mem, false"})
   void warnsOfLateCommitsOnlyWhereAProcessDeathCanLoseAGrant(String mode, boolean warns) {
     JdbcDataSource ds = new JdbcDataSource();
-    ds.setURL(mode.startsWith("mem") ? "jdbc:h2:mem:write-delay-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1" : "jdbc:h2:" + dir.resolve("leases") + mode.substring("file".length()));
+    ds.setURL(
+        mode.startsWith("mem")
+            ? "jdbc:h2:mem:write-delay-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1"
+            : "jdbc:h2:" + dir.resolve("leases") + mode.substring("file".length()));
     List<String> warnings;
     try (CapturedLog log = CapturedLog.start();
         JdbcLeaseStore store = JdbcLeaseStore.builder(ds).build()) {
-      assertThat(store.tryAcquire("write-delay", "node-a", Duration.ofSeconds(5)).isGranted()).isTrue();
-      assertThat(store.tryAcquire("write-delay-2", "node-a", Duration.ofSeconds(5)).isGranted()).isTrue();
+      assertThat(store.tryAcquire("write-delay", "node-a", Duration.ofSeconds(5)).isGranted())
+          .isTrue();
+      assertThat(store.tryAcquire("write-delay-2", "node-a", Duration.ofSeconds(5)).isGranted())
+          .isTrue();
       warnings = log.linesAtWarnOrAbove().stream().filter(l -> l.contains("WRITE_DELAY")).toList();
     }
     if (warns) {
-      assertThat(warnings).singleElement().asString().contains("500 ms").contains(";WRITE_DELAY=0 in the URL").contains(dir.toString());
+      assertThat(warnings)
+          .singleElement()
+          .asString()
+          .contains("500 ms")
+          .contains(";WRITE_DELAY=0 in the URL")
+          .contains(dir.toString());
     } else {
       assertThat(warnings).isEmpty();
     }

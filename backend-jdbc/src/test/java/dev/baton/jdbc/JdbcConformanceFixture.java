@@ -25,7 +25,10 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 abstract class JdbcConformanceFixture extends ProxiedServerFixture {
 
-  /** About a third of the suite's renew deadline (2 s), so a call through a blackhole fails well before it. */
+  /**
+   * About a third of the suite's renew deadline (2 s), so a call through a blackhole fails well
+   * before it.
+   */
   static final Duration CALL_TIMEOUT = Duration.ofMillis(700);
 
   final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 8);
@@ -66,10 +69,10 @@ abstract class JdbcConformanceFixture extends ProxiedServerFixture {
   }
 
   /**
-   * Heals every proxy, then waits until every node's store answers again. A pool whose
-   * connections were all cut reconnects on its own, but HikariCP retries a failed connect with a
-   * backoff of up to seconds, so the first calls after a heal may still find it empty; a scenario
-   * that calls a store directly at its start must not inherit that from the one before.
+   * Heals every proxy, then waits until every node's store answers again. A pool whose connections
+   * were all cut reconnects on its own, but HikariCP retries a failed connect with a backoff of up
+   * to seconds, so the first calls after a heal may still find it empty; a scenario that calls a
+   * store directly at its start must not inherit that from the one before.
    */
   @Override
   public void restore() throws Exception {

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.jooq.impl.DSL.field;
-import static org.jooq.impl.DSL.unquotedName;
 import static org.jooq.impl.DSL.table;
+import static org.jooq.impl.DSL.unquotedName;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -69,9 +69,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The store-level contract on one real database, written once: each database's {@code *IT}
- * subclass says how to reach it. Two stores on two separate pools stand for two nodes. Every test
- * uses its own election names; the class uses its own table, dropped at the end.
+ * The store-level contract on one real database, written once: each database's {@code *IT} subclass
+ * says how to reach it. Two stores on two separate pools stand for two nodes. Every test uses its
+ * own election names; the class uses its own table, dropped at the end.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class JdbcLeaseStoreContract {
@@ -105,8 +105,8 @@ abstract class JdbcLeaseStoreContract {
 
   /**
    * {@link #urlOnPort} with a small socket send buffer where the driver can set one (PostgreSQL's
-   * {@code sendBufferSize}), as on a link whose window never grew: loopback lets a send buffer
-   * grow to megabytes, which a whole batch renewal fits in, so its write would never block here.
+   * {@code sendBufferSize}), as on a link whose window never grew: loopback lets a send buffer grow
+   * to megabytes, which a whole batch renewal fits in, so its write would never block here.
    */
   String urlWithSmallSendBuffer(int port) {
     return urlOnPort(port);
@@ -117,8 +117,8 @@ abstract class JdbcLeaseStoreContract {
 
   /**
    * Admin SQL that creates a login allowed to select, insert and update {@code existingTable} but
-   * not to create tables; without a table, the grants a login needs to find that a table is
-   * missing (MariaDB: on every table of the database, since it cannot grant on a missing one).
+   * not to create tables; without a table, the grants a login needs to find that a table is missing
+   * (MariaDB: on every table of the database, since it cannot grant on a missing one).
    */
   abstract List<String> createUserSql(String user, String password, Optional<String> existingTable);
 
@@ -147,6 +147,7 @@ abstract class JdbcLeaseStoreContract {
   final String tableName = "baton_it_" + suffix;
   final String workTable = "baton_it_work_" + suffix;
   final List<String> extraTables = new CopyOnWriteArrayList<>();
+
   /** Closed after everything else, last first. */
   final Deque<AutoCloseable> closeAtEnd = new ConcurrentLinkedDeque<>();
 
@@ -162,7 +163,11 @@ abstract class JdbcLeaseStoreContract {
     poolB = pool(secondUrl(), "b");
     storeA = JdbcLeaseStore.builder(poolA).table(tableName).build();
     storeB = JdbcLeaseStore.builder(poolB).table(tableName).build();
-    execute(poolA, "create table " + workTable + " (election varchar(255) not null, writer varchar(255) not null, token bigint not null)");
+    execute(
+        poolA,
+        "create table "
+            + workTable
+            + " (election varchar(255) not null, writer varchar(255) not null, token bigint not null)");
   }
 
   @AfterAll
@@ -236,7 +241,13 @@ abstract class JdbcLeaseStoreContract {
     await()
         .atMost(Duration.ofSeconds(15))
         .pollInterval(Duration.ofMillis(20))
-        .until(() -> store.tryAcquire(election, candidate, ttl).lease().map(l -> granted.compareAndSet(null, l)).orElse(false));
+        .until(
+            () ->
+                store
+                    .tryAcquire(election, candidate, ttl)
+                    .lease()
+                    .map(l -> granted.compareAndSet(null, l))
+                    .orElse(false));
     return granted.get();
   }
 
@@ -257,7 +268,9 @@ abstract class JdbcLeaseStoreContract {
     assertThat(holder.holder()).isEqualTo("node-a");
     assertThat(holder.token()).isEqualTo(a.token());
     assertThat(holder.ttl()).isEqualTo(LONG);
-    assertThat(holder.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG.plusMillis(LeaseTable.TRUNCATION_MARGIN_MILLIS));
+    assertThat(holder.expiresIn().orElseThrow())
+        .isPositive()
+        .isLessThanOrEqualTo(LONG.plusMillis(LeaseTable.TRUNCATION_MARGIN_MILLIS));
     assertThat(holder.renewedAt()).isPresent();
   }
 
@@ -303,7 +316,9 @@ abstract class JdbcLeaseStoreContract {
 
     Lease after = grant(storeB, e, "node-b", LONG);
 
-    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
+    assertThat(after.token().isNewerThan(last.token()))
+        .as("%s after %s", after.token(), last.token())
+        .isTrue();
   }
 
   @Test
@@ -312,11 +327,21 @@ abstract class JdbcLeaseStoreContract {
     Lease first = grant(storeA, e, "node-a", LONG);
     Lease last = grant(storeA, e, "node-a", LONG);
     // What a restore from a backup, or a failover to a replica behind the primary, leaves.
-    execute(poolA, "update " + tableName + " set holder = null, term = " + first.token().value() + " where election = '" + e + "'");
+    execute(
+        poolA,
+        "update "
+            + tableName
+            + " set holder = null, term = "
+            + first.token().value()
+            + " where election = '"
+            + e
+            + "'");
 
     Lease after = grant(storeB, e, "node-b", LONG);
 
-    assertThat(after.token().isNewerThan(last.token())).as("%s after %s", after.token(), last.token()).isTrue();
+    assertThat(after.token().isNewerThan(last.token()))
+        .as("%s after %s", after.token(), last.token())
+        .isTrue();
   }
 
   // ---- renew ----
@@ -326,7 +351,9 @@ abstract class JdbcLeaseStoreContract {
     String e = election("renew");
     Duration ttl = Duration.ofSeconds(3);
     Lease a = grant(storeA, e, "node-a", ttl);
-    await().atMost(Duration.ofSeconds(10)).until(() -> expiresIn(e).compareTo(Duration.ofSeconds(2)) < 0);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> expiresIn(e).compareTo(Duration.ofSeconds(2)) < 0);
 
     Lease renewed = storeA.renew(a);
 
@@ -346,7 +373,9 @@ abstract class JdbcLeaseStoreContract {
     Lease a = grant(storeA, e, "node-a", SHORT);
     await().atMost(Duration.ofSeconds(10)).until(() -> storeB.read(e).isEmpty());
 
-    assertThatThrownBy(() -> storeA.renew(a)).isInstanceOf(LeaseLostException.class).hasMessageContaining("node-a");
+    assertThatThrownBy(() -> storeA.renew(a))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("node-a");
   }
 
   @Test
@@ -356,7 +385,8 @@ abstract class JdbcLeaseStoreContract {
     Lease b = awaitGrant(storeB, e, "node-b", LONG);
 
     assertThatThrownBy(() -> storeA.renew(a))
-        .isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).contains("node-b"));
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, lost -> assertThat(lost.holder()).contains("node-b"));
     assertThat(storeA.read(e).orElseThrow().token()).isEqualTo(b.token());
   }
 
@@ -374,7 +404,8 @@ abstract class JdbcLeaseStoreContract {
 
   @Test
   void renewAllRenewsEachLiveLeaseOfABatchAndRefusesEachLostOneOnItsOwn() {
-    // Node B: on MariaDB it counts changed rows, so a renewal in the grant's millisecond counts none.
+    // Node B: on MariaDB it counts changed rows, so a renewal in the grant's millisecond counts
+    // none.
     List<Lease> leases = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       leases.add(grant(storeB, election("batch-" + i), "node-b", SHORT));
@@ -393,7 +424,12 @@ abstract class JdbcLeaseStoreContract {
       assertThat(storeA.tryAcquire(leases.get(i).election(), "node-a", LONG).isGranted()).isFalse();
     }
     assertThat(outcomes.get(1).failure()).containsInstanceOf(LeaseLostException.class);
-    assertThat(outcomes.get(3).failure()).get().isInstanceOf(LeaseLostException.class).extracting(Throwable::getMessage).asString().contains("node-a");
+    assertThat(outcomes.get(3).failure())
+        .get()
+        .isInstanceOf(LeaseLostException.class)
+        .extracting(Throwable::getMessage)
+        .asString()
+        .contains("node-a");
     assertThat(storeB.renewBatchLimit()).isGreaterThanOrEqualTo(500);
     storeA.release(successor);
   }
@@ -408,7 +444,11 @@ abstract class JdbcLeaseStoreContract {
   }
 
   private void assertRenewedWithItsOwnTtl(Lease asked, Renewal outcome) {
-    Lease renewed = outcome.lease().orElseThrow(() -> new AssertionError(asked.election() + " was not renewed: " + outcome));
+    Lease renewed =
+        outcome
+            .lease()
+            .orElseThrow(
+                () -> new AssertionError(asked.election() + " was not renewed: " + outcome));
     assertThat(renewed.token()).as("token of %s", asked.election()).isEqualTo(asked.token());
     assertThat(renewed.ttl()).as("ttl of %s", asked.election()).isEqualTo(asked.ttl());
     LeaseRecord row = storeB.read(asked.election()).orElseThrow();
@@ -420,7 +460,8 @@ abstract class JdbcLeaseStoreContract {
   @Test
   void renewAllOfLiveLeasesWithOneTtlIsOneUpdate() {
     CountingDataSource counted = new CountingDataSource(poolA);
-    try (JdbcLeaseStore store = JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
+    try (JdbcLeaseStore store =
+        JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
       // 37 leases pad to the statement for 64; a longer TTL shows in every row the update wrote.
       List<Lease> asked = new ArrayList<>();
       for (Lease l : grantAll(store, "one-statement", 37, LONG)) {
@@ -432,7 +473,9 @@ abstract class JdbcLeaseStoreContract {
 
       // On MariaDB, MySQL and H2 a select first locks the rows no guarded write holds.
       boolean oneStatement = displayName().equals("PostgreSQL");
-      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, a lock and an update elsewhere").isEqualTo(oneStatement ? 1 : 2);
+      assertThat(counted.prepared())
+          .as("statements prepared: one on PostgreSQL, a lock and an update elsewhere")
+          .isEqualTo(oneStatement ? 1 : 2);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {
@@ -445,12 +488,14 @@ abstract class JdbcLeaseStoreContract {
   @Test
   void renewAllOfLeasesWithTwoTtlsRenewsEachWithItsOwnInOneStatementPerTtl() {
     CountingDataSource counted = new CountingDataSource(poolA);
-    try (JdbcLeaseStore store = JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
+    try (JdbcLeaseStore store =
+        JdbcLeaseStore.builder(counted.dataSource()).table(tableName).build()) {
       List<Lease> asked = new ArrayList<>();
       List<Lease> granted = grantAll(store, "two-ttls", 6, LONG);
       for (int i = 0; i < granted.size(); i++) {
         Lease l = granted.get(i);
-        asked.add(l.renewed(i % 2 == 0 ? Duration.ofSeconds(40) : Duration.ofSeconds(50), l.handle()));
+        asked.add(
+            l.renewed(i % 2 == 0 ? Duration.ofSeconds(40) : Duration.ofSeconds(50), l.handle()));
       }
       counted.reset();
 
@@ -458,7 +503,9 @@ abstract class JdbcLeaseStoreContract {
 
       boolean postgres = displayName().equals("PostgreSQL");
       int updates = postgres ? 1 : 2;
-      assertThat(counted.prepared()).as("statements prepared: one on PostgreSQL, one per TTL elsewhere, and a lock").isEqualTo(postgres ? updates : updates + 1);
+      assertThat(counted.prepared())
+          .as("statements prepared: one on PostgreSQL, one per TTL elsewhere, and a lock")
+          .isEqualTo(postgres ? updates : updates + 1);
       assertThat(counted.batches()).as("JDBC batches").isZero();
       assertThat(outcomes).hasSameSizeAs(asked);
       for (int i = 0; i < asked.size(); i++) {
@@ -525,7 +572,9 @@ abstract class JdbcLeaseStoreContract {
         assertRenewedWithItsOwnTtl(asked.get(i), outcomes.get(i));
       }
     }
-    assertThat(outcomes.get(middle).failure()).as("outcome for the lease %s", loss).containsInstanceOf(LeaseLostException.class);
+    assertThat(outcomes.get(middle).failure())
+        .as("outcome for the lease %s", loss)
+        .containsInstanceOf(LeaseLostException.class);
     LeaseLostException failure = (LeaseLostException) outcomes.get(middle).failure().orElseThrow();
     Optional<LeaseRecord> row = storeB.read(e);
     if (successor == null) {
@@ -533,7 +582,9 @@ abstract class JdbcLeaseStoreContract {
       assertThat(row).as("the row of %s after the batch", e).isEmpty();
     } else {
       assertThat(failure.holder()).contains(successor.candidate());
-      assertThat(row.orElseThrow().token()).as("token in the row of %s after the batch", e).isEqualTo(successor.token());
+      assertThat(row.orElseThrow().token())
+          .as("token in the row of %s after the batch", e)
+          .isEqualTo(successor.token());
       assertThat(row.orElseThrow().ttl()).isEqualTo(successorTtl);
       (successor.candidate().equals("node-b") ? storeB : storeA).release(successor);
     }
@@ -555,13 +606,16 @@ abstract class JdbcLeaseStoreContract {
     p.setProperty(JdbcLeaseStoreProvider.USERNAME, user());
     p.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, "1s");
     try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(p))) {
-      List<Lease> leases = List.of(
-          new Lease(election("unreachable-1"), "node-a", FencingToken.of(1), LONG, ""),
-          new Lease(election("unreachable-2"), "node-a", FencingToken.of(1), LONG, ""));
+      List<Lease> leases =
+          List.of(
+              new Lease(election("unreachable-1"), "node-a", FencingToken.of(1), LONG, ""),
+              new Lease(election("unreachable-2"), "node-a", FencingToken.of(1), LONG, ""));
 
       List<Renewal> outcomes = store.renewAll(leases);
 
-      assertThat(outcomes).hasSize(2).allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
+      assertThat(outcomes)
+          .hasSize(2)
+          .allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
     }
   }
 
@@ -603,9 +657,12 @@ abstract class JdbcLeaseStoreContract {
     assertThat(seen.holder()).isEqualTo("node-a");
     assertThat(seen.token()).isEqualTo(a.token());
     assertThat(seen.ttl()).isEqualTo(LONG);
-    assertThat(seen.expiresIn().orElseThrow()).isPositive().isLessThanOrEqualTo(LONG.plusMillis(LeaseTable.TRUNCATION_MARGIN_MILLIS));
+    assertThat(seen.expiresIn().orElseThrow())
+        .isPositive()
+        .isLessThanOrEqualTo(LONG.plusMillis(LeaseTable.TRUNCATION_MARGIN_MILLIS));
     // The database runs on this machine: its wall clock, read back in UTC, is close to ours.
-    assertThat(seen.renewedAt().orElseThrow()).isBetween(Instant.now().minusSeconds(300), Instant.now().plusSeconds(300));
+    assertThat(seen.renewedAt().orElseThrow())
+        .isBetween(Instant.now().minusSeconds(300), Instant.now().plusSeconds(300));
     storeA.release(a);
     assertThat(storeB.read(e)).isEmpty();
   }
@@ -643,7 +700,9 @@ abstract class JdbcLeaseStoreContract {
     Lease a = grant(storeA, e, "node-a", LONG);
 
     int inserted = storeA.inTerm(a, dsl -> insertWork(dsl, e, "node-a", a.token()));
-    long viaJdbc = storeA.inTermWithConnection(e, "node-a", a.token(), c -> insertWork(c, e, "node-a", a.token()));
+    long viaJdbc =
+        storeA.inTermWithConnection(
+            e, "node-a", a.token(), c -> insertWork(c, e, "node-a", a.token()));
 
     assertThat(inserted).isEqualTo(1);
     assertThat(viaJdbc).isEqualTo(1);
@@ -659,7 +718,8 @@ abstract class JdbcLeaseStoreContract {
     assertThatThrownBy(() -> storeA.inTerm(a, dsl -> insertWork(dsl, e, "node-a", a.token())))
         .isInstanceOf(LeaseLostException.class)
         .hasMessageContaining("nothing was committed");
-    assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> insertWork(c, e, "node-a", a.token())))
+    assertThatThrownBy(
+            () -> storeA.inTermWithConnection(a, c -> insertWork(c, e, "node-a", a.token())))
         .isInstanceOf(LeaseLostException.class)
         .hasMessageContaining("now held by node-b with token " + b.token().value())
         .satisfies(t -> assertThat(((LeaseLostException) t).holder()).contains("node-b"));
@@ -683,7 +743,13 @@ abstract class JdbcLeaseStoreContract {
                     }))
         .isInstanceOf(IllegalStateException.class);
     // The caller's own SQLException, as the driver threw it: not a wrapper of the library's.
-    assertThatThrownBy(() -> storeA.inTermWithConnection(a, c -> c.createStatement().executeUpdate("insert into no_such_table_x values (1)")))
+    assertThatThrownBy(
+            () ->
+                storeA.inTermWithConnection(
+                    a,
+                    c ->
+                        c.createStatement()
+                            .executeUpdate("insert into no_such_table_x values (1)")))
         .isInstanceOf(SQLException.class)
         .hasMessageContaining("no_such_table_x");
 
@@ -693,13 +759,19 @@ abstract class JdbcLeaseStoreContract {
 
   int insertWork(org.jooq.DSLContext dsl, String election, String writer, FencingToken token) {
     return dsl.insertInto(table(unquotedName(workTable)))
-        .columns(field(unquotedName("election")), field(unquotedName("writer")), field(unquotedName("token")))
+        .columns(
+            field(unquotedName("election")),
+            field(unquotedName("writer")),
+            field(unquotedName("token")))
         .values(election, writer, token.value())
         .execute();
   }
 
-  long insertWork(Connection c, String election, String writer, FencingToken token) throws SQLException {
-    try (PreparedStatement s = c.prepareStatement("insert into " + workTable + " (election, writer, token) values (?, ?, ?)")) {
+  long insertWork(Connection c, String election, String writer, FencingToken token)
+      throws SQLException {
+    try (PreparedStatement s =
+        c.prepareStatement(
+            "insert into " + workTable + " (election, writer, token) values (?, ?, ?)")) {
       s.setString(1, election);
       s.setString(2, writer);
       s.setLong(3, token.value());
@@ -709,7 +781,9 @@ abstract class JdbcLeaseStoreContract {
 
   List<String> workRows(String election) {
     try (Connection c = poolB.getConnection();
-        PreparedStatement s = c.prepareStatement("select writer from " + workTable + " where election = ? order by token")) {
+        PreparedStatement s =
+            c.prepareStatement(
+                "select writer from " + workTable + " where election = ? order by token")) {
       s.setString(1, election);
       List<String> writers = new ArrayList<>();
       try (ResultSet rs = s.executeQuery()) {
@@ -748,7 +822,8 @@ abstract class JdbcLeaseStoreContract {
       assertThat(taken.token().isNewerThan(lease.token())).isTrue();
       String guarded = b.inTerm(taken, dsl -> "guarded");
       assertThat(guarded).isEqualTo("guarded");
-      assertThatThrownBy(() -> a.inTerm(lease, dsl -> "stale")).isInstanceOf(LeaseLostException.class);
+      assertThatThrownBy(() -> a.inTerm(lease, dsl -> "stale"))
+          .isInstanceOf(LeaseLostException.class);
       a.release(lease);
       assertThat(b.read(e).orElseThrow().holder()).isEqualTo("node-b");
       try (Connection c = poolB.getConnection();
@@ -767,7 +842,8 @@ abstract class JdbcLeaseStoreContract {
     String missing = "baton_it_missing_" + suffix;
     extraTables.add(missing);
     Dialect dialect;
-    try (JdbcLeaseStore store = JdbcLeaseStore.builder(poolA).table(missing).createTable(false).build()) {
+    try (JdbcLeaseStore store =
+        JdbcLeaseStore.builder(poolA).table(missing).createTable(false).build()) {
       assertThatThrownBy(() -> store.tryAcquire(election("missing"), "node-a", LONG))
           .isInstanceOf(LeaseStoreException.class)
           .hasMessageContaining(missing)
@@ -778,7 +854,11 @@ abstract class JdbcLeaseStoreContract {
       String ddl = LeaseTable.ddlFileText(dialect).replace("baton_lease", missing);
       try (Connection c = poolA.getConnection();
           Statement s = c.createStatement()) {
-        s.execute(ddl.lines().filter(l -> !l.startsWith("--")).reduce("", (x, y) -> x + "\n" + y).replace(";", ""));
+        s.execute(
+            ddl.lines()
+                .filter(l -> !l.startsWith("--"))
+                .reduce("", (x, y) -> x + "\n" + y)
+                .replace(";", ""));
       }
       assertThat(store.tryAcquire(election("missing"), "node-a", LONG).isGranted()).isTrue();
     }
@@ -805,7 +885,8 @@ abstract class JdbcLeaseStoreContract {
   }
 
   @Test
-  void aMissingTableWithoutThePermissionToCreateItIsAnErrorNamingTheTableAndTheDdlFile() throws SQLException {
+  void aMissingTableWithoutThePermissionToCreateItIsAnErrorNamingTheTableAndTheDdlFile()
+      throws SQLException {
     String user = "baton_it_nocreate_" + suffix;
     String missing = "baton_it_nocreate_" + suffix;
     extraTables.add(missing);
@@ -827,12 +908,21 @@ abstract class JdbcLeaseStoreContract {
     String user = "baton_it_noright_" + suffix;
     String e = election("no-privilege");
     storeA.read(e); // the table exists
-    runAsAdmin(createUserSql(user, "pw-" + suffix, Optional.of(workTable))); // rights on another table only
+    runAsAdmin(
+        createUserSql(
+            user, "pw-" + suffix, Optional.of(workTable))); // rights on another table only
     try (HikariDataSource ds = pool(unprivilegedUrl(), "noright", user, "pw-" + suffix);
         JdbcLeaseStore store = JdbcLeaseStore.builder(ds).table(tableName).build()) {
       assertThatThrownBy(() -> store.tryAcquire(e, "node-a", LONG))
           .isInstanceOf(LeaseStoreException.class)
-          .hasMessageContaining(": " + Failures.Kind.PERMISSION.phrase + ": could not acquire (table " + tableName + " on jdbc (" + displayName() + ")): ");
+          .hasMessageContaining(
+              ": "
+                  + Failures.Kind.PERMISSION.phrase
+                  + ": could not acquire (table "
+                  + tableName
+                  + " on jdbc ("
+                  + displayName()
+                  + ")): ");
     } finally {
       runAsAdmin(dropUserSql(user));
     }
@@ -852,10 +942,13 @@ abstract class JdbcLeaseStoreContract {
     try (JdbcLeaseStore store = JdbcLeaseStore.builder(callers).table(tableName).build()) {
       Lease a = grant(store, e, "node-a", LONG);
 
-      Settings seen = store.inTerm(a, dsl -> {
-        insertWork(dsl, e, "node-a", a.token());
-        return dsl.settings();
-      });
+      Settings seen =
+          store.inTerm(
+              a,
+              dsl -> {
+                insertWork(dsl, e, "node-a", a.token());
+                return dsl.settings();
+              });
 
       assertThat(seen.getRenderQuotedNames()).isEqualTo(RenderQuotedNames.NEVER);
       store.release(a);
@@ -875,7 +968,8 @@ abstract class JdbcLeaseStoreContract {
     try (Connection c = poolA.getConnection()) {
       assertThat(c.isValid(2)).isTrue();
     }
-    assertThatThrownBy(() -> store.read(election("closed"))).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.read(election("closed")))
+        .isInstanceOf(IllegalStateException.class);
   }
 
   // ---- errors ----
@@ -886,10 +980,16 @@ abstract class JdbcLeaseStoreContract {
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
-    // H2's client retries a refused connect for longer than the pool waits: the pool's timeout comes first.
+    // H2's client retries a refused connect for longer than the pool waits: the pool's timeout
+    // comes first.
     assertThat(assertStoreErrorWithinBound(urlOnPort(port)).getMessage())
-        .containsPattern(": (" + Failures.Kind.UNREACHABLE.phrase + "|" + java.util.regex.Pattern.quote(Failures.Kind.NO_CONNECTION.phrase) + ")"
-            + ": could not connect to learn which database it is \\(table baton_lease on jdbc\\): ");
+        .containsPattern(
+            ": ("
+                + Failures.Kind.UNREACHABLE.phrase
+                + "|"
+                + java.util.regex.Pattern.quote(Failures.Kind.NO_CONNECTION.phrase)
+                + ")"
+                + ": could not connect to learn which database it is \\(table baton_lease on jdbc\\): ");
   }
 
   @Test
@@ -921,10 +1021,10 @@ abstract class JdbcLeaseStoreContract {
   /**
    * A partition: the node's connections stay open but nothing comes back. Every kind of call fails
    * with a store error by about its call timeout, whether it meets the silence in a statement, in
-   * the pool's check of an idle connection or while waiting for a new one; after the heal the
-   * store works again and the lease is still there. The bound only catches a hang or a call that
-   * waits for the driver's own, longer timeouts (seconds more); the conformance suite holds calls
-   * to the renew deadline.
+   * the pool's check of an idle connection or while waiting for a new one; after the heal the store
+   * works again and the lease is still there. The bound only catches a hang or a call that waits
+   * for the driver's own, longer timeouts (seconds more); the conformance suite holds calls to the
+   * renew deadline.
    */
   @Test
   void everyCallThroughABlackholeFailsByAboutItsCallTimeout() throws Exception {
@@ -932,13 +1032,24 @@ abstract class JdbcLeaseStoreContract {
     Duration bound = callTimeout.plusMillis(2500);
     String e = election("blackhole");
     Optional<InetSocketAddress> server = tcpAddress();
-    assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of; H2MemoryLeaseStoreIT covers H2");
+    assumeTrue(
+        server.isPresent(),
+        displayName()
+            + " in this mode has no socket of its own to put a proxy in front of; H2MemoryLeaseStoreIT covers H2");
     try (FaultProxy proxy = FaultProxy.start(server.get())) {
       try (LeaseStore store = openStore(urlOnPort(proxy.port()), callTimeout)) {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
         AtomicReference<Lease> granted = new AtomicReference<>();
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
-            .until(() -> store.tryAcquire(e, "node-a", LONG).lease().map(l -> granted.compareAndSet(null, l)).orElse(false));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(
+                () ->
+                    store
+                        .tryAcquire(e, "node-a", LONG)
+                        .lease()
+                        .map(l -> granted.compareAndSet(null, l))
+                        .orElse(false));
         Lease lease = granted.get();
         proxy.blackhole();
 
@@ -955,11 +1066,19 @@ abstract class JdbcLeaseStoreContract {
               assertThatThrownBy(call::run).as(name).isInstanceOf(LeaseStoreException.class);
               took.put(name, Duration.ofNanos(System.nanoTime() - t0));
             });
-        System.out.println(displayName() + ": calls through a blackhole with a call timeout of " + callTimeout.toMillis() + " ms took " + took);
+        System.out.println(
+            displayName()
+                + ": calls through a blackhole with a call timeout of "
+                + callTimeout.toMillis()
+                + " ms took "
+                + took);
         assertThat(took).allSatisfy((name, d) -> assertThat(d).as(name).isLessThan(bound));
 
         proxy.heal();
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class).until(() -> store.read(e).isPresent());
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptionsInstanceOf(LeaseStoreException.class)
+            .until(() -> store.read(e).isPresent());
         assertThat(store.renew(lease).token()).isEqualTo(lease.token());
         store.release(lease);
         assertThat(storeB.read(e)).isEmpty();
@@ -968,20 +1087,23 @@ abstract class JdbcLeaseStoreContract {
   }
 
   /**
-   * A link that stops acknowledging: nothing the node sends is read, so a large statement fills
-   * the socket buffers and the driver blocks in a write, which no socket read timeout bounds. A
-   * batch renewal of a thousand long names is such a statement; it must still fail by about its
-   * call timeout, and the store work again after the heal.
+   * A link that stops acknowledging: nothing the node sends is read, so a large statement fills the
+   * socket buffers and the driver blocks in a write, which no socket read timeout bounds. A batch
+   * renewal of a thousand long names is such a statement; it must still fail by about its call
+   * timeout, and the store work again after the heal.
    */
   @Test
   void aBatchRenewalThroughALinkThatStopsReadingFailsByAboutItsCallTimeout() throws Exception {
     Duration callTimeout = Duration.ofSeconds(2);
     Optional<InetSocketAddress> server = tcpAddress();
-    assumeTrue(server.isPresent(), displayName() + " in this mode has no socket of its own to put a proxy in front of");
+    assumeTrue(
+        server.isPresent(),
+        displayName() + " in this mode has no socket of its own to put a proxy in front of");
     String candidate = "node-" + "c".repeat(200);
     List<Lease> leases = new ArrayList<>();
     for (int i = 0; i < JdbcLeaseStore.RENEW_BATCH_LIMIT; i++) {
-      leases.add(grant(storeA, "stalled-" + i + "-" + "e".repeat(200) + "-" + suffix, candidate, LONG));
+      leases.add(
+          grant(storeA, "stalled-" + i + "-" + "e".repeat(200) + "-" + suffix, candidate, LONG));
     }
     // Loopback's buffers absorb megabytes, a real link's window far less than such a batch.
     try (FaultProxy proxy = FaultProxy.start(server.get(), 8 * 1024)) {
@@ -989,20 +1111,33 @@ abstract class JdbcLeaseStoreContract {
         // A fresh pool connects on the first call, which a busy machine may not finish in time.
         // A few renewals only: a busy machine need not push the whole batch through in time.
         List<Lease> few = leases.subList(0, 10);
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptionsInstanceOf(LeaseStoreException.class)
             .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
         proxy.stopReadingRequests();
 
         long t0 = System.nanoTime();
-        List<Renewal> outcomes = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> store.renewAll(leases));
+        List<Renewal> outcomes =
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> store.renewAll(leases));
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        System.out.println(displayName() + ": a batch renewal of " + leases.size() + " leases through a link that stopped reading, call timeout "
-            + callTimeout.toMillis() + " ms, took " + took.toMillis() + " ms");
-        assertThat(outcomes).allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
+        System.out.println(
+            displayName()
+                + ": a batch renewal of "
+                + leases.size()
+                + " leases through a link that stopped reading, call timeout "
+                + callTimeout.toMillis()
+                + " ms, took "
+                + took.toMillis()
+                + " ms");
+        assertThat(outcomes)
+            .allSatisfy(r -> assertThat(r.failure()).containsInstanceOf(LeaseStoreException.class));
         assertThat(took).isLessThan(callTimeout.plusMillis(2500));
 
         proxy.heal();
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptionsInstanceOf(LeaseStoreException.class)
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptionsInstanceOf(LeaseStoreException.class)
             .until(() -> store.renewAll(few).stream().allMatch(r -> r.lease().isPresent()));
       }
     }
@@ -1027,7 +1162,10 @@ abstract class JdbcLeaseStoreContract {
       // A generous bound that only a hang exceeds; how fast it fails is not the point.
       Throwable thrown =
           assertTimeoutPreemptively(
-              Duration.ofSeconds(30), () -> org.assertj.core.api.Assertions.catchThrowable(() -> store.tryAcquire(election("unreachable"), "node-a", LONG)));
+              Duration.ofSeconds(30),
+              () ->
+                  org.assertj.core.api.Assertions.catchThrowable(
+                      () -> store.tryAcquire(election("unreachable"), "node-a", LONG)));
       assertThat(thrown).isInstanceOf(LeaseStoreException.class);
       return thrown;
     }
@@ -1043,12 +1181,16 @@ abstract class JdbcLeaseStoreContract {
     properties.setProperty(JdbcLeaseStoreProvider.CALL_TIMEOUT, "1s");
     System.setErr(new PrintStream(logged, true, StandardCharsets.UTF_8));
     try (LeaseStore store = new JdbcLeaseStoreProvider().open(ElectionProperties.of(properties))) {
-      thrown = org.assertj.core.api.Assertions.catchThrowable(() -> store.tryAcquire(election("credentials"), "node-a", LONG));
+      thrown =
+          org.assertj.core.api.Assertions.catchThrowable(
+              () -> store.tryAcquire(election("credentials"), "node-a", LONG));
     } finally {
       System.setErr(originalErr);
     }
 
-    assertThat(thrown).isInstanceOf(LeaseStoreException.class).hasMessageContaining(": " + Failures.Kind.CREDENTIALS.phrase + ": could not ");
+    assertThat(thrown)
+        .isInstanceOf(LeaseStoreException.class)
+        .hasMessageContaining(": " + Failures.Kind.CREDENTIALS.phrase + ": could not ");
     for (Throwable t = thrown; t != null; t = t.getCause()) {
       assertThat(String.valueOf(t.getMessage())).doesNotContain(password);
     }
@@ -1099,11 +1241,19 @@ abstract class JdbcLeaseStoreContract {
                     // A thread descheduled past its own TTL holds a stale grant; it judges nothing.
                     boolean fresh = returned - mine.validUntilNanos() < 0;
                     if (fresh && previous != null) {
-                      if (!previous.candidate().equals(me) && returned - previous.validUntilNanos() < 0) {
-                        violations.add(me + " was granted " + lease.token() + " while " + previous + " was valid");
+                      if (!previous.candidate().equals(me)
+                          && returned - previous.validUntilNanos() < 0) {
+                        violations.add(
+                            me
+                                + " was granted "
+                                + lease.token()
+                                + " while "
+                                + previous
+                                + " was valid");
                       }
                       if (!lease.token().isNewerThan(previous.token())) {
-                        violations.add(me + " got token " + lease.token() + " after " + previous.token());
+                        violations.add(
+                            me + " got token " + lease.token() + " after " + previous.token());
                       }
                     }
                     if (previous != null && !previous.candidate().equals(me)) {

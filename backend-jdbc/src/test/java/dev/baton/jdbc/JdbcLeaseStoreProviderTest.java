@@ -34,12 +34,20 @@ class JdbcLeaseStoreProviderTest {
 
   @Test
   void isFoundByServiceLoaderUnderTheNameJdbc() {
-    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(p -> p.get().name())).contains("jdbc");
+    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(p -> p.get().name()))
+        .contains("jdbc");
   }
 
   @Test
   void opensAWorkingStoreFromProperties() {
-    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.TABLE, "my_leases", JdbcLeaseStoreProvider.USERNAME, "sa");
+    Properties p =
+        properties(
+            JdbcLeaseStoreProvider.URL,
+            h2Url(),
+            JdbcLeaseStoreProvider.TABLE,
+            "my_leases",
+            JdbcLeaseStoreProvider.USERNAME,
+            "sa");
 
     try (LeaseStore store = ElectionProperties.of(p).openStore()) {
       assertThat(store.describe()).isEqualTo("jdbc");
@@ -51,7 +59,8 @@ class JdbcLeaseStoreProviderTest {
 
   @Test
   void takesTheUrlFromTheEnvironment() {
-    ElectionProperties config = ElectionProperties.of(properties(), Map.of("ELECTION_JDBC_URL", h2Url()));
+    ElectionProperties config =
+        ElectionProperties.of(properties(), Map.of("ELECTION_JDBC_URL", h2Url()));
 
     try (LeaseStore store = new JdbcLeaseStoreProvider().open(config)) {
       assertThat(firstAcquire(store, "env").isGranted()).isTrue();
@@ -68,7 +77,10 @@ class JdbcLeaseStoreProviderTest {
 
   @Test
   void refusesAUrlNoDriverAcceptsWithoutShowingItsPassword() {
-    Properties p = properties(JdbcLeaseStoreProvider.URL, "jdbc:nosuchdb://app:pw-secret@db.example:1/app?password=hunter2-secret");
+    Properties p =
+        properties(
+            JdbcLeaseStoreProvider.URL,
+            "jdbc:nosuchdb://app:pw-secret@db.example:1/app?password=hunter2-secret");
 
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)
@@ -81,7 +93,13 @@ class JdbcLeaseStoreProviderTest {
   @Test
   void refusesACallTimeoutAboveHalfTheRenewDeadline() {
     Properties p =
-        properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.CALL_TIMEOUT, "6s", ElectionProperties.RENEW_DEADLINE, "10s");
+        properties(
+            JdbcLeaseStoreProvider.URL,
+            h2Url(),
+            JdbcLeaseStoreProvider.CALL_TIMEOUT,
+            "6s",
+            ElectionProperties.RENEW_DEADLINE,
+            "10s");
 
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)
@@ -92,7 +110,12 @@ class JdbcLeaseStoreProviderTest {
 
   @Test
   void refusesATableNameThatIsNotAPlainIdentifier() {
-    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.TABLE, "leases; drop table x");
+    Properties p =
+        properties(
+            JdbcLeaseStoreProvider.URL,
+            h2Url(),
+            JdbcLeaseStoreProvider.TABLE,
+            "leases; drop table x");
 
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)
@@ -102,7 +125,8 @@ class JdbcLeaseStoreProviderTest {
 
   @Test
   void refusesAPoolTooSmallForListenAndWork() {
-    Properties p = properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.POOL_SIZE, "1");
+    Properties p =
+        properties(JdbcLeaseStoreProvider.URL, h2Url(), JdbcLeaseStoreProvider.POOL_SIZE, "1");
 
     assertThatThrownBy(() -> new JdbcLeaseStoreProvider().open(ElectionProperties.of(p)))
         .isInstanceOf(ConfigurationException.class)

@@ -5,10 +5,10 @@ import java.net.InetSocketAddress;
 import java.util.function.Supplier;
 
 /**
- * The conformance fixture of PostgreSQL or MariaDB as {@link JdbcServer} runs it: the machine's
- * own server, whose outage cuts every node's proxies, or a container
- * ({@code -Dbaton.servers=containers}), whose outage kills the database and whose restore starts
- * it again on the same address with its data, as a database restart in production does.
+ * The conformance fixture of PostgreSQL or MariaDB as {@link JdbcServer} runs it: the machine's own
+ * server, whose outage cuts every node's proxies, or a container ({@code
+ * -Dbaton.servers=containers}), whose outage kills the database and whose restore starts it again
+ * on the same address with its data, as a database restart in production does.
  */
 final class JdbcServerFixture extends JdbcConformanceFixture {
 

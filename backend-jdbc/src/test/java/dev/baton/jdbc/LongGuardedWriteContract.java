@@ -44,13 +44,18 @@ interface LongGuardedWriteContract {
   String election(String what);
 
   @Test
-  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheOtherLeasesOfItsBatchNothing() throws Exception {
+  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheOtherLeasesOfItsBatchNothing()
+      throws Exception {
     JdbcLeaseStore store = leader();
     JdbcLeaseStore renewer = leaderWithCallTimeout(Duration.ofSeconds(1));
     Lease guarded = JdbcLeaseStoreContract.grant(store, election("guarded"), "node-a", TTL);
     List<Lease> batch = new ArrayList<>();
     batch.add(guarded);
-    IntStream.range(0, 100).forEach(i -> batch.add(JdbcLeaseStoreContract.grant(store, election("beside-" + i), "node-a", TTL)));
+    IntStream.range(0, 100)
+        .forEach(
+            i ->
+                batch.add(
+                    JdbcLeaseStoreContract.grant(store, election("beside-" + i), "node-a", TTL)));
     CountDownLatch writing = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
     ExecutorService writer = Executors.newSingleThreadExecutor();
@@ -80,8 +85,14 @@ interface LongGuardedWriteContract {
       finish.countDown();
       assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
       LoggerFactory.getLogger(LongGuardedWriteContract.class)
-          .info("{}: a batch renewal of {} leases, one of whose rows a guarded write held, came back in {} ms", store.describe(), batch.size(), tookMillis);
-      assertThat(writeStillHeld).as("the batch renewal came back while the guarded write held its row").isTrue();
+          .info(
+              "{}: a batch renewal of {} leases, one of whose rows a guarded write held, came back in {} ms",
+              store.describe(),
+              batch.size(),
+              tookMillis);
+      assertThat(writeStillHeld)
+          .as("the batch renewal came back while the guarded write held its row")
+          .isTrue();
       assertThat(outcomes.subList(1, outcomes.size()))
           .as("the hundred leases beside the guarded one")
           .allSatisfy(r -> assertThat(r.failure()).as("outcome %s", r).isEmpty());
@@ -101,7 +112,8 @@ interface LongGuardedWriteContract {
   }
 
   @Test
-  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheHundredElectorsBesideItNothing() throws Exception {
+  default void aGuardedWriteHeldForTwiceTheRenewDeadlineCostsTheHundredElectorsBesideItNothing()
+      throws Exception {
     JdbcLeaseStore store = leaderWithCallTimeout(Duration.ofSeconds(1));
     List<String> revoked = new CopyOnWriteArrayList<>();
     List<Elector> electors = new ArrayList<>();
@@ -124,7 +136,9 @@ interface LongGuardedWriteContract {
                 .build());
       }
       electors.forEach(Elector::start);
-      await("until all 101 electors lead").atMost(Duration.ofSeconds(30)).until(() -> electors.stream().allMatch(Elector::isLeader));
+      await("until all 101 electors lead")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> electors.stream().allMatch(Elector::isLeader));
       Term guarded = electors.get(0).currentTerm().orElseThrow();
       long start = System.nanoTime();
       // Held for twice the renew deadline: every election's renewals come due meanwhile.
@@ -144,12 +158,22 @@ interface LongGuardedWriteContract {
                 return "written";
               });
       assertThat(written).isEqualTo("written");
-      assertThat(System.nanoTime() - start).as("the guarded write held its row for twice the renew deadline").isGreaterThanOrEqualTo(RENEW_DEADLINE.multipliedBy(2).toNanos());
-      assertThat(revoked).as("elections whose leader stepped down").allMatch(e -> e.equals(guarded.election()));
-      assertThat(electors.subList(1, electors.size())).as("the hundred electors beside the guarded write").allMatch(Elector::isLeader);
+      assertThat(System.nanoTime() - start)
+          .as("the guarded write held its row for twice the renew deadline")
+          .isGreaterThanOrEqualTo(RENEW_DEADLINE.multipliedBy(2).toNanos());
+      assertThat(revoked)
+          .as("elections whose leader stepped down")
+          .allMatch(e -> e.equals(guarded.election()));
+      assertThat(electors.subList(1, electors.size()))
+          .as("the hundred electors beside the guarded write")
+          .allMatch(Elector::isLeader);
       LoggerFactory.getLogger(LongGuardedWriteContract.class)
-          .info("{}: a guarded write held for {} ms; of 101 electors renewing in batches, {} stepped down: {}", store.describe(),
-              (System.nanoTime() - start) / 1_000_000, revoked.size(), revoked);
+          .info(
+              "{}: a guarded write held for {} ms; of 101 electors renewing in batches, {} stepped down: {}",
+              store.describe(),
+              (System.nanoTime() - start) / 1_000_000,
+              revoked.size(),
+              revoked);
     } finally {
       electors.forEach(Elector::close);
       store.close();

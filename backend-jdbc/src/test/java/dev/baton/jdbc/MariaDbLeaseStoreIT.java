@@ -2,16 +2,20 @@ package dev.baton.jdbc;
 
 import dev.baton.conformance.RequiredServer;
 import java.net.InetSocketAddress;
-import java.util.Properties;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 
 /** The contract on MariaDB at 127.0.0.1:3306 (user root, no password, database test). */
 class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
 
   @Override
   void requireServer() {
-    RequiredServer.requireTcp("MariaDB", "127.0.0.1", 3306, "sudo service mariadb start (user root, empty password, database test)");
+    RequiredServer.requireTcp(
+        "MariaDB",
+        "127.0.0.1",
+        3306,
+        "sudo service mariadb start (user root, empty password, database test)");
   }
 
   @Override
@@ -61,17 +65,23 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedW
     p.setProperty(JdbcLeaseStoreProvider.PASSWORD, password);
     return p;
   }
+
   @Override
   List<String> createUserSql(String user, String password, Optional<String> existingTable) {
     return List.of(
         "create user '" + user + "'@'%' identified by '" + password + "'",
-        "grant select, insert, update on test." + existingTable.orElse("*") + " to '" + user + "'@'%'");
+        "grant select, insert, update on test."
+            + existingTable.orElse("*")
+            + " to '"
+            + user
+            + "'@'%'");
   }
 
   @Override
   List<String> dropUserSql(String user) {
     return List.of("drop user if exists '" + user + "'@'%'");
   }
+
   @Override
   String createSchemaSql(String schema) {
     return "create database " + schema;

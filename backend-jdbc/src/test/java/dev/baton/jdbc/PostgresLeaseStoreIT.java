@@ -7,23 +7,23 @@ import dev.baton.conformance.RequiredServer;
 import dev.baton.election.Lease;
 import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.net.InetSocketAddress;
-import java.util.Properties;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.locks.LockSupport;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -39,7 +39,11 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
 
   @Override
   void requireServer() {
-    RequiredServer.requireTcp("PostgreSQL", "127.0.0.1", 5432, "sudo service postgresql start (user postgres with trust, database test)");
+    RequiredServer.requireTcp(
+        "PostgreSQL",
+        "127.0.0.1",
+        5432,
+        "sudo service postgresql start (user postgres with trust, database test)");
   }
 
   @Override
@@ -87,7 +91,10 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
     return urlOnPort(port) + "?sendBufferSize=8192";
   }
 
-  /** The server trusts every local user, so only an unknown role is refused; the password must still stay hidden. */
+  /**
+   * The server trusts every local user, so only an unknown role is refused; the password must still
+   * stay hidden.
+   */
   @Override
   Properties badCredentials(String password) {
     Properties p = new Properties();
@@ -130,7 +137,8 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
   }
 
   @Test
-  void afterTheListenConnectionIsCutEveryWatcherRunsOnceAndReleasesAreHeardAgain() throws SQLException {
+  void afterTheListenConnectionIsCutEveryWatcherRunsOnceAndReleasesAreHeardAgain()
+      throws SQLException {
     String e = election("watch-reconnect");
     AtomicInteger heard = new AtomicInteger();
     try (Subscription subscription = storeB.watch(e, heard::incrementAndGet).orElseThrow()) {
@@ -147,13 +155,18 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
   void aWatcherHearsWhenALeaseRunsOutAndNotBefore() {
     String e = election("watch-expiry");
     List<Long> heardAt = new CopyOnWriteArrayList<>();
-    try (Subscription subscription = storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
+    try (Subscription subscription =
+        storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
       long t0 = System.nanoTime();
       Lease a = grant(storeA, e, "node-a", SHORT);
-      await().atMost(Duration.ofSeconds(10)).until(() -> heardAt.size() >= 2); // the grant, then the expiry
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> heardAt.size() >= 2); // the grant, then the expiry
 
       assertThat(storeB.watchReportsExpiry()).isTrue();
-      assertThat(heardAt.get(1) - t0).as("nanos from the grant's start to the second word").isGreaterThanOrEqualTo(a.ttl().toNanos());
+      assertThat(heardAt.get(1) - t0)
+          .as("nanos from the grant's start to the second word")
+          .isGreaterThanOrEqualTo(a.ttl().toNanos());
       assertThat(storeB.tryAcquire(e, "node-b", LONG).isGranted()).isTrue();
     }
   }
@@ -165,8 +178,11 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
     long t0 = System.nanoTime();
     Lease a = grant(storeA, e, "node-a", SHORT);
     List<Long> heardAt = new CopyOnWriteArrayList<>();
-    try (Subscription subscription = storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
-      await().atMost(Duration.ofSeconds(10)).until(() -> heardAt.stream().anyMatch(t -> t - t0 >= a.ttl().toNanos()));
+    try (Subscription subscription =
+        storeB.watch(e, () -> heardAt.add(System.nanoTime())).orElseThrow()) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> heardAt.stream().anyMatch(t -> t - t0 >= a.ttl().toNanos()));
       assertThat(storeB.read(e)).isEmpty();
     }
   }
@@ -181,7 +197,9 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
         Subscription s2 = storeB.watch(batched, heardBatched::incrementAndGet).orElseThrow()) {
       Lease a = grant(storeA, one, "node-a", SHORT);
       Lease b = grant(storeA, batched, "node-a", SHORT);
-      await().atMost(Duration.ofSeconds(10)).until(() -> heardOne.get() == 1 && heardBatched.get() == 1); // the grants
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> heardOne.get() == 1 && heardBatched.get() == 1); // the grants
       heardOne.set(0);
       heardBatched.set(0);
       // Renew for three lease durations, every third of one: a watcher that missed a renewal
@@ -195,7 +213,9 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
       assertThat(heardOne.get()).as("words for %s while renewed", one).isZero();
       assertThat(heardBatched.get()).as("words for %s while renewed in batches", batched).isZero();
 
-      await().atMost(Duration.ofSeconds(10)).until(() -> heardOne.get() > 0 && heardBatched.get() > 0);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> heardOne.get() > 0 && heardBatched.get() > 0);
       assertThat(storeB.read(one)).isEmpty();
       assertThat(storeB.read(batched)).isEmpty();
     }
@@ -229,12 +249,20 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
               () -> {
                 PGNotification[] ns = pg.getNotifications(100);
                 for (PGNotification n : ns == null ? new PGNotification[0] : ns) {
-                  assertThat(n.getParameter().getBytes(StandardCharsets.UTF_8).length).isLessThanOrEqualTo(8000);
-                  assertThat(LeaseNotice.read(n.getParameter(), (kind, e, millis) -> {
-                    assertThat(kind).isEqualTo(LeaseNotice.Kind.RENEWED);
-                    assertThat(millis).isEqualTo(LONG.toMillis() + LeaseTable.TRUNCATION_MARGIN_MILLIS);
-                    heard.add(e);
-                  })).as("readable: %s", n.getParameter()).isTrue();
+                  assertThat(n.getParameter().getBytes(StandardCharsets.UTF_8).length)
+                      .isLessThanOrEqualTo(8000);
+                  assertThat(
+                          LeaseNotice.read(
+                              n.getParameter(),
+                              (kind, e, millis) -> {
+                                assertThat(kind).isEqualTo(LeaseNotice.Kind.RENEWED);
+                                assertThat(millis)
+                                    .isEqualTo(
+                                        LONG.toMillis() + LeaseTable.TRUNCATION_MARGIN_MILLIS);
+                                heard.add(e);
+                              }))
+                      .as("readable: %s", n.getParameter())
+                      .isTrue();
                 }
                 return heard.size() >= leases.size() - 1;
               });
@@ -252,7 +280,8 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
   private int terminateNodeBConnections() throws SQLException {
     try (Connection c = poolA.getConnection();
         PreparedStatement s =
-            c.prepareStatement("select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = ?")) {
+            c.prepareStatement(
+                "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = ?")) {
       s.setString(1, applicationNameB);
       try (ResultSet rs = s.executeQuery()) {
         rs.next();
@@ -260,9 +289,11 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
       }
     }
   }
+
   @Override
   List<String> createUserSql(String user, String password, Optional<String> existingTable) {
-    List<String> sql = new ArrayList<>(List.of("create role " + user + " login password '" + password + "'"));
+    List<String> sql =
+        new ArrayList<>(List.of("create role " + user + " login password '" + password + "'"));
     existingTable.ifPresent(t -> sql.add("grant select, insert, update on " + t + " to " + user));
     return sql;
   }
@@ -271,6 +302,7 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
   List<String> dropUserSql(String user) {
     return List.of("drop owned by " + user, "drop role if exists " + user);
   }
+
   @Override
   String createSchemaSql(String schema) {
     return "create schema " + schema;

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
  * nothing answers) for longer than the lease while three electors, each on its own pool, run. The
  * whole store is frozen, so the leader must step down by its renew deadline and nobody may be
  * granted until the thaw; then one elector leads again, none restarted. A fault no proxy can make:
- * a cut or blackholed connection is not a server that accepted the request and never answers.
- * Needs the container mode ({@code -Dbaton.servers=containers}): the machine's own server cannot
- * be frozen by a test.
+ * a cut or blackholed connection is not a server that accepted the request and never answers. Needs
+ * the container mode ({@code -Dbaton.servers=containers}): the machine's own server cannot be
+ * frozen by a test.
  */
 class PostgresServerFrozenIT {
 
@@ -38,16 +38,19 @@ class PostgresServerFrozenIT {
   @Test
   void postgresFrozenLongerThanTheLeaseCostsTheLeaderItsTermAndNothingElse() {
     assumeTrue(
-        ServerMode.containers(), "freezes a PostgreSQL container: run with -D" + ServerMode.PROPERTY + "=containers");
+        ServerMode.containers(),
+        "freezes a PostgreSQL container: run with -D" + ServerMode.PROPERTY + "=containers");
     JdbcServer postgres = JdbcServer.postgres();
     closeAtEnd.add(postgres);
     // The same three pools as on H2; PostgreSQL's driver, unlike H2's, times a call out on its own.
     List<LeaseStore> stores =
-        H2ServerFrozenIT.storesOnOwnPools("frozen-postgres", postgres.url(), postgres.user(), closeAtEnd);
+        H2ServerFrozenIT.storesOnOwnPools(
+            "frozen-postgres", postgres.url(), postgres.user(), closeAtEnd);
     FrozenServerScenario scenario = new FrozenServerScenario("frozen-postgres", TIMINGS, stores);
     closeAtEnd.add(scenario);
 
-    FrozenServerScenario.Figures figures = scenario.freezeLongerThanTheLease(leader -> postgres, true);
+    FrozenServerScenario.Figures figures =
+        scenario.freezeLongerThanTheLease(leader -> postgres, true);
 
     assertThat(figures.keptTheTerm()).isFalse();
   }

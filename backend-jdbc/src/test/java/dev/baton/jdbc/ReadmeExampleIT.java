@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadmeExampleIT {
 
   private static final Pattern BILLING = Pattern.compile("billing run with fencing token (\\d+)");
+
   /** Long enough that only a release, not an expiry, can hand over within the bound below. */
   private static final Duration LEASE = Duration.ofSeconds(30);
 
@@ -47,15 +48,21 @@ class ReadmeExampleIT {
   }
 
   @Test
-  @DisplayName("the README's service runs in three JVMs, and a SIGTERM to the leader hands over at once")
+  @DisplayName(
+      "the README's service runs in three JVMs, and a SIGTERM to the leader hands over at once")
   void threeReplicasHandOverOnSigterm(@TempDir Path dir) throws Exception {
-    RequiredServer.requireTcp("PostgreSQL", "127.0.0.1", 5432, "sudo service postgresql start (user postgres with trust, database test)");
+    RequiredServer.requireTcp(
+        "PostgreSQL",
+        "127.0.0.1",
+        5432,
+        "sudo service postgresql start (user postgres with trust, database test)");
     List<ReadmeSnippets.Block> services =
         ReadmeSnippets.blocks("java").stream().filter(b -> b.publicClass().isPresent()).toList();
     assertThat(services).hasSize(1);
     assertThat(ReadmeSnippets.compile(services, dir)).isEmpty();
     // The README's election.properties: the first properties block, the one next to the service.
-    Files.writeString(dir.resolve("election.properties"), ReadmeSnippets.blocks("properties").get(0).text());
+    Files.writeString(
+        dir.resolve("election.properties"), ReadmeSnippets.blocks("properties").get(0).text());
 
     String election = "readme-" + UUID.randomUUID();
     for (int i = 1; i <= 3; i++) {
@@ -65,29 +72,51 @@ class ReadmeExampleIT {
     long token = lastToken(leader).orElseThrow();
 
     long signalled = System.nanoTime();
-    replicas.get(leader).toHandle().destroy(); // SIGTERM; Process.destroy() would also close its pipes
+    replicas
+        .get(leader)
+        .toHandle()
+        .destroy(); // SIGTERM; Process.destroy() would also close its pipes
     int next;
     try {
       // Half the lease: only a release hands over this soon.
       next = awaitBilling(leader, LEASE.dividedBy(2));
     } catch (ConditionTimeoutException e) {
-      throw new AssertionError("no other replica led within " + LEASE.dividedBy(2).toSeconds() + " s of the SIGTERM; their output:\n" + outputs(), e);
+      throw new AssertionError(
+          "no other replica led within "
+              + LEASE.dividedBy(2).toSeconds()
+              + " s of the SIGTERM; their output:\n"
+              + outputs(),
+          e);
     }
     long handoverMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - signalled);
-    System.out.println("README service: SIGTERM to the leader, next billing run on another JVM after " + handoverMillis + " ms");
+    System.out.println(
+        "README service: SIGTERM to the leader, next billing run on another JVM after "
+            + handoverMillis
+            + " ms");
 
     assertThat(lastToken(next).orElseThrow()).isGreaterThan(token);
     assertThat(replicas.get(leader).waitFor(20, TimeUnit.SECONDS)).isTrue();
     assertThat(replicas.get(leader).exitValue()).isEqualTo(143);
   }
 
-  private void start(Path dir, String mainClass, String election, String candidate) throws IOException {
+  private void start(Path dir, String mainClass, String election, String candidate)
+      throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = dir.resolve("classes") + File.pathSeparator + System.getProperty("java.class.path");
+    String classpath =
+        dir.resolve("classes") + File.pathSeparator + System.getProperty("java.class.path");
     Path log = dir.resolve(candidate + ".log");
-    // env --default-signal: a suite started with SIGTERM ignored would hand that on to the replicas.
+    // env --default-signal: a suite started with SIGTERM ignored would hand that on to the
+    // replicas.
     ProcessBuilder pb =
-        new ProcessBuilder("env", "--default-signal=TERM,INT", java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", classpath, mainClass)
+        new ProcessBuilder(
+                "env",
+                "--default-signal=TERM,INT",
+                java,
+                "-Xmx64m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                classpath,
+                mainClass)
             .directory(dir.toFile())
             .redirectErrorStream(true)
             .redirectOutput(log.toFile());
@@ -131,7 +160,10 @@ class ReadmeExampleIT {
   private String outputs() throws IOException {
     StringBuilder all = new StringBuilder();
     for (Path log : logs) {
-      all.append("--- ").append(log.getFileName()).append('\n').append(Files.readString(log, StandardCharsets.UTF_8));
+      all.append("--- ")
+          .append(log.getFileName())
+          .append('\n')
+          .append(Files.readString(log, StandardCharsets.UTF_8));
     }
     return all.toString();
   }

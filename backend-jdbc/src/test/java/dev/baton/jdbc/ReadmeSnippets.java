@@ -24,10 +24,13 @@ import javax.tools.ToolProvider;
  */
 final class ReadmeSnippets {
 
-  /** Where the part that these tests keep true ends: the sections after it have tests of their own. */
+  /**
+   * Where the part that these tests keep true ends: the sections after it have tests of their own.
+   */
   static final String END_OF_PART = "\n### ZooKeeper backend";
 
-  private static final Pattern BLOCK = Pattern.compile("(?m)^```(\\w+)\\n(.*?)^```$", Pattern.DOTALL);
+  private static final Pattern BLOCK =
+      Pattern.compile("(?m)^```(\\w+)\\n(.*?)^```$", Pattern.DOTALL);
   private static final Pattern PUBLIC_CLASS = Pattern.compile("(?m)^public class (\\w+)");
 
   /** One fenced block: its language, its text, and the README line it starts on. */
@@ -71,19 +74,45 @@ final class ReadmeSnippets {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
     boolean compiled;
-    try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT, null)) {
-      List<String> options = List.of("-d", classes.toString(), "-classpath", System.getProperty("java.class.path"), "-proc:none");
-      compiled = javac.getTask(null, files, diagnostics, options, null, files.getJavaFileObjectsFromPaths(sources)).call();
+    try (StandardJavaFileManager files =
+        javac.getStandardFileManager(diagnostics, Locale.ROOT, null)) {
+      List<String> options =
+          List.of(
+              "-d",
+              classes.toString(),
+              "-classpath",
+              System.getProperty("java.class.path"),
+              "-proc:none");
+      compiled =
+          javac
+              .getTask(
+                  null,
+                  files,
+                  diagnostics,
+                  options,
+                  null,
+                  files.getJavaFileObjectsFromPaths(sources))
+              .call();
     }
     String errors =
         diagnostics.getDiagnostics().stream()
             .filter(d -> d.getKind() == Diagnostic.Kind.ERROR)
-            .map(d -> "README block " + d.getSource().getName() + " line " + d.getLineNumber() + ": " + d.getMessage(Locale.ROOT))
+            .map(
+                d ->
+                    "README block "
+                        + d.getSource().getName()
+                        + " line "
+                        + d.getLineNumber()
+                        + ": "
+                        + d.getMessage(Locale.ROOT))
             .collect(Collectors.joining("\n"));
     return compiled || !errors.isEmpty() ? errors : "the compiler failed without an error message";
   }
 
-  /** A fragment: its imports on top, its statements in a method of a class that holds {@link #CONTEXT}. */
+  /**
+   * A fragment: its imports on top, its statements in a method of a class that holds {@link
+   * #CONTEXT}.
+   */
   private static String asClass(String name, String fragment) {
     StringBuilder imports = new StringBuilder();
     StringBuilder body = new StringBuilder();
@@ -91,10 +120,20 @@ final class ReadmeSnippets {
       (line.startsWith("import ") ? imports : body).append(line).append('\n');
     }
     // No "throws" on run(): a checked exception the snippet does not handle fails the compile.
-    return imports + "\nclass " + name + " {\n" + CONTEXT + "\n  void run() {\n" + body + "\n  }\n}\n";
+    return imports
+        + "\nclass "
+        + name
+        + " {\n"
+        + CONTEXT
+        + "\n  void run() {\n"
+        + body
+        + "\n  }\n}\n";
   }
 
-  /** The README, found from the module's directory or the repository's, whichever the run started in. */
+  /**
+   * The README, found from the module's directory or the repository's, whichever the run started
+   * in.
+   */
   static Path readme() {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
       Path candidate = dir.resolve("README.md");
@@ -103,7 +142,8 @@ final class ReadmeSnippets {
       }
     }
     // Failsafe and surefire start in the module's directory; basedir says where that is otherwise.
-    Path fromBasedir = Path.of(System.getProperty("basedir", ".")).toAbsolutePath().resolveSibling("README.md");
+    Path fromBasedir =
+        Path.of(System.getProperty("basedir", ".")).toAbsolutePath().resolveSibling("README.md");
     if (Files.isRegularFile(fromBasedir)) {
       return fromBasedir;
     }
@@ -119,7 +159,8 @@ final class ReadmeSnippets {
     }
     int end = text.indexOf(END_OF_PART);
     if (end < 0) {
-      throw new IllegalStateException("README.md has no '" + END_OF_PART.strip() + "' heading to end the checked part at");
+      throw new IllegalStateException(
+          "README.md has no '" + END_OF_PART.strip() + "' heading to end the checked part at");
     }
     String part = text.substring(0, end);
     List<Block> found = new ArrayList<>();

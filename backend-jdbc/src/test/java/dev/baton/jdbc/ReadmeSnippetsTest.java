@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadmeSnippetsTest {
 
   @Test
-  @DisplayName("every Java snippet of the README's first part compiles as shown, with its own imports")
+  @DisplayName(
+      "every Java snippet of the README's first part compiles as shown, with its own imports")
   void javaSnippetsCompile(@TempDir Path dir) throws IOException {
     List<ReadmeSnippets.Block> blocks = ReadmeSnippets.blocks("java");
     // The service, the configuration line, the JDBC builder, the guarded writes, at the least.
@@ -35,14 +36,17 @@ class ReadmeSnippetsTest {
   }
 
   @Test
-  @DisplayName("every properties block of the README's first part loads as written and is accepted by the library")
+  @DisplayName(
+      "every properties block of the README's first part loads as written and is accepted by the library")
   void propertiesBlocksLoad() throws IOException {
     List<ReadmeSnippets.Block> blocks = ReadmeSnippets.blocks("properties");
     assertThat(blocks).hasSizeGreaterThanOrEqualTo(2);
     for (ReadmeSnippets.Block b : blocks) {
       Properties p = new Properties();
       p.load(new StringReader(b.text()));
-      assertThat(p.stringPropertyNames()).as("keys of the block at README line " + b.line()).isNotEmpty();
+      assertThat(p.stringPropertyNames())
+          .as("keys of the block at README line " + b.line())
+          .isNotEmpty();
       for (String key : p.stringPropertyNames()) {
         // A .properties file has no inline comments: "jdbc   # optional" would be the value.
         assertThat(p.getProperty(key)).as(key + " at README line " + b.line()).doesNotContain("#");

@@ -17,13 +17,17 @@ import org.junit.jupiter.api.Test;
 class RenewedOrLostTest {
 
   private static final long TTL = 3000;
-  private final Lease lease = new Lease("orders", "node-a", FencingToken.of(7), Duration.ofMillis(TTL), "");
+  private final Lease lease =
+      new Lease("orders", "node-a", FencingToken.of(7), Duration.ofMillis(TTL), "");
 
   @Test
   void aLiveRowOfThisLeaseThatTheUpdateDidNotTouchIsNoRenewal() {
     // The row was last renewed 2.9 s ago; the call took 50 ms: nothing renewed it in between.
     LeaseRow stale = new LeaseRow("node-a", 7, TTL, 0, 100);
-    assertThatThrownBy(() -> JdbcLeaseStore.renewedOrLost(lease, TTL, Optional.of(stale), TimeUnit.MILLISECONDS.toNanos(50)))
+    assertThatThrownBy(
+            () ->
+                JdbcLeaseStore.renewedOrLost(
+                    lease, TTL, Optional.of(stale), TimeUnit.MILLISECONDS.toNanos(50)))
         .isInstanceOf(LeaseStoreException.class)
         .hasMessageContaining("did not reach its row")
         .hasMessageContaining("100 ms");
@@ -33,13 +37,18 @@ class RenewedOrLostTest {
   void aRowRenewedSinceTheCallBeganIsARenewalThoughTheUpdateCountedNoRow() {
     // MariaDB counts no row for a renewal that changed nothing (within the grant's millisecond).
     LeaseRow fresh = new LeaseRow("node-a", 7, TTL, 0, TTL - 20);
-    Lease renewed = JdbcLeaseStore.renewedOrLost(lease, TTL, Optional.of(fresh), TimeUnit.MILLISECONDS.toNanos(30));
+    Lease renewed =
+        JdbcLeaseStore.renewedOrLost(
+            lease, TTL, Optional.of(fresh), TimeUnit.MILLISECONDS.toNanos(30));
     assertThat(renewed.token()).isEqualTo(lease.token());
   }
 
   @Test
   void aRowOfAnotherTermOrNoRowIsALostLease() {
-    assertThatThrownBy(() -> JdbcLeaseStore.renewedOrLost(lease, TTL, Optional.of(new LeaseRow("node-b", 8, TTL, 0, TTL)), 0))
+    assertThatThrownBy(
+            () ->
+                JdbcLeaseStore.renewedOrLost(
+                    lease, TTL, Optional.of(new LeaseRow("node-b", 8, TTL, 0, TTL)), 0))
         .isInstanceOf(LeaseLostException.class)
         .hasMessageContaining("now held by node-b with token 8");
     assertThatThrownBy(() -> JdbcLeaseStore.renewedOrLost(lease, TTL, Optional.empty(), 0))

@@ -39,7 +39,11 @@ class ShutdownReleaseIT {
 
   @BeforeEach
   void openStore() {
-    RequiredServer.requireTcp("PostgreSQL", "127.0.0.1", 5432, "sudo service postgresql start (user postgres with trust, database test)");
+    RequiredServer.requireTcp(
+        "PostgreSQL",
+        "127.0.0.1",
+        5432,
+        "sudo service postgresql start (user postgres with trust, database test)");
     pool = new HikariDataSource();
     pool.setJdbcUrl(URL);
     pool.setUsername("postgres");
@@ -65,15 +69,25 @@ class ShutdownReleaseIT {
   }
 
   @Test
-  @DisplayName("SIGTERM to the leader's JVM hands the lease to the replica waiting in another JVM at once")
+  @DisplayName(
+      "SIGTERM to the leader's JVM hands the lease to the replica waiting in another JVM at once")
   void sigtermReleases() throws Exception {
     child = startChild("default");
     awaitElected();
-    Elector follower = Elector.builder(store).election(election).candidate("follower").leaseDuration(Duration.ofSeconds(30))
-        .renewDeadline(Duration.ofSeconds(20)).retryPeriod(Duration.ofSeconds(2)).closeOnShutdown(false).build();
+    Elector follower =
+        Elector.builder(store)
+            .election(election)
+            .candidate("follower")
+            .leaseDuration(Duration.ofSeconds(30))
+            .renewDeadline(Duration.ofSeconds(20))
+            .retryPeriod(Duration.ofSeconds(2))
+            .closeOnShutdown(false)
+            .build();
     try {
       follower.start();
-      await().atMost(Duration.ofSeconds(20)).until(() -> follower.currentLeader().equals(Optional.of("child")));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> follower.currentLeader().equals(Optional.of("child")));
 
       // SIGTERM only: Process.destroy() would also close the child's input, which ends it at once.
       child.toHandle().destroy();
@@ -82,7 +96,12 @@ class ShutdownReleaseIT {
         await().atMost(Duration.ofSeconds(15)).until(follower::isLeader);
       } catch (ConditionTimeoutException e) {
         boolean ended = child.waitFor(20, TimeUnit.SECONDS);
-        throw new AssertionError("the follower did not lead within 15 s of the SIGTERM; the child " + (ended ? "exited with " + child.exitValue() : "is still running") + "; its output:\n" + childOutput(), e);
+        throw new AssertionError(
+            "the follower did not lead within 15 s of the SIGTERM; the child "
+                + (ended ? "exited with " + child.exitValue() : "is still running")
+                + "; its output:\n"
+                + childOutput(),
+            e);
       }
       assertThat(child.waitFor(20, TimeUnit.SECONDS)).isTrue();
       assertThat(child.exitValue()).isEqualTo(143);
@@ -111,17 +130,35 @@ class ShutdownReleaseIT {
     // env --default-signal: a suite started with SIGTERM or SIGINT ignored (a background job, some
     // CI runners) would otherwise hand that on, and the child's JVM would never hear the signal.
     List<String> argv =
-        List.of("env", "--default-signal=TERM,INT", java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-            ShutdownChild.class.getName(), URL, "postgres", election, "child", mode);
+        List.of(
+            "env",
+            "--default-signal=TERM,INT",
+            java,
+            "-Xmx64m",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            System.getProperty("java.class.path"),
+            ShutdownChild.class.getName(),
+            URL,
+            "postgres",
+            election,
+            "child",
+            mode);
     childLog = Files.createTempFile("baton-shutdown-child-", ".log");
-    return new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(childLog.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    return new ProcessBuilder(argv)
+        .redirectErrorStream(true)
+        .redirectOutput(childLog.toFile())
+        .redirectInput(ProcessBuilder.Redirect.PIPE)
+        .start();
   }
 
   /** Waits until the child's output says it leads; its token. */
   private long awaitElected() throws IOException {
     return await("the child to lead; its output: " + childOutput())
         .atMost(Duration.ofSeconds(60))
-        .until(() -> childOutput().lines().filter(l -> l.startsWith("ELECTED ")).findFirst(), Optional::isPresent)
+        .until(
+            () -> childOutput().lines().filter(l -> l.startsWith("ELECTED ")).findFirst(),
+            Optional::isPresent)
         .map(l -> Long.parseLong(l.substring("ELECTED ".length())))
         .orElseThrow();
   }

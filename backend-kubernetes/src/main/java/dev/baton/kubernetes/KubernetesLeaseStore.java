@@ -20,11 +20,11 @@ import java.time.Duration;
  * KubernetesLeaseStore store = KubernetesLeaseStore.builder(client).namespace("billing").build();
  * }</pre>
  *
- * <p>Expiry is judged as client-go judges it: each follower counts the {@code
- * leaseDurationSeconds} written in the Lease from when it saw the Lease change ({@link
- * ObservedTimeLeaseStore}). A follower that starts while a Lease is held therefore waits one lease
- * duration before it may take over, even if the holder is long gone; a released Lease (empty
- * {@code holderIdentity}) is taken at once. The fencing token is {@code leaseTransitions}.
+ * <p>Expiry is judged as client-go judges it: each follower counts the {@code leaseDurationSeconds}
+ * written in the Lease from when it saw the Lease change ({@link ObservedTimeLeaseStore}). A
+ * follower that starts while a Lease is held therefore waits one lease duration before it may take
+ * over, even if the holder is long gone; a released Lease (empty {@code holderIdentity}) is taken
+ * at once. The fencing token is {@code leaseTransitions}.
  *
  * <p>Followers watch their Lease and see every renewal through the watch, so they send no request
  * while a holder renews; the store tells them when the holder changes and when the lease they saw
@@ -41,7 +41,12 @@ public final class KubernetesLeaseStore extends ForwardingLeaseStore {
   // Lease semantics on the Lease objects, judged by observed time as client-go judges them: every
   // call goes to the shared adapter.
   private KubernetesLeaseStore(Builder b) {
-    super(new ObservedTimeLeaseStore(new KubernetesRecordStore(b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null), b.clock, b.wallClock));
+    super(
+        new ObservedTimeLeaseStore(
+            new KubernetesRecordStore(
+                b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null),
+            b.clock,
+            b.wallClock));
   }
 
   /** Starts a store on {@code client}, which the caller owns and closes. */
@@ -63,24 +68,28 @@ public final class KubernetesLeaseStore extends ForwardingLeaseStore {
       this.namespace = client.getNamespace() == null ? "default" : client.getNamespace();
     }
 
-    /** The namespace of the Lease objects; default: the client's namespace, else {@code default}. */
+    /**
+     * The namespace of the Lease objects; default: the client's namespace, else {@code default}.
+     */
     public Builder namespace(String namespace) {
       requireNonNull(namespace, "namespace");
       if (namespace.isBlank()) {
-        throw new ConfigurationException("namespace: '" + namespace + "' is blank; give a namespace name");
+        throw new ConfigurationException(
+            "namespace: '" + namespace + "' is blank; give a namespace name");
       }
       this.namespace = namespace;
       return this;
     }
 
     /**
-     * The longest any one API call may take before it fails with a LeaseStoreException (default
-     * 3 s): at most half the renew deadline it is used with ({@link CallTimeout}).
+     * The longest any one API call may take before it fails with a LeaseStoreException (default 3
+     * s): at most half the renew deadline it is used with ({@link CallTimeout}).
      */
     public Builder callTimeout(Duration callTimeout) {
       CallTimeout.check("callTimeout", callTimeout);
       if (callTimeout.toMillis() > Integer.MAX_VALUE) {
-        throw new ConfigurationException("callTimeout: " + callTimeout + " is longer than fabric8 can wait (24 days)");
+        throw new ConfigurationException(
+            "callTimeout: " + callTimeout + " is longer than fabric8 can wait (24 days)");
       }
       this.callTimeout = callTimeout;
       return this;

@@ -37,7 +37,8 @@ public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
   public static final String CALL_TIMEOUT = "election.kubernetes.call-timeout";
 
   /** Where Kubernetes mounts the pod's own namespace. */
-  static final Path POD_NAMESPACE_FILE = Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  static final Path POD_NAMESPACE_FILE =
+      Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
 
   @Override
   public String name() {
@@ -60,7 +61,11 @@ public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
     String namespace = namespace(properties.get(NAMESPACE), POD_NAMESPACE_FILE, config);
     KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
     try {
-      return KubernetesLeaseStore.builder(client).namespace(namespace).callTimeout(callTimeout).closesClient().build();
+      return KubernetesLeaseStore.builder(client)
+          .namespace(namespace)
+          .callTimeout(callTimeout)
+          .closesClient()
+          .build();
     } catch (RuntimeException e) {
       client.close();
       throw e;
@@ -74,14 +79,23 @@ public final class KubernetesLeaseStoreProvider implements LeaseStoreProvider {
     Path file = Path.of(kubeconfig.get());
     if (!Files.isReadable(file)) {
       throw new ConfigurationException(
-          KUBECONFIG + ": '" + kubeconfig.get() + "' is not a readable file; give the path of a kubeconfig, or leave it unset to use the service account");
+          KUBECONFIG
+              + ": '"
+              + kubeconfig.get()
+              + "' is not a readable file; give the path of a kubeconfig, or leave it unset to use the service account");
     }
     try {
       return Config.fromKubeconfig(file.toFile());
     } catch (RuntimeException e) {
       // A parse failure's message quotes the file (YAML parsers show the offending line), and
       // tokens live there: name the file and the kind of failure only, and drop the cause.
-      throw new ConfigurationException(KUBECONFIG + ": '" + kubeconfig.get() + "' is not a usable kubeconfig (" + e.getClass().getSimpleName() + ")");
+      throw new ConfigurationException(
+          KUBECONFIG
+              + ": '"
+              + kubeconfig.get()
+              + "' is not a usable kubeconfig ("
+              + e.getClass().getSimpleName()
+              + ")");
     }
   }
 

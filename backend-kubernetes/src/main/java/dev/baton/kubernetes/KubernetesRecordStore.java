@@ -63,8 +63,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each call runs with the caller's client re-derived to a request timeout of the call timeout
  * and no retries (fabric8 retries with back-off by default, which can stretch one call far past a
- * renew deadline), and is also cut off after the call timeout by this store, because a
- * connection timeout cannot be changed on a client that already exists.
+ * renew deadline), and is also cut off after the call timeout by this store, because a connection
+ * timeout cannot be changed on a client that already exists.
  */
 final class KubernetesRecordStore implements RecordStore {
 
@@ -104,7 +104,8 @@ final class KubernetesRecordStore implements RecordStore {
   /**
    * @param owned the client to close with this store, or null when the caller owns {@code client}
    */
-  KubernetesRecordStore(KubernetesClient client, String namespace, Duration callTimeout, KubernetesClient owned) {
+  KubernetesRecordStore(
+      KubernetesClient client, String namespace, Duration callTimeout, KubernetesClient owned) {
     requireNonNull(client, "client");
     this.namespace = requireNonNull(namespace, "namespace");
     this.callTimeout = requireNonNull(callTimeout, "callTimeout");
@@ -136,18 +137,40 @@ final class KubernetesRecordStore implements RecordStore {
   private void prepareJson() {
     try {
       KubernetesSerialization json = client.getKubernetesSerialization();
-      Lease lease = new LeaseBuilder().withNewMetadata().withName("baton").withNamespace(namespace).withResourceVersion("1").endMetadata().withNewSpec().endSpec().build();
-      writeSpec("baton", lease, new ElectionRecord("baton", Duration.ofSeconds(1), Instant.EPOCH, Instant.EPOCH, 0));
+      Lease lease =
+          new LeaseBuilder()
+              .withNewMetadata()
+              .withName("baton")
+              .withNamespace(namespace)
+              .withResourceVersion("1")
+              .endMetadata()
+              .withNewSpec()
+              .endSpec()
+              .build();
+      writeSpec(
+          "baton",
+          lease,
+          new ElectionRecord("baton", Duration.ofSeconds(1), Instant.EPOCH, Instant.EPOCH, 0));
       json.unmarshal(json.asJson(lease), Lease.class);
-      json.unmarshal(json.asJson(new StatusBuilder().withCode(HttpURLConnection.HTTP_CONFLICT).withReason("Conflict").build()), Status.class);
+      json.unmarshal(
+          json.asJson(
+              new StatusBuilder()
+                  .withCode(HttpURLConnection.HTTP_CONFLICT)
+                  .withReason("Conflict")
+                  .build()),
+          Status.class);
     } catch (RuntimeException e) {
-      log.debug("preparing the JSON mapping of Leases failed; the first call will do it instead", e);
+      log.debug(
+          "preparing the JSON mapping of Leases failed; the first call will do it instead", e);
     }
   }
 
   private static String serverOf(URL url) {
     // Scheme, host and port only: a URL could carry credentials, which must never be shown.
-    return url.getProtocol() + "://" + url.getHost() + (url.getPort() < 0 ? "" : ":" + url.getPort());
+    return url.getProtocol()
+        + "://"
+        + url.getHost()
+        + (url.getPort() < 0 ? "" : ":" + url.getPort());
   }
 
   private NonNamespaceOperation<Lease, LeaseList, Resource<Lease>> leases() {
@@ -184,7 +207,8 @@ final class KubernetesRecordStore implements RecordStore {
             .build();
     writeSpec(election, lease, record);
     try {
-      return Optional.of(seen(election, call(election, "create Lease", () -> leases().resource(lease).create())));
+      return Optional.of(
+          seen(election, call(election, "create Lease", () -> leases().resource(lease).create())));
     } catch (KubernetesClientException e) {
       if (e.getCode() == HttpURLConnection.HTTP_CONFLICT) {
         return Optional.empty(); // AlreadyExists: another candidate created it first
@@ -194,25 +218,38 @@ final class KubernetesRecordStore implements RecordStore {
   }
 
   @Override
-  public Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record) {
+  public Optional<VersionedRecord> replace(
+      String election, String expectedVersion, ElectionRecord record) {
     requireNonNull(expectedVersion, "expectedVersion");
     String name = leaseName(election);
     if (expectedVersion.isBlank()) {
       // A PUT without a resourceVersion overwrites unconditionally: never send one.
       return Optional.empty();
     }
-    Lease known = withVersion(lastSeen.get(election), expectedVersion).orElseGet(() -> withVersion(lastWatched.get(election), expectedVersion).orElse(null));
+    Lease known =
+        withVersion(lastSeen.get(election), expectedVersion)
+            .orElseGet(() -> withVersion(lastWatched.get(election), expectedVersion).orElse(null));
     Lease lease =
         known != null
             ? new LeaseBuilder(known).build()
-            : new LeaseBuilder().withNewMetadata().withName(name).withNamespace(namespace).endMetadata().withNewSpec().endSpec().build();
+            : new LeaseBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(namespace)
+                .endMetadata()
+                .withNewSpec()
+                .endSpec()
+                .build();
     lease.getMetadata().setResourceVersion(expectedVersion);
     writeSpec(election, lease, record);
     try {
-      return Optional.of(seen(election, call(election, "update Lease", () -> leases().resource(lease).update())));
+      return Optional.of(
+          seen(election, call(election, "update Lease", () -> leases().resource(lease).update())));
     } catch (KubernetesClientException e) {
-      if (e.getCode() == HttpURLConnection.HTTP_CONFLICT || e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
-        return Optional.empty(); // changed or deleted since expectedVersion: somebody else wrote first
+      if (e.getCode() == HttpURLConnection.HTTP_CONFLICT
+          || e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
+        return Optional
+            .empty(); // changed or deleted since expectedVersion: somebody else wrote first
       }
       throw failure(election, "update Lease", e);
     }
@@ -254,7 +291,9 @@ final class KubernetesRecordStore implements RecordStore {
   }
 
   private static Optional<Lease> withVersion(Lease lease, String version) {
-    return lease != null && version.equals(lease.getMetadata().getResourceVersion()) ? Optional.of(lease) : Optional.empty();
+    return lease != null && version.equals(lease.getMetadata().getResourceVersion())
+        ? Optional.of(lease)
+        : Optional.empty();
   }
 
   static ElectionRecord toRecord(Lease lease) {
@@ -264,20 +303,29 @@ final class KubernetesRecordStore implements RecordStore {
     }
     return new ElectionRecord(
         spec.getHolderIdentity() == null ? "" : spec.getHolderIdentity(),
-        Duration.ofSeconds(spec.getLeaseDurationSeconds() == null ? 0 : spec.getLeaseDurationSeconds()),
+        Duration.ofSeconds(
+            spec.getLeaseDurationSeconds() == null ? 0 : spec.getLeaseDurationSeconds()),
         spec.getAcquireTime() == null ? Instant.EPOCH : spec.getAcquireTime().toInstant(),
         spec.getRenewTime() == null ? Instant.EPOCH : spec.getRenewTime().toInstant(),
         spec.getLeaseTransitions() == null ? 0 : spec.getLeaseTransitions());
   }
 
-  /** Sets the fields client-go's LeaseLock writes; leaves any others (strategy, preferredHolder) as they were. */
+  /**
+   * Sets the fields client-go's LeaseLock writes; leaves any others (strategy, preferredHolder) as
+   * they were.
+   */
   private static void writeSpec(String election, Lease lease, ElectionRecord record) {
     var spec = lease.getSpec();
     spec.setHolderIdentity(record.holder());
-    long seconds = record.leaseDuration().getSeconds() + (record.leaseDuration().getNano() > 0 ? 1 : 0);
-    if (seconds > Integer.MAX_VALUE || record.transitions() > Integer.MAX_VALUE || record.transitions() < 0) {
+    long seconds =
+        record.leaseDuration().getSeconds() + (record.leaseDuration().getNano() > 0 ? 1 : 0);
+    if (seconds > Integer.MAX_VALUE
+        || record.transitions() > Integer.MAX_VALUE
+        || record.transitions() < 0) {
       throw new LeaseStoreException(
-          election, "a Lease holds leaseDurationSeconds and leaseTransitions as 32-bit numbers; cannot store " + record);
+          election,
+          "a Lease holds leaseDurationSeconds and leaseTransitions as 32-bit numbers; cannot store "
+              + record);
     }
     spec.setLeaseDurationSeconds((int) seconds);
     spec.setAcquireTime(microTime(record.acquireTime()));
@@ -323,7 +371,18 @@ final class KubernetesRecordStore implements RecordStore {
     } catch (TimeoutException e) {
       result.cancel(true);
       throw new LeaseStoreException(
-          election, what + " " + namespace + "/" + election + ": no answer from " + server + " within " + callTimeout.toMillis() + " ms", e);
+          election,
+          what
+              + " "
+              + namespace
+              + "/"
+              + election
+              + ": no answer from "
+              + server
+              + " within "
+              + callTimeout.toMillis()
+              + " ms",
+          e);
     } catch (InterruptedException e) {
       result.cancel(true);
       Thread.currentThread().interrupt();
@@ -333,7 +392,8 @@ final class KubernetesRecordStore implements RecordStore {
       if (cause instanceof KubernetesClientException) {
         throw (KubernetesClientException) cause; // its status code decides: the caller maps it
       }
-      throw new LeaseStoreException(election, what + " " + namespace + "/" + election + " at " + server + " failed", cause);
+      throw new LeaseStoreException(
+          election, what + " " + namespace + "/" + election + " at " + server + " failed", cause);
     }
   }
 
@@ -361,7 +421,10 @@ final class KubernetesRecordStore implements RecordStore {
     due.forEach(Runnable::run);
   }
 
-  /** Runs {@code open} at once when no call for {@code election} is in flight, else when the last one ends. */
+  /**
+   * Runs {@code open} at once when no call for {@code election} is in flight, else when the last
+   * one ends.
+   */
   private void whenQuiet(String election, Runnable open) {
     AtomicBoolean now = new AtomicBoolean();
     traffic.compute(
@@ -387,19 +450,32 @@ final class KubernetesRecordStore implements RecordStore {
 
   private LeaseStoreException failure(String election, String what, KubernetesClientException e) {
     String hint =
-        e.getCode() == HttpURLConnection.HTTP_FORBIDDEN || e.getCode() == HttpURLConnection.HTTP_UNAUTHORIZED
+        e.getCode() == HttpURLConnection.HTTP_FORBIDDEN
+                || e.getCode() == HttpURLConnection.HTTP_UNAUTHORIZED
             ? " (the service account needs get, create, update and watch on leases.coordination.k8s.io in namespace "
                 + namespace
                 + "; see rbac.yaml)"
             : "";
     String status = e.getCode() > 0 ? "HTTP " + e.getCode() + ": " : "";
     return new LeaseStoreException(
-        election, what + " " + namespace + "/" + election + " at " + server + " failed: " + status + e.getMessage() + hint, e);
+        election,
+        what
+            + " "
+            + namespace
+            + "/"
+            + election
+            + " at "
+            + server
+            + " failed: "
+            + status
+            + e.getMessage()
+            + hint,
+        e);
   }
 
   /**
-   * A fabric8 watch on one Lease that hands over every version it delivers and comes back after
-   * it breaks. fabric8 resumes a dropped watch by itself; when it gives up (the server forgot the
+   * A fabric8 watch on one Lease that hands over every version it delivers and comes back after it
+   * breaks. fabric8 resumes a dropped watch by itself; when it gives up (the server forgot the
    * resourceVersion, say), this reports the watch lost and starts a fresh one, which begins with
    * the Lease as it is (ADDED).
    */
@@ -418,8 +494,8 @@ final class KubernetesRecordStore implements RecordStore {
     }
 
     /**
-     * Opens the watch off the caller's thread, since establishing it can hang as long as the
-     * server does, and once the calls in flight for the election have ended.
+     * Opens the watch off the caller's thread, since establishing it can hang as long as the server
+     * does, and once the calls in flight for the election have ended.
      */
     void start() {
       whenQuiet(election, this::openSoon);
@@ -429,7 +505,11 @@ final class KubernetesRecordStore implements RecordStore {
       try {
         calls.execute(this::open);
       } catch (RejectedExecutionException e) {
-        log.debug("election '{}': not opening the watch on Lease {}/{}, the store is closed", election, namespace, name);
+        log.debug(
+            "election '{}': not opening the watch on Lease {}/{}, the store is closed",
+            election,
+            namespace,
+            name);
       }
     }
 
@@ -452,14 +532,21 @@ final class KubernetesRecordStore implements RecordStore {
         if (!failing) {
           log.warn(
               "election '{}': cannot watch Lease {}/{} at {}, retrying every {} ms (followers read meanwhile)",
-              election, namespace, name, server, WATCH_RETRY.toMillis(), e);
+              election,
+              namespace,
+              name,
+              server,
+              WATCH_RETRY.toMillis(),
+              e);
           failing = true;
           lost();
         } else {
-          log.debug("election '{}': watch on Lease {}/{} still failing", election, namespace, name, e);
+          log.debug(
+              "election '{}': watch on Lease {}/{} still failing", election, namespace, name, e);
         }
         if (!closed) {
-          CompletableFuture.delayedExecutor(WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS).execute(this::start);
+          CompletableFuture.delayedExecutor(WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS)
+              .execute(this::start);
         }
       }
     }
@@ -487,7 +574,12 @@ final class KubernetesRecordStore implements RecordStore {
       if (closed) {
         return;
       }
-      log.debug("election '{}': watch on Lease {}/{} closed, opening a new one", election, namespace, name, cause);
+      log.debug(
+          "election '{}': watch on Lease {}/{} closed, opening a new one",
+          election,
+          namespace,
+          name,
+          cause);
       lost();
       start();
     }

@@ -4,7 +4,6 @@ import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;
 import dev.baton.election.Acquisition;
 import dev.baton.election.ForwardingLeaseStore;
-import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetSocketAddress;
@@ -36,14 +35,20 @@ final class KubernetesFixture extends ProxiedServerFixture {
   @Override
   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
     KubernetesClient client = target.newClientThrough(through.get(0), CALL_TIMEOUT);
-    LeaseStore store = KubernetesLeaseStore.builder(client).namespace(target.namespace()).callTimeout(CALL_TIMEOUT).build();
+    LeaseStore store =
+        KubernetesLeaseStore.builder(client)
+            .namespace(target.namespace())
+            .callTimeout(CALL_TIMEOUT)
+            .build();
     return new RememberingLeaseStore(store, target);
   }
 
   @Override
   protected void stopServers() {
     if (target != null) {
-      target.close(); // closes every client, deletes the suite's Leases on a real cluster, stops the mock
+      target
+          .close(); // closes every client, deletes the suite's Leases on a real cluster, stops the
+      // mock
     }
   }
 

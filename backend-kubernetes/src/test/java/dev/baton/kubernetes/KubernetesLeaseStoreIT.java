@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The lease contract on Kubernetes Leases, store by store as separate processes would use them:
- * against the fabric8 CRUD mock server, or against a real cluster when {@code
- * BATON_K8S_KUBECONFIG} is set (see {@link KubernetesTarget}).
+ * against the fabric8 CRUD mock server, or against a real cluster when {@code BATON_K8S_KUBECONFIG}
+ * is set (see {@link KubernetesTarget}).
  */
 class KubernetesLeaseStoreIT {
 
@@ -87,7 +87,8 @@ class KubernetesLeaseStoreIT {
     return acquisition.holder().orElseThrow();
   }
 
-  private static Lease grantedEventually(LeaseStore store, String election, String candidate, Duration ttl) {
+  private static Lease grantedEventually(
+      LeaseStore store, String election, String candidate, Duration ttl) {
     return await()
         .atMost(PATIENCE)
         .pollInterval(Duration.ofMillis(50))
@@ -112,7 +113,8 @@ class KubernetesLeaseStoreIT {
 
     assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(first.ttl().toNanos());
     assertThat(second.token().isNewerThan(first.token())).isTrue();
-    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity()).isEqualTo("b");
+    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity())
+        .isEqualTo("b");
   }
 
   @Test
@@ -129,9 +131,12 @@ class KubernetesLeaseStoreIT {
     b.release(other);
     Lease back = granted(a.tryAcquire(election, "a", SHORT));
 
-    assertThat(List.of(first.token(), again.token(), other.token(), back.token())).isSortedAccordingTo(FencingToken::compareTo).doesNotHaveDuplicates();
+    assertThat(List.of(first.token(), again.token(), other.token(), back.token()))
+        .isSortedAccordingTo(FencingToken::compareTo)
+        .doesNotHaveDuplicates();
     assertThat(renewed.token()).isEqualTo(again.token());
-    assertThat(target.lease(target.newClient(), election).getSpec().getLeaseTransitions()).isEqualTo((int) back.token().value());
+    assertThat(target.lease(target.newClient(), election).getSpec().getLeaseTransitions())
+        .isEqualTo((int) back.token().value());
   }
 
   @Test
@@ -177,7 +182,11 @@ class KubernetesLeaseStoreIT {
     assertThat(spec.getLeaseDurationSeconds()).isEqualTo(1);
     assertThat(spec.getLeaseTransitions()).isEqualTo((int) lease.token().value());
     assertThat(b.read(election)).isEmpty();
-    assertThat(granted(b.tryAcquire(election, "b", Duration.ofSeconds(30))).token().isNewerThan(lease.token())).isTrue();
+    assertThat(
+            granted(b.tryAcquire(election, "b", Duration.ofSeconds(30)))
+                .token()
+                .isNewerThan(lease.token()))
+        .isTrue();
   }
 
   @Test
@@ -191,7 +200,8 @@ class KubernetesLeaseStoreIT {
 
     a.release(old);
 
-    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity()).isEqualTo("b");
+    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity())
+        .isEqualTo("b");
     assertThat(node().read(election)).map(LeaseRecord::token).contains(current.token());
   }
 
@@ -205,13 +215,16 @@ class KubernetesLeaseStoreIT {
     Lease lease = granted(a.tryAcquire(election, "a", Duration.ofMillis(1500)));
 
     assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(target.lease(target.newClient(), election).getSpec().getLeaseDurationSeconds()).isEqualTo(2);
+    assertThat(target.lease(target.newClient(), election).getSpec().getLeaseDurationSeconds())
+        .isEqualTo(2);
     LeaseRecord shown = b.read(election).orElseThrow();
     assertThat(shown.holder()).isEqualTo("a");
     assertThat(shown.token()).isEqualTo(lease.token());
     assertThat(shown.ttl()).isEqualTo(Duration.ofSeconds(2));
     assertThat(shown.renewedAt()).isPresent();
-    assertThat(shown.expiresIn()).hasValueSatisfying(d -> assertThat(d).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(2)));
+    assertThat(shown.expiresIn())
+        .hasValueSatisfying(
+            d -> assertThat(d).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(2)));
   }
 
   @Test
@@ -221,7 +234,13 @@ class KubernetesLeaseStoreIT {
     granted(node(client).tryAcquire(election, "a", SHORT));
 
     String base = client.getMasterUrl().toString().replaceAll("/+$", "");
-    String json = client.raw(base + "/apis/coordination.k8s.io/v1/namespaces/" + target.namespace() + "/leases/" + election);
+    String json =
+        client.raw(
+            base
+                + "/apis/coordination.k8s.io/v1/namespaces/"
+                + target.namespace()
+                + "/leases/"
+                + election);
 
     assertThat(json)
         .containsPattern("\"renewTime\":\"\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z\"")
@@ -246,7 +265,9 @@ class KubernetesLeaseStoreIT {
             + "\"acquireTime\":\"2026-11-22T10:00:00.000000Z\",\"renewTime\":\"2026-11-22T10:00:05.123456Z\","
             + "\"leaseTransitions\":5}}";
     io.fabric8.kubernetes.api.model.coordination.v1.Lease written =
-        client.getKubernetesSerialization().unmarshal(json, io.fabric8.kubernetes.api.model.coordination.v1.Lease.class);
+        client
+            .getKubernetesSerialization()
+            .unmarshal(json, io.fabric8.kubernetes.api.model.coordination.v1.Lease.class);
     client.leases().inNamespace(target.namespace()).resource(written).create();
     LeaseStore b = node();
 
@@ -272,8 +293,18 @@ class KubernetesLeaseStoreIT {
   void aWatcherHearsAReleaseAndTakesTheLeaseWithOnePutKeepingItsLabels() {
     String election = target.election("watch");
     KubernetesClient client = target.newClient();
-    client.leases().inNamespace(target.namespace())
-        .resource(new LeaseBuilder().withNewMetadata().withName(election).addToLabels("app", "billing").endMetadata().withNewSpec().endSpec().build())
+    client
+        .leases()
+        .inNamespace(target.namespace())
+        .resource(
+            new LeaseBuilder()
+                .withNewMetadata()
+                .withName(election)
+                .addToLabels("app", "billing")
+                .endMetadata()
+                .withNewSpec()
+                .endSpec()
+                .build())
         .create();
     LeaseStore a = node();
     List<String> requests = new CopyOnWriteArrayList<>();
@@ -289,8 +320,11 @@ class KubernetesLeaseStoreIT {
 
     await().atMost(PATIENCE).until(() -> events.get() > before);
     assertThat(granted(b.tryAcquire(election, "b", SHORT)).candidate()).isEqualTo("b");
-    assertThat(requests).as("the watch delivered the released Lease: no GET before the PUT").containsExactly("PUT");
-    assertThat(target.lease(client, election).getMetadata().getLabels()).containsEntry("app", "billing");
+    assertThat(requests)
+        .as("the watch delivered the released Lease: no GET before the PUT")
+        .containsExactly("PUT");
+    assertThat(target.lease(client, election).getMetadata().getLabels())
+        .containsEntry("app", "billing");
     subscription.close();
   }
 
@@ -326,10 +360,13 @@ class KubernetesLeaseStoreIT {
     LeaseStore b = node(target.newClientNoting(requests));
     AtomicLong toldAt = new AtomicLong();
     AtomicInteger events = new AtomicInteger();
-    b.watch(election, () -> {
-      toldAt.set(System.nanoTime());
-      events.incrementAndGet();
-    }).orElseThrow();
+    b.watch(
+            election,
+            () -> {
+              toldAt.set(System.nanoTime());
+              events.incrementAndGet();
+            })
+        .orElseThrow();
     Lease lease = granted(a.tryAcquire(election, "a", SHORT));
     await().atMost(PATIENCE).until(() -> events.get() >= 1);
     int before = events.get();
@@ -338,7 +375,9 @@ class KubernetesLeaseStoreIT {
 
     await().atMost(PATIENCE).until(() -> events.get() > before);
 
-    assertThat(toldAt.get() - renewalWritten).as("told a lease after the renewal began, not before").isGreaterThanOrEqualTo(SHORT.toNanos());
+    assertThat(toldAt.get() - renewalWritten)
+        .as("told a lease after the renewal began, not before")
+        .isGreaterThanOrEqualTo(SHORT.toNanos());
     Lease taken = granted(b.tryAcquire(election, "b", SHORT));
     assertThat(taken.token().isNewerThan(lease.token())).isTrue();
     assertThat(requests).as("taken from the Lease the watch delivered").containsExactly("PUT");
@@ -353,7 +392,8 @@ class KubernetesLeaseStoreIT {
     b(election).release(renewed); // somebody else's client releases it: a stale write for a
 
     try (CapturedLog log = CapturedLog.start()) {
-      assertThatThrownBy(() -> a.renew(renewed)).isInstanceOf(LeaseLostException.class); // 409 from the server
+      assertThatThrownBy(() -> a.renew(renewed))
+          .isInstanceOf(LeaseLostException.class); // 409 from the server
       a.release(renewed); // 409 again: not ours any more, so nothing happens
       assertThat(log.linesAtWarnOrAbove()).isEmpty();
     }
@@ -378,7 +418,8 @@ class KubernetesLeaseStoreIT {
     client.leases().inNamespace(target.namespace()).withName(election).delete();
     await().atMost(PATIENCE).until(() -> target.lease(client, election) == null);
 
-    assertThat(granted(a.tryAcquire(election, "a", SHORT)).token().isNewerThan(second.token())).isTrue();
+    assertThat(granted(a.tryAcquire(election, "a", SHORT)).token().isNewerThan(second.token()))
+        .isTrue();
   }
 
   @Test
@@ -400,8 +441,15 @@ class KubernetesLeaseStoreIT {
     assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class);
     Lease taken = grantedEventually(b, election, "b", ttl);
     Duration waited = Duration.ofNanos(System.nanoTime() - seen);
-    System.out.println("Kubernetes: after a deletion of a held Lease (" + ttl.toSeconds() + " s) the follower led " + waited.toMillis()
-        + " ms after it last saw the holder, with token " + taken.token() + " after " + lease.token());
+    System.out.println(
+        "Kubernetes: after a deletion of a held Lease ("
+            + ttl.toSeconds()
+            + " s) the follower led "
+            + waited.toMillis()
+            + " ms after it last saw the holder, with token "
+            + taken.token()
+            + " after "
+            + lease.token());
     assertThat(waited).as("waited out the lease b saw").isGreaterThanOrEqualTo(ttl);
     assertThat(taken.token().isNewerThan(lease.token())).isTrue();
   }
@@ -449,10 +497,18 @@ class KubernetesLeaseStoreIT {
                       return null;
                     }
                     if (acquisition.isGranted()) {
-                      hold(acquisition.lease().orElseThrow(), store, t0, holders, lastToken, grants, violations);
+                      hold(
+                          acquisition.lease().orElseThrow(),
+                          store,
+                          t0,
+                          holders,
+                          lastToken,
+                          grants,
+                          violations);
                     }
                     // Pacing so that a few threads do not starve the others of the two cores.
-                    LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(5)));
+                    LockSupport.parkNanos(
+                        ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(5)));
                   }
                   return null;
                 }));
@@ -469,7 +525,13 @@ class KubernetesLeaseStoreIT {
 
   /** Works as the holder only while the lease is surely ours: from the grant until t0 + ttl. */
   private static void hold(
-      Lease lease, LeaseStore store, long t0, AtomicInteger holders, AtomicLong lastToken, AtomicInteger grants, List<String> violations) {
+      Lease lease,
+      LeaseStore store,
+      long t0,
+      AtomicInteger holders,
+      AtomicLong lastToken,
+      AtomicInteger grants,
+      List<String> violations) {
     long deadline = t0 + lease.ttl().toNanos();
     if (System.nanoTime() - deadline >= 0) {
       store.release(lease); // confirmed too late to act on
@@ -480,7 +542,8 @@ class KubernetesLeaseStoreIT {
     }
     long previous = lastToken.getAndSet(lease.token().value());
     if (lease.token().value() <= previous) {
-      violations.add(lease.candidate() + " got token " + lease.token() + " after token " + previous);
+      violations.add(
+          lease.candidate() + " got token " + lease.token() + " after token " + previous);
     }
     grants.incrementAndGet();
     Lease current = lease;
@@ -520,13 +583,25 @@ class KubernetesLeaseStoreIT {
       proxy.stopReadingAnswers();
       assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
       // The API server applied the PUT whose answer the client never saw.
-      await().atMost(PATIENCE).until(() -> !target.lease(observer, election).getMetadata().getResourceVersion().equals(versionBefore));
+      await()
+          .atMost(PATIENCE)
+          .until(
+              () ->
+                  !target
+                      .lease(observer, election)
+                      .getMetadata()
+                      .getResourceVersion()
+                      .equals(versionBefore));
       proxy.heal();
 
       long t0 = System.nanoTime();
       Lease renewed = store.renew(lease);
-      System.out.println("Kubernetes: the renewal after one the API server applied late kept token " + renewed.token() + " and took "
-          + Duration.ofNanos(System.nanoTime() - t0).toMillis() + " ms");
+      System.out.println(
+          "Kubernetes: the renewal after one the API server applied late kept token "
+              + renewed.token()
+              + " and took "
+              + Duration.ofNanos(System.nanoTime() - t0).toMillis()
+              + " ms");
       assertThat(renewed.token()).as("the same term").isEqualTo(lease.token());
       assertThat(target.lease(observer, election).getSpec().getHolderIdentity()).isEqualTo("a");
       assertThat(store.renew(renewed).token()).isEqualTo(lease.token());
@@ -552,7 +627,11 @@ class KubernetesLeaseStoreIT {
     try (Blackhole server = Blackhole.start()) {
       // A caller's client with fabric8's defaults: 10 s request timeout, 10 retries with back-off.
       KubernetesClient client = server.client();
-      LeaseStore store = KubernetesLeaseStore.builder(client).namespace("test").callTimeout(Duration.ofMillis(500)).build();
+      LeaseStore store =
+          KubernetesLeaseStore.builder(client)
+              .namespace("test")
+              .callTimeout(Duration.ofMillis(500))
+              .build();
       stores.add(store);
       Lease lease = new Lease("blackholed", "a", FencingToken.of(1), SHORT, "42");
 
@@ -562,7 +641,8 @@ class KubernetesLeaseStoreIT {
             assertThatThrownBy(() -> store.tryAcquire("blackholed", "a", SHORT))
                 .isInstanceOf(LeaseStoreException.class)
                 .hasMessageContaining("127.0.0.1");
-            assertThatThrownBy(() -> store.read("blackholed")).isInstanceOf(LeaseStoreException.class);
+            assertThatThrownBy(() -> store.read("blackholed"))
+                .isInstanceOf(LeaseStoreException.class);
             assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
             assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
           });
@@ -574,12 +654,18 @@ class KubernetesLeaseStoreIT {
   void aRefusedConnectionFailsTheCall() throws Exception {
     KubernetesClient client = Blackhole.clientOfClosedPort();
     try {
-      LeaseStore store = KubernetesLeaseStore.builder(client).namespace("test").callTimeout(Duration.ofSeconds(2)).build();
+      LeaseStore store =
+          KubernetesLeaseStore.builder(client)
+              .namespace("test")
+              .callTimeout(Duration.ofSeconds(2))
+              .build();
       stores.add(store);
 
       assertTimeoutPreemptively(
           Duration.ofSeconds(30),
-          () -> assertThatThrownBy(() -> store.tryAcquire("refused", "a", SHORT)).isInstanceOf(LeaseStoreException.class));
+          () ->
+              assertThatThrownBy(() -> store.tryAcquire("refused", "a", SHORT))
+                  .isInstanceOf(LeaseStoreException.class));
     } finally {
       client.close();
     }

@@ -17,7 +17,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code election.backend=kubernetes} end to end: ServiceLoader, kubeconfig, a working store, closing. */
+/**
+ * {@code election.backend=kubernetes} end to end: ServiceLoader, kubeconfig, a working store,
+ * closing.
+ */
 class KubernetesLeaseStoreProviderIT {
 
   private static final String TOKEN = "not-a-real-token-3141";
@@ -82,14 +85,21 @@ class KubernetesLeaseStoreProviderIT {
       LeaseStore store = ElectionProperties.of(p).openStore();
       try {
         assertThat(store.tryAcquire(election, "a", Duration.ofSeconds(5)).isGranted()).isTrue();
-        assertThat(store.read(election)).hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
-        assertThat(store.describe()).startsWith("kubernetes (http").contains("namespace " + target.namespace()).doesNotContain(TOKEN);
+        assertThat(store.read(election))
+            .hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
+        assertThat(store.describe())
+            .startsWith("kubernetes (http")
+            .contains("namespace " + target.namespace())
+            .doesNotContain(TOKEN);
       } finally {
         store.close();
       }
-      assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class).hasMessageContaining("closed");
+      assertThatThrownBy(() -> store.read(election))
+          .isInstanceOf(LeaseStoreException.class)
+          .hasMessageContaining("closed");
       assertThat(log.text()).doesNotContain(TOKEN);
     }
-    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity()).isEqualTo("a");
+    assertThat(target.lease(target.newClient(), election).getSpec().getHolderIdentity())
+        .isEqualTo("a");
   }
 }

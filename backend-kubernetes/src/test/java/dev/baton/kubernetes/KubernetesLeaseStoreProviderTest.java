@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.client.Config;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.ServiceLoader;
@@ -33,12 +32,15 @@ class KubernetesLeaseStoreProviderTest {
 
   @Test
   void isFoundByServiceLoaderUnderItsNameWithItsKeys() {
-    assertThat(ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
+    assertThat(
+            ServiceLoader.load(LeaseStoreProvider.class).stream().map(ServiceLoader.Provider::type))
         .contains(KubernetesLeaseStoreProvider.class);
     assertThat(provider.name()).isEqualTo("kubernetes");
     assertThat(provider.keys())
         .containsExactlyInAnyOrder(
-            "election.kubernetes.namespace", "election.kubernetes.kubeconfig", "election.kubernetes.call-timeout");
+            "election.kubernetes.namespace",
+            "election.kubernetes.kubeconfig",
+            "election.kubernetes.call-timeout");
   }
 
   @Test
@@ -65,7 +67,8 @@ class KubernetesLeaseStoreProviderTest {
     Path file = dir.resolve("broken.yaml");
     Files.writeString(file, "users: [ {name: x, user: {token: s3cr3t-t0ken-value\n");
 
-    assertThatThrownBy(() -> provider.open(properties("election.kubernetes.kubeconfig", file.toString())))
+    assertThatThrownBy(
+            () -> provider.open(properties("election.kubernetes.kubeconfig", file.toString())))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(file.toString())
         .hasMessageNotContaining("s3cr3t")
@@ -80,9 +83,13 @@ class KubernetesLeaseStoreProviderTest {
     withContext.setNamespace("from-context");
     Files.writeString(podFile, "billing\n");
 
-    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.of("chosen"), podFile, withContext)).isEqualTo("chosen");
-    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), podFile, withContext)).isEqualTo("billing");
-    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, withContext)).isEqualTo("from-context");
-    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, Config.empty())).isEqualTo("default");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.of("chosen"), podFile, withContext))
+        .isEqualTo("chosen");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), podFile, withContext))
+        .isEqualTo("billing");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, withContext))
+        .isEqualTo("from-context");
+    assertThat(KubernetesLeaseStoreProvider.namespace(Optional.empty(), noPodFile, Config.empty()))
+        .isEqualTo("default");
   }
 }

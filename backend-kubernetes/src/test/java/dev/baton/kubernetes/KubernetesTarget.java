@@ -21,8 +21,8 @@ import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,16 +34,19 @@ import java.util.UUID;
  * {@code BATON_K8S_NAMESPACE}, default {@code default}). Tests only see this class, so switching
  * between the two changes nothing else.
  *
- * <p>Each {@link #newClient()} is a separate client with its own connections, as separate
- * processes would have; {@link #newClientThrough} one that reaches the server only through a
- * fault proxy (the conformance fixture's nodes). Leases the tests use are deleted on {@link
- * #close()} on a real cluster; the mock is simply stopped.
+ * <p>Each {@link #newClient()} is a separate client with its own connections, as separate processes
+ * would have; {@link #newClientThrough} one that reaches the server only through a fault proxy (the
+ * conformance fixture's nodes). Leases the tests use are deleted on {@link #close()} on a real
+ * cluster; the mock is simply stopped.
  */
 final class KubernetesTarget implements AutoCloseable {
 
   static final String KUBECONFIG_ENV = "BATON_K8S_KUBECONFIG";
 
-  /** The mock server logs every request at INFO through java.util.logging; keep a reference so the level sticks. */
+  /**
+   * The mock server logs every request at INFO through java.util.logging; keep a reference so the
+   * level sticks.
+   */
   private static final java.util.logging.Logger MOCK_SERVER_LOG = quiet("io.fabric8.mockwebserver");
 
   private static java.util.logging.Logger quiet(String name) {
@@ -51,6 +54,7 @@ final class KubernetesTarget implements AutoCloseable {
     logger.setLevel(java.util.logging.Level.WARNING);
     return logger;
   }
+
   static final String NAMESPACE_ENV = "BATON_K8S_NAMESPACE";
 
   private final KubernetesMockServer mock;
@@ -60,7 +64,11 @@ final class KubernetesTarget implements AutoCloseable {
   private final List<KubernetesClient> clients = new ArrayList<>();
   private final List<String> leases = new ArrayList<>();
 
-  private KubernetesTarget(KubernetesMockServer mock, CrudMockDispatcher dispatcher, Config realCluster, String namespace) {
+  private KubernetesTarget(
+      KubernetesMockServer mock,
+      CrudMockDispatcher dispatcher,
+      Config realCluster,
+      String namespace) {
     this.mock = mock;
     this.dispatcher = dispatcher;
     this.realCluster = realCluster;
@@ -72,16 +80,17 @@ final class KubernetesTarget implements AutoCloseable {
     String kubeconfig = System.getenv(KUBECONFIG_ENV);
     KubernetesTarget target =
         kubeconfig != null && !kubeconfig.isBlank()
-            ? realCluster(Path.of(kubeconfig), System.getenv().getOrDefault(NAMESPACE_ENV, "default"))
+            ? realCluster(
+                Path.of(kubeconfig), System.getenv().getOrDefault(NAMESPACE_ENV, "default"))
             : crudMock();
     target.awaitAnswer();
     return target;
   }
 
   /**
-   * Makes one request (a GET of a Lease that does not exist: only the {@code get} verb) so that
-   * the server is known to answer, and so that the JVM's first call, which loads the client's
-   * classes and can take seconds on a busy machine, is not one that a test times.
+   * Makes one request (a GET of a Lease that does not exist: only the {@code get} verb) so that the
+   * server is known to answer, and so that the JVM's first call, which loads the client's classes
+   * and can take seconds on a busy machine, is not one that a test times.
    */
   private void awaitAnswer() {
     KubernetesClient client = newClient();
@@ -90,7 +99,9 @@ final class KubernetesTarget implements AutoCloseable {
 
   static KubernetesTarget crudMock() {
     CrudMockDispatcher dispatcher = new CrudMockDispatcher();
-    KubernetesMockServer server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+    KubernetesMockServer server =
+        new KubernetesMockServer(
+            new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
     return new KubernetesTarget(server, dispatcher, null, "test");
   }
@@ -99,13 +110,17 @@ final class KubernetesTarget implements AutoCloseable {
     RequiredServer.require(
         Files.isReadable(kubeconfig),
         "the Kubernetes cluster of " + KUBECONFIG_ENV + "=" + kubeconfig,
-        "point " + KUBECONFIG_ENV + " at a readable kubeconfig, or unset it to test against the CRUD mock");
+        "point "
+            + KUBECONFIG_ENV
+            + " at a readable kubeconfig, or unset it to test against the CRUD mock");
     return new KubernetesTarget(null, null, Config.fromKubeconfig(kubeconfig.toFile()), namespace);
   }
 
   /** The mock server's base URL; empty against a real cluster. */
   java.util.Optional<String> mockUrl() {
-    return isMock() ? java.util.Optional.of(mock.url("/").replaceAll("/+$", "")) : java.util.Optional.empty();
+    return isMock()
+        ? java.util.Optional.of(mock.url("/").replaceAll("/+$", ""))
+        : java.util.Optional.empty();
   }
 
   boolean isMock() {
@@ -119,7 +134,9 @@ final class KubernetesTarget implements AutoCloseable {
   /** A new client of the test's own, as a separate process would have one. */
   synchronized KubernetesClient newClient() {
     KubernetesClient client =
-        isMock() ? mock.createClient() : new KubernetesClientBuilder().withConfig(realCluster).build();
+        isMock()
+            ? mock.createClient()
+            : new KubernetesClientBuilder().withConfig(realCluster).build();
     clients.add(client);
     return client;
   }
@@ -129,7 +146,8 @@ final class KubernetesTarget implements AutoCloseable {
    * request it sends, watches apart, to {@code requests}: what a store on it asks the server.
    */
   synchronized KubernetesClient newClientNoting(List<String> requests) {
-    Config config = new ConfigBuilder(isMock() ? mockConfig() : realCluster).withNamespace(namespace).build();
+    Config config =
+        new ConfigBuilder(isMock() ? mockConfig() : realCluster).withNamespace(namespace).build();
     Interceptor noting =
         new Interceptor() {
           @Override
@@ -141,7 +159,11 @@ final class KubernetesTarget implements AutoCloseable {
           }
         };
     KubernetesClient client =
-        new KubernetesClientBuilder().withConfig(config).withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("baton-it-requests", noting)).build();
+        new KubernetesClientBuilder()
+            .withConfig(config)
+            .withHttpClientBuilderConsumer(
+                b -> b.addOrReplaceInterceptor("baton-it-requests", noting))
+            .build();
     clients.add(client);
     return client;
   }
@@ -160,7 +182,9 @@ final class KubernetesTarget implements AutoCloseable {
     try {
       addresses = InetAddress.getAllByName(url.getHost());
     } catch (UnknownHostException e) {
-      throw new IllegalStateException("the API server host '" + url.getHost() + "' of " + KUBECONFIG_ENV + " does not resolve", e);
+      throw new IllegalStateException(
+          "the API server host '" + url.getHost() + "' of " + KUBECONFIG_ENV + " does not resolve",
+          e);
     }
     return Arrays.stream(addresses)
         .filter(InetAddress::isLoopbackAddress)
@@ -173,22 +197,29 @@ final class KubernetesTarget implements AutoCloseable {
                     "the conformance suite proxies every node to the API server, and tests reach loopback addresses only, but "
                         + KUBECONFIG_ENV
                         + " names server "
-                        + url.getProtocol() + "://" + url.getHost() + ":" + port
-                        + " (" + Arrays.toString(addresses) + "); reach the cluster through 127.0.0.1 (kind, k3d and minikube's docker driver do;"
+                        + url.getProtocol()
+                        + "://"
+                        + url.getHost()
+                        + ":"
+                        + port
+                        + " ("
+                        + Arrays.toString(addresses)
+                        + "); reach the cluster through 127.0.0.1 (kind, k3d and minikube's docker driver do;"
                         + " for a remote cluster use `kubectl proxy` or an SSH tunnel, see the README)"));
   }
 
   /**
    * A new client that reaches the API server only through {@code proxy} (on 127.0.0.1), with the
    * request and connection timeouts of {@code callTimeout} and no retries, as the provider builds
-   * one. The URL keeps the server's host name when it has one, so TLS checks the same name it
-   * would without the proxy (a certificate names hosts, not ports); an IP address becomes
-   * 127.0.0.1, which is where the proxy listens. TLS itself passes through the proxy untouched.
+   * one. The URL keeps the server's host name when it has one, so TLS checks the same name it would
+   * without the proxy (a certificate names hosts, not ports); an IP address becomes 127.0.0.1,
+   * which is where the proxy listens. TLS itself passes through the proxy untouched.
    */
   synchronized KubernetesClient newClientThrough(InetSocketAddress proxy, Duration callTimeout) {
     Config base = isMock() ? mockConfig() : realCluster;
     URL direct = masterUrl(base);
-    String host = isIpLiteral(direct.getHost()) ? proxy.getAddress().getHostAddress() : direct.getHost();
+    String host =
+        isIpLiteral(direct.getHost()) ? proxy.getAddress().getHostAddress() : direct.getHost();
     String proxied = direct.getProtocol() + "://" + host + ":" + proxy.getPort() + direct.getPath();
     int millis = Math.toIntExact(callTimeout.toMillis());
     Config config =
@@ -204,16 +235,23 @@ final class KubernetesTarget implements AutoCloseable {
     return client;
   }
 
-  /** What {@code mock.createClient()} configures, without its URL being fixed to the mock's own port. */
+  /**
+   * What {@code mock.createClient()} configures, without its URL being fixed to the mock's own
+   * port.
+   */
   private Config mockConfig() {
-    return new ConfigBuilder(Config.empty()).withMasterUrl(mock.url("/")).withNamespace(namespace).build();
+    return new ConfigBuilder(Config.empty())
+        .withMasterUrl(mock.url("/"))
+        .withNamespace(namespace)
+        .build();
   }
 
   private static URL masterUrl(Config config) {
     try {
       return new URL(config.getMasterUrl());
     } catch (MalformedURLException e) {
-      throw new IllegalStateException("the API server URL of the client configuration is malformed", e);
+      throw new IllegalStateException(
+          "the API server URL of the client configuration is malformed", e);
     }
   }
 
@@ -221,7 +259,9 @@ final class KubernetesTarget implements AutoCloseable {
     return host.startsWith("[") || host.contains(":") || host.matches("[0-9.]+");
   }
 
-  /** Deletes the Lease {@code name} on {@link #close()} (on a real cluster; the mock just stops). */
+  /**
+   * Deletes the Lease {@code name} on {@link #close()} (on a real cluster; the mock just stops).
+   */
   synchronized void remember(String name) {
     if (!leases.contains(name)) {
       leases.add(name);
@@ -231,7 +271,9 @@ final class KubernetesTarget implements AutoCloseable {
   /** A unique Lease name for one test, remembered for clean-up. */
   synchronized String election(String test) {
     String name =
-        ("baton-it-" + test + "-" + UUID.randomUUID().toString().substring(0, 8)).toLowerCase(Locale.ROOT).replace('_', '-');
+        ("baton-it-" + test + "-" + UUID.randomUUID().toString().substring(0, 8))
+            .toLowerCase(Locale.ROOT)
+            .replace('_', '-');
     leases.add(name);
     return name;
   }
@@ -258,6 +300,8 @@ final class KubernetesTarget implements AutoCloseable {
 
   @Override
   public String toString() {
-    return isMock() ? "CRUD mock at " + mock.url("") : "cluster of " + System.getenv(KUBECONFIG_ENV);
+    return isMock()
+        ? "CRUD mock at " + mock.url("")
+        : "cluster of " + System.getenv(KUBECONFIG_ENV);
   }
 }

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * In real-cluster mode the conformance fixture puts a TCP proxy on 127.0.0.1 between each node and
- * the API server, and TLS passes through it untouched. These tests show that the test clients
- * still verify the server there: its certificate chain, and its host name, which is the one the
+ * the API server, and TLS passes through it untouched. These tests show that the test clients still
+ * verify the server there: its certificate chain, and its host name, which is the one the
  * kubeconfig names (a certificate names hosts, not ports). A stand-in HTTPS server with a
  * certificate made here plays the API server; it answers every request with 404, which fabric8
  * reads as "no such Lease".
@@ -90,7 +90,8 @@ class ProxiedTlsIT {
   }
 
   @Test
-  void aCertificateThatDoesNotNameTheHostIsRefusedThroughTheProxyAsItWouldBeDirectly() throws Exception {
+  void aCertificateThatDoesNotNameTheHostIsRefusedThroughTheProxyAsItWouldBeDirectly()
+      throws Exception {
     String ca = startServer("localhost");
     KubernetesClient client = clientThroughProxy("127.0.0.1", ca);
 
@@ -110,7 +111,10 @@ class ProxiedTlsIT {
     assertThat(requests).as("requests that reached the server's handler").hasValue(0);
   }
 
-  /** Starts the stand-in API server on 127.0.0.1 with certificate {@code alias}; returns it (PEM), its own CA. */
+  /**
+   * Starts the stand-in API server on 127.0.0.1 with certificate {@code alias}; returns it (PEM),
+   * its own CA.
+   */
   private String startServer(String alias) throws Exception {
     KeyStore keys = KeyStore.getInstance("PKCS12");
     try (InputStream in = Files.newInputStream(certificates.resolve(alias + ".p12"))) {
@@ -143,14 +147,47 @@ class ProxiedTlsIT {
     return Files.readString(certificates.resolve(alias + ".pem"), StandardCharsets.US_ASCII);
   }
 
-  /** A self-signed certificate made with the JDK's keytool, kept as {@code <alias>.p12} and {@code <alias>.pem}. */
-  private static void certificate(String alias, String commonName, String subjectAlternativeName) throws IOException, InterruptedException {
+  /**
+   * A self-signed certificate made with the JDK's keytool, kept as {@code <alias>.p12} and {@code
+   * <alias>.pem}.
+   */
+  private static void certificate(String alias, String commonName, String subjectAlternativeName)
+      throws IOException, InterruptedException {
     Path store = certificates.resolve(alias + ".p12");
     Path pem = certificates.resolve(alias + ".pem");
-    keytool("-genkeypair", "-alias", alias, "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
-        "-dname", "CN=" + commonName, "-ext", "SAN=" + subjectAlternativeName,
-        "-keystore", store.toString(), "-storetype", "PKCS12", "-storepass", PASSWORD, "-keypass", PASSWORD);
-    keytool("-exportcert", "-rfc", "-alias", alias, "-keystore", store.toString(), "-storepass", PASSWORD, "-file", pem.toString());
+    keytool(
+        "-genkeypair",
+        "-alias",
+        alias,
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-validity",
+        "2",
+        "-dname",
+        "CN=" + commonName,
+        "-ext",
+        "SAN=" + subjectAlternativeName,
+        "-keystore",
+        store.toString(),
+        "-storetype",
+        "PKCS12",
+        "-storepass",
+        PASSWORD,
+        "-keypass",
+        PASSWORD);
+    keytool(
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        alias,
+        "-keystore",
+        store.toString(),
+        "-storepass",
+        PASSWORD,
+        "-file",
+        pem.toString());
   }
 
   private static void keytool(String... args) throws IOException, InterruptedException {
@@ -165,8 +202,8 @@ class ProxiedTlsIT {
 
   /**
    * A kubeconfig naming the server as {@code https://<host>:<port>} with {@code ca} as its
-   * authority, read as real-cluster mode reads it, and a client through a proxy as the
-   * conformance fixture builds it.
+   * authority, read as real-cluster mode reads it, and a client through a proxy as the conformance
+   * fixture builds it.
    */
   private KubernetesClient clientThroughProxy(String host, String ca) throws IOException {
     Path kubeconfig = dir.resolve("kubeconfig");

@@ -5,13 +5,18 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.common.PathUtils;
 
 /**
- * The two nodes of one election: a persistent election node whose data version counts the
- * grants, and under it the ephemeral lease node whose data is the holder's candidate id.
+ * The two nodes of one election: a persistent election node whose data version counts the grants,
+ * and under it the ephemeral lease node whose data is the holder's candidate id.
  *
- * <p>Paths come twice: relative to the Curator client's namespace (for Curator's own calls) and
- * as the ZooKeeper handle sees them (for the raw calls that must stay in one session).
+ * <p>Paths come twice: relative to the Curator client's namespace (for Curator's own calls) and as
+ * the ZooKeeper handle sees them (for the raw calls that must stay in one session).
  */
-record ElectionNodes(String election, String electionPath, String leasePath, String rawElectionPath, String rawLeasePath) {
+record ElectionNodes(
+    String election,
+    String electionPath,
+    String leasePath,
+    String rawElectionPath,
+    String rawLeasePath) {
 
   static final String LEASE_NODE = "lease";
 
@@ -23,7 +28,12 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
       return new ElectionNodes(election, electionPath, leasePath, electionPath, leasePath);
     }
     String rawElectionPath = ZKPaths.fixForNamespace(namespace, electionPath);
-    return new ElectionNodes(election, electionPath, leasePath, rawElectionPath, rawElectionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE);
+    return new ElectionNodes(
+        election,
+        electionPath,
+        leasePath,
+        rawElectionPath,
+        rawElectionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE);
   }
 
   /** Throws IllegalArgumentException naming the path when it cannot be a base path. */
@@ -32,8 +42,13 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
       PathUtils.validatePath(basePath);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "'" + basePath + "' is not a ZooKeeper path (" + e.getMessage() + "); use an absolute path such as "
-              + ZooKeeperLeaseStore.DEFAULT_BASE_PATH, e);
+          "'"
+              + basePath
+              + "' is not a ZooKeeper path ("
+              + e.getMessage()
+              + "); use an absolute path such as "
+              + ZooKeeperLeaseStore.DEFAULT_BASE_PATH,
+          e);
     }
   }
 
@@ -57,7 +72,10 @@ record ElectionNodes(String election, String electionPath, String leasePath, Str
     }
     if (problem != null) {
       throw new ConfigurationException(
-          "election name '" + election + "' cannot be a ZooKeeper node name: " + problem
+          "election name '"
+              + election
+              + "' cannot be a ZooKeeper node name: "
+              + problem
               + "; use a non-empty name without '/' and without control or private-use characters");
     }
     return path;

@@ -31,11 +31,12 @@ final class FreshReads {
    * after a write of this session that was answered already: it shows the election at least as it
    * was at that write.
    */
-  static List<OpResult> electionAfterOwnWrite(ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline)
-      throws KeeperException {
+  static List<OpResult> electionAfterOwnWrite(
+      ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline) throws KeeperException {
     AtomicInteger noBarrier = new AtomicInteger(Code.OK.intValue());
     List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
-    return send(zk, reads, noBarrier, nodes.electionPath()).await(deadline, nodes.election(), "read");
+    return send(zk, reads, noBarrier, nodes.electionPath())
+        .await(deadline, nodes.election(), "read");
   }
 
   /**
@@ -43,12 +44,14 @@ final class FreshReads {
    * this call: the read follows a write that changes nothing (a {@code multi} that only checks the
    * election node exists; when it does not, the refused check is a write all the same).
    */
-  static NodeRead leaseNodeAfterAllWrites(ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline, String what)
+  static NodeRead leaseNodeAfterAllWrites(
+      ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline, String what)
       throws KeeperException {
     AtomicInteger barrierCode = new AtomicInteger();
     zk.multi(
         List.of(Op.check(nodes.rawElectionPath(), -1)),
-        (rc, path, ctx, results) -> barrierCode.set(rc == Code.NONODE.intValue() ? Code.OK.intValue() : rc),
+        (rc, path, ctx, results) ->
+            barrierCode.set(rc == Code.NONODE.intValue() ? Code.OK.intValue() : rc),
         null);
     OpResult read = getData(zk, nodes, barrierCode).await(deadline, nodes.election(), what);
     return NodeRead.of(read, nodes.leasePath());
@@ -81,7 +84,8 @@ final class FreshReads {
    * watcher} set on it as a one-shot data watch and told what the read found before any event of
    * that watch can reach it. A node that is gone sets no watch.
    */
-  static Reply<OpResult> watchedLeaseNode(ZooKeeper zk, ElectionNodes nodes, VerifiedLeaseNodes watcher) {
+  static Reply<OpResult> watchedLeaseNode(
+      ZooKeeper zk, ElectionNodes nodes, VerifiedLeaseNodes watcher) {
     Reply<OpResult> reply = new Reply<>();
     zk.getData(
         nodes.rawLeasePath(),
@@ -100,8 +104,12 @@ final class FreshReads {
     return reply;
   }
 
-  /** One read of a lease node, answered after the request that went out before it, as a multi would answer it. */
-  private static Reply<OpResult> getData(ZooKeeper zk, ElectionNodes nodes, AtomicInteger barrierCode) {
+  /**
+   * One read of a lease node, answered after the request that went out before it, as a multi would
+   * answer it.
+   */
+  private static Reply<OpResult> getData(
+      ZooKeeper zk, ElectionNodes nodes, AtomicInteger barrierCode) {
     Reply<OpResult> reply = new Reply<>();
     zk.getData(
         nodes.rawLeasePath(),
@@ -122,7 +130,8 @@ final class FreshReads {
   }
 
   /** A read-only {@code multi} answered after the request that went out before it. */
-  private static Reply<List<OpResult>> send(ZooKeeper zk, List<Op> reads, AtomicInteger barrierCode, String pathForErrors) {
+  private static Reply<List<OpResult>> send(
+      ZooKeeper zk, List<Op> reads, AtomicInteger barrierCode, String pathForErrors) {
     Reply<List<OpResult>> reply = new Reply<>();
     zk.multi(
         reads,

@@ -22,14 +22,19 @@ record LeaseHandle(long sessionId, int electionVersion) {
     try {
       if (slash > 0) {
         return new LeaseHandle(
-            Long.parseUnsignedLong(handle.substring(0, slash), 16), Integer.parseInt(handle.substring(slash + 1)));
+            Long.parseUnsignedLong(handle.substring(0, slash), 16),
+            Integer.parseInt(handle.substring(slash + 1)));
       }
     } catch (NumberFormatException e) {
       // reported below, with the lease it came from
     }
     throw new IllegalArgumentException(
-        "lease of candidate '" + lease.candidate() + "' in election '" + lease.election()
-            + "' was not granted by a ZooKeeper lease store: its handle is '" + handle
+        "lease of candidate '"
+            + lease.candidate()
+            + "' in election '"
+            + lease.election()
+            + "' was not granted by a ZooKeeper lease store: its handle is '"
+            + handle
             + "', expected <session id in hex>/<election node version>");
   }
 

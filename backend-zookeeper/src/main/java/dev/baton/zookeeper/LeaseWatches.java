@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * Persistent ZooKeeper watches on lease nodes, kept alive across reconnects and new sessions.
  *
  * <p>A persistent watch (ZooKeeper 3.6+) fires on every create, change and delete of the lease
- * node, including the delete of an expired holder's ephemeral node, without being re-armed. It
- * is tied to one session and the server does not replay events missed while the client was
+ * node, including the delete of an expired holder's ephemeral node, without being re-armed. It is
+ * tied to one session and the server does not replay events missed while the client was
  * disconnected, so on every reconnect each watch is registered again and its callback runs once:
  * the follower then looks for itself. The callback also runs when the connection is suspended or
  * lost: a follower that cannot be told of changes for a while must poll meanwhile.
@@ -56,11 +56,13 @@ final class LeaseWatches implements ConnectionStateListener {
     } catch (KeeperException e) {
       if (!isConnectionProblem(e.code())) {
         watch.close();
-        throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.leasePath() + ": " + e.code(), e);
+        throw new LeaseStoreException(
+            nodes.election(), "cannot watch " + nodes.leasePath() + ": " + e.code(), e);
       }
     } catch (LeaseStoreException e) {
       // Timed out: the registration is still on its way, and confirms with a call to changed.
-      log.debug("election '{}': watch on {} not confirmed yet", nodes.election(), nodes.leasePath(), e);
+      log.debug(
+          "election '{}': watch on {} not confirmed yet", nodes.election(), nodes.leasePath(), e);
     }
     return watch;
   }
@@ -182,7 +184,11 @@ final class LeaseWatches implements ConnectionStateListener {
         client.watchers().remove(this).quietly().inBackground().forPath(nodes.leasePath());
       } catch (Exception e) {
         // The client may be closed already; then the watch went with it.
-        log.debug("election '{}': could not remove the watch on {}", nodes.election(), nodes.leasePath(), e);
+        log.debug(
+            "election '{}': could not remove the watch on {}",
+            nodes.election(),
+            nodes.leasePath(),
+            e);
       }
     }
   }

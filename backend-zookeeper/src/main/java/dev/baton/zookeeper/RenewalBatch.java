@@ -16,16 +16,15 @@ import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * One {@link ZooKeeperLeaseStore#renewAll} call: one {@code sync} for the whole batch confirms every
- * lease whose node an earlier renewal read and watched, and that has not changed since (see {@link
- * VerifiedLeaseNodes}); the other leases are confirmed by a read of their node sent right behind the
- * sync, which also sets the watch. A lease is renewed when its node is still the one granted to it
- * (same {@code czxid}, owned by the lease's session, holding its candidate id). In a leader's steady
- * state a renewal is one {@code sync}, a request about the size of a ping, and the client sends no
- * ping of its own while renewals come at least every third of the session timeout. Each lease is
- * told what {@link
- * ZooKeeperLeaseStore#renew} alone would have told it, and goes through {@link UnrenewedLeases}
- * exactly as a single renewal does.
+ * One {@link ZooKeeperLeaseStore#renewAll} call: one {@code sync} for the whole batch confirms
+ * every lease whose node an earlier renewal read and watched, and that has not changed since (see
+ * {@link VerifiedLeaseNodes}); the other leases are confirmed by a read of their node sent right
+ * behind the sync, which also sets the watch. A lease is renewed when its node is still the one
+ * granted to it (same {@code czxid}, owned by the lease's session, holding its candidate id). In a
+ * leader's steady state a renewal is one {@code sync}, a request about the size of a ping, and the
+ * client sends no ping of its own while renewals come at least every third of the session timeout.
+ * Each lease is told what {@link ZooKeeperLeaseStore#renew} alone would have told it, and goes
+ * through {@link UnrenewedLeases} exactly as a single renewal does.
  */
 final class RenewalBatch {
 
@@ -86,10 +85,13 @@ final class RenewalBatch {
     List<Renewing> reading = new ArrayList<>(asked.size());
     for (Renewing r : asked) {
       if (zk.getSessionId() != r.handle().sessionId()) {
-        outcomes[r.index()] = Renewal.failed(ZooKeeperLeaseStore.sessionEnded(r.lease(), r.handle(), zk));
+        outcomes[r.index()] =
+            Renewal.failed(ZooKeeperLeaseStore.sessionEnded(r.lease(), r.handle(), zk));
       } else if (!unrenewed.renewalStarts(r.nodes(), r.handle())) {
         outcomes[r.index()] =
-            Renewal.failed(ZooKeeperLeaseStore.lost(r.lease(), "it went unrenewed for its TTL, so the store gave it back", null));
+            Renewal.failed(
+                ZooKeeperLeaseStore.lost(
+                    r.lease(), "it went unrenewed for its TTL, so the store gave it back", null));
       } else {
         reading.add(r);
       }
@@ -103,8 +105,14 @@ final class RenewalBatch {
       for (Renewing r : reading) {
         Renewal outcome = outcomes[r.index()];
         if (outcome != null && outcome.isRenewed()) {
-          unrenewed.confirmed(r.nodes(), r.handle(), r.lease().candidate(), startedNanos, outcome.lease().orElseThrow().ttl());
-        } else if (outcome != null && outcome.failure().orElseThrow() instanceof LeaseLostException) {
+          unrenewed.confirmed(
+              r.nodes(),
+              r.handle(),
+              r.lease().candidate(),
+              startedNanos,
+              outcome.lease().orElseThrow().ttl());
+        } else if (outcome != null
+            && outcome.failure().orElseThrow() instanceof LeaseLostException) {
           unrenewed.ended(r.nodes(), r.handle());
         }
         unrenewed.renewalEnded(r.nodes(), r.handle());
@@ -179,7 +187,9 @@ final class RenewalBatch {
       return Renewal.failed(readFailure(r, e));
     }
     if (node == null) {
-      return Renewal.failed(ZooKeeperLeaseStore.lost(lease, "its lease node is gone (released, or its session expired)", null));
+      return Renewal.failed(
+          ZooKeeperLeaseStore.lost(
+              lease, "its lease node is gone (released, or its session expired)", null));
     }
     String holder = new String(node.data(), UTF_8);
     if (node.stat().getCzxid() != lease.token().value()
@@ -187,16 +197,26 @@ final class RenewalBatch {
         || !holder.equals(lease.candidate())) {
       return Renewal.failed(
           ZooKeeperLeaseStore.lost(
-              lease, "the election was granted again (token " + node.stat().getCzxid() + ", held by '" + holder + "')", holder));
+              lease,
+              "the election was granted again (token "
+                  + node.stat().getCzxid()
+                  + ", held by '"
+                  + holder
+                  + "')",
+              holder));
     }
     return Renewal.renewed(lease.renewed(ttl, lease.handle()));
   }
 
   private static RuntimeException readFailure(Renewing r, KeeperException e) {
     if (e.code() == Code.SESSIONEXPIRED) {
-      return ZooKeeperLeaseStore.lost(r.lease(), "its ZooKeeper session " + LeaseHandle.sessionText(r.handle().sessionId()) + " expired", null);
+      return ZooKeeperLeaseStore.lost(
+          r.lease(),
+          "its ZooKeeper session " + LeaseHandle.sessionText(r.handle().sessionId()) + " expired",
+          null);
     }
-    return ZooKeeperLeaseStore.failure(r.lease().election(), "renew of '" + r.lease().candidate() + "'", e);
+    return ZooKeeperLeaseStore.failure(
+        r.lease().election(), "renew of '" + r.lease().candidate() + "'", e);
   }
 
   /** The store could not answer for the batch: each lease is told, under its own election. */
@@ -204,7 +224,11 @@ final class RenewalBatch {
     for (Renewing r : leases) {
       LeaseStoreException told = e;
       if (e.election().isEmpty()) {
-        told = new LeaseStoreException(r.lease().election(), "renew of '" + r.lease().candidate() + "' failed with its batch: " + e.getMessage(), e);
+        told =
+            new LeaseStoreException(
+                r.lease().election(),
+                "renew of '" + r.lease().candidate() + "' failed with its batch: " + e.getMessage(),
+                e);
       }
       outcomes[r.index()] = Renewal.failed(told);
     }

@@ -13,9 +13,9 @@ import org.apache.zookeeper.KeeperException;
 /**
  * The answer to one asynchronous ZooKeeper request, waited for no longer than the call's deadline.
  *
- * <p>ZooKeeper may still apply a request after its caller stopped waiting (it was queued while
- * the client reconnected). An answer that arrives too late is refused by {@link #answer}, so
- * whoever sent a write can undo it instead of leaving a grant nobody knows about.
+ * <p>ZooKeeper may still apply a request after its caller stopped waiting (it was queued while the
+ * client reconnected). An answer that arrives too late is refused by {@link #answer}, so whoever
+ * sent a write can undo it instead of leaving a grant nobody knows about.
  */
 final class Reply<T> {
 
@@ -28,7 +28,8 @@ final class Reply<T> {
 
   /** Delivers ZooKeeper's error code; false when the waiter already gave up on it. */
   boolean fail(int resultCode, String path) {
-    return future.completeExceptionally(KeeperException.create(KeeperException.Code.get(resultCode), path));
+    return future.completeExceptionally(
+        KeeperException.create(KeeperException.Code.get(resultCode), path));
   }
 
   /**
@@ -43,13 +44,19 @@ final class Reply<T> {
     } catch (TimeoutException e) {
       if (giveUp()) {
         throw new LeaseStoreException(
-            election, what + ": no answer from ZooKeeper within the call timeout (" + deadline.callTimeout() + ")", e);
+            election,
+            what
+                + ": no answer from ZooKeeper within the call timeout ("
+                + deadline.callTimeout()
+                + ")",
+            e);
       }
       return settled(election, what);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       if (giveUp()) {
-        throw new LeaseStoreException(election, what + ": interrupted while waiting for ZooKeeper", e);
+        throw new LeaseStoreException(
+            election, what + ": interrupted while waiting for ZooKeeper", e);
       }
       return settled(election, what);
     } catch (ExecutionException e) {

@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
  * renewed; this makes a ZooKeeper lease do the same. Each term is given back once its TTL has
  * passed since the start of the last grant or renewal that confirmed it, and no renewal is in
  * flight: the same moment until which the store promised the lease, so the give-back never cuts a
- * promised lease short. A renewal that comes after the term was given up is refused. Only leases
- * of the client's current session are given back: the node of a session the client has left ends
- * when the servers expire that session.
+ * promised lease short. A renewal that comes after the term was given up is refused. Only leases of
+ * the client's current session are given back: the node of a session the client has left ends when
+ * the servers expire that session.
  *
  * <p>Timers run on {@link CompletableFuture#delayedExecutor}'s shared thread, one per slot of an
  * eighth of a second for all the terms due in it (at most one check per term is pending), and the
@@ -37,8 +37,12 @@ import org.slf4j.LoggerFactory;
 final class UnrenewedLeases {
 
   private static final Logger log = LoggerFactory.getLogger(UnrenewedLeases.class);
-  /** Checks only take a lock and send an asynchronous request: they run on the JDK's timer thread. */
+
+  /**
+   * Checks only take a lock and send an asynchronous request: they run on the JDK's timer thread.
+   */
   private static final Executor ON_TIMER_THREAD = Runnable::run;
+
   /** How far apart the timers of {@link #after} are: an eighth of a second, far below any TTL. */
   private static final long SLOT_NANOS = TimeUnit.MILLISECONDS.toNanos(125);
 
@@ -46,8 +50,10 @@ final class UnrenewedLeases {
   private final Duration retryAfter;
   private final MonotonicClock clock;
   private final Map<Term, State> terms = new HashMap<>();
+
   /** Terms to check, by the end of the slot they are due in. */
   private final Map<Long, List<Term>> slots = new HashMap<>();
+
   private boolean closed;
 
   /**
@@ -81,8 +87,11 @@ final class UnrenewedLeases {
     this.clock = clock;
   }
 
-  /** A grant or renewal whose call started at {@code startNanos} confirmed the term for {@code ttl}. */
-  void confirmed(ElectionNodes nodes, LeaseHandle handle, String candidate, long startNanos, Duration ttl) {
+  /**
+   * A grant or renewal whose call started at {@code startNanos} confirmed the term for {@code ttl}.
+   */
+  void confirmed(
+      ElectionNodes nodes, LeaseHandle handle, String candidate, long startNanos, Duration ttl) {
     Term term = new Term(nodes.election(), handle.electionVersion());
     long expiresAt = startNanos + ttl.toNanos();
     synchronized (this) {
@@ -118,7 +127,10 @@ final class UnrenewedLeases {
     return true;
   }
 
-  /** The renewal that {@link #renewalStarts} announced returned or failed (after {@link #confirmed} when it succeeded). */
+  /**
+   * The renewal that {@link #renewalStarts} announced returned or failed (after {@link #confirmed}
+   * when it succeeded).
+   */
   synchronized void renewalEnded(ElectionNodes nodes, LeaseHandle handle) {
     Term term = new Term(nodes.election(), handle.electionVersion());
     State state = terms.get(term);
@@ -172,12 +184,18 @@ final class UnrenewedLeases {
 
   private void giveBack(Term term, State state) {
     ElectionNodes nodes = state.nodes;
-    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), term.electionVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    List<Op> ops =
+        List.of(
+            Op.check(nodes.rawElectionPath(), term.electionVersion()),
+            Op.delete(nodes.rawLeasePath(), -1));
     ZooKeeper zk;
     try {
       zk = client.getZookeeperClient().getZooKeeper();
     } catch (Exception e) {
-      log.debug("election '{}': no ZooKeeper connection to give back an unrenewed lease; trying again", nodes.election(), e);
+      log.debug(
+          "election '{}': no ZooKeeper connection to give back an unrenewed lease; trying again",
+          nodes.election(),
+          e);
       retry(term);
       return;
     }
@@ -201,7 +219,10 @@ final class UnrenewedLeases {
           } else if (code == Code.NONODE || code == Code.BADVERSION) {
             forget(term); // the election had moved on already
           } else {
-            log.debug("election '{}': giving back an unrenewed lease failed ({}); trying again", nodes.election(), code);
+            log.debug(
+                "election '{}': giving back an unrenewed lease failed ({}); trying again",
+                nodes.election(),
+                code);
             retry(term);
           }
         },
@@ -229,7 +250,8 @@ final class UnrenewedLeases {
       waiting = new ArrayList<>();
       slots.put(slot, waiting);
       long delay = Math.max(0, slot - clock.nanoTime());
-      CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS, ON_TIMER_THREAD).execute(() -> checkSlot(slot));
+      CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS, ON_TIMER_THREAD)
+          .execute(() -> checkSlot(slot));
     }
     waiting.add(term);
   }

@@ -5,16 +5,16 @@ import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 
 /**
- * Lease nodes a renewal read and found to be the one granted, each with a one-shot data watch
- * that the same read set and that has not fired since: while it has not, the node is still that
- * node, and a renewal needs only a {@code sync} (see the package documentation).
+ * Lease nodes a renewal read and found to be the one granted, each with a one-shot data watch that
+ * the same read set and that has not fired since: while it has not, the node is still that node,
+ * and a renewal needs only a {@code sync} (see the package documentation).
  *
  * <p>ZooKeeper sends a session its watch events in order with its replies, and the client runs
  * watchers and callbacks on its one event thread in that order. So when the answer to a {@code
- * sync} has arrived, every change to a watched node that the server applied before the {@code
- * sync} has already removed the node from here. Any event without a path (the connection was
- * lost or came back, the session expired) forgets every node: whatever happened meanwhile, the
- * next renewal reads again.
+ * sync} has arrived, every change to a watched node that the server applied before the {@code sync}
+ * has already removed the node from here. Any event without a path (the connection was lost or came
+ * back, the session expired) forgets every node: whatever happened meanwhile, the next renewal
+ * reads again.
  */
 final class VerifiedLeaseNodes implements Watcher {
 
@@ -26,7 +26,10 @@ final class VerifiedLeaseNodes implements Watcher {
     unchanged.put(rawLeasePath, czxid);
   }
 
-  /** Whether the node created with {@code czxid} was read with this watcher and not seen to change since. */
+  /**
+   * Whether the node created with {@code czxid} was read with this watcher and not seen to change
+   * since.
+   */
   boolean unchangedSinceRead(String rawLeasePath, long czxid) {
     Long read = unchanged.get(rawLeasePath);
     return read != null && read == czxid;

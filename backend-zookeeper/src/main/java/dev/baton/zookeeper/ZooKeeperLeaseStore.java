@@ -44,34 +44,34 @@ import org.slf4j.LoggerFactory;
  * the ZooKeeper session that created it, as judged by the ZooKeeper servers.
  *
  * <p>Each election has a persistent node {@code <basePath>/<election>} and, while somebody holds
- * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates
- * the lease node and bumps the election node's version in one {@code multi}; its fencing token is
- * the lease node's {@code czxid}, which grows with every grant, including a new term for the same
+ * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates the
+ * lease node and bumps the election node's version in one {@code multi}; its fencing token is the
+ * lease node's {@code czxid}, which grows with every grant, including a new term for the same
  * candidate (the node is then deleted and created again in the same {@code multi}). A term's first
  * renewal reads the lease node after a {@code sync}, checks that it is still the one granted and
  * watches it; later renewals are the {@code sync} alone while the watch has not fired. Release and
- * {@link #guarded guarded writes} are conditional on the election node's version, which only a
- * new grant changes.
+ * {@link #guarded guarded writes} are conditional on the election node's version, which only a new
+ * grant changes.
  *
- * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session;
- * the lease node's data tells candidates of one session apart. The session timeout is the lease's
- * TTL: the {@code ttl} asked for in {@link #tryAcquire} cannot change it, and a {@code ttl} longer
- * than the session timeout is refused, since the lease would not last that long. {@link
- * LeaseRecord}s of other holders report this store's session timeout; their own may differ.
+ * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; the
+ * lease node's data tells candidates of one session apart. The session timeout is the lease's TTL:
+ * the {@code ttl} asked for in {@link #tryAcquire} cannot change it, and a {@code ttl} longer than
+ * the session timeout is refused, since the lease would not last that long. {@link LeaseRecord}s of
+ * other holders report this store's session timeout; their own may differ.
  *
- * <p>A lease also ends when its holder has not renewed it for its TTL while the session lives on
- * (a stuck elector): the store then deletes the node itself, see the package documentation. A
- * candidate's node left by an earlier session of this store counts as its own, so its next
- * {@code tryAcquire} begins a new term at once instead of waiting for the servers to expire the
- * old session.
+ * <p>A lease also ends when its holder has not renewed it for its TTL while the session lives on (a
+ * stuck elector): the store then deletes the node itself, see the package documentation. A
+ * candidate's node left by an earlier session of this store counts as its own, so its next {@code
+ * tryAcquire} begins a new term at once instead of waiting for the servers to expire the old
+ * session.
  *
- * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant
- * of a free election one, a refusal two, a new term for the holder three), all waited for no
- * longer than the call timeout together. Calls are pinned to one session on purpose: Curator would retry an
+ * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant of a
+ * free election one, a refusal two, a new term for the holder three), all waited for no longer than
+ * the call timeout together. Calls are pinned to one session on purpose: Curator would retry an
  * operation on a new session, where "this node is mine" no longer means what it did.
  *
- * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback):
- * its answers arrive on that thread, so the call would wait out its timeout.
+ * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback): its
+ * answers arrive on that thread, so the call would wait out its timeout.
  */
 public final class ZooKeeperLeaseStore implements LeaseStore {
 
@@ -79,6 +79,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public static final Duration DEFAULT_CALL_TIMEOUT = CallTimeout.DEFAULT;
 
   private static final int RENEW_BATCH_LIMIT = 1000;
+
   /**
    * Elections whose paths, and terms whose handles, are kept once made: a renewal of 10,000 leases
    * a second would otherwise build and check every path and parse every handle again. Bounded so
@@ -99,8 +100,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final LeaseWatches watches;
   private final UnrenewedLeases unrenewed;
   private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
+
   /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
   private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
+
   private final Map<String, ElectionNodes> nodesByElection = new ConcurrentHashMap<>();
   private final Map<String, LeaseHandle> handlesByText = new ConcurrentHashMap<>();
   private volatile boolean closed;
@@ -133,8 +136,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     Duration sessionTtl = sessionTtl(zk);
     if (ttl.compareTo(sessionTtl) > 0) {
       throw new ConfigurationException(
-          "election '" + election + "': a lease of " + ttl.toMillis() + "ms was asked for, but ZooKeeper negotiated a session timeout of "
-              + sessionTtl.toMillis() + "ms, and a lease lasts only as long as its session; raise the session timeout "
+          "election '"
+              + election
+              + "': a lease of "
+              + ttl.toMillis()
+              + "ms was asked for, but ZooKeeper negotiated a session timeout of "
+              + sessionTtl.toMillis()
+              + "ms, and a lease lasts only as long as its session; raise the session timeout "
               + "(election.zookeeper.session-timeout, or the CuratorFramework's sessionTimeoutMs) to at least the lease "
               + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
     }
@@ -154,14 +162,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       while (!deadline.passed()) {
         List<Op> ops =
             switch (kind) {
-              case FREE -> List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+              case FREE ->
+                  List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
               // The election's first grant creates its node too: one write instead of two.
               case NEW_ELECTION ->
                   List.of(
                       Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
                       createLease(nodes, me),
                       Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-              // Ours already: a new term. The version check makes sure it is still the node we read.
+              // Ours already: a new term. The version check makes sure it is still the node we
+              // read.
               case NEW_TERM ->
                   List.of(
                       Op.setData(nodes.rawElectionPath(), NO_DATA, electionVersion),
@@ -189,10 +199,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
         NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
         if (lease == null) {
-          kind = electionNode == null ? GrantKind.NEW_ELECTION : GrantKind.FREE; // given up since our write
-        } else if (!Arrays.equals(lease.data(), me) || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
+          kind =
+              electionNode == null
+                  ? GrantKind.NEW_ELECTION
+                  : GrantKind.FREE; // given up since our write
+        } else if (!Arrays.equals(lease.data(), me)
+            || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
           return Acquisition.held(record(election, lease, sessionTtl));
-        } else if (electionNode == null || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
+        } else if (electionNode == null
+            || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
           kind = GrantKind.FREE; // our lease node, but read across another grant: look again
         } else {
           kind = GrantKind.NEW_TERM;
@@ -204,8 +219,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     throw new LeaseStoreException(
         election,
-        "tryAcquire for '" + candidate + "': the election changed between write and read on every attempt within the call timeout ("
-            + callTimeout + ")");
+        "tryAcquire for '"
+            + candidate
+            + "': the election changed between write and read on every attempt within the call timeout ("
+            + callTimeout
+            + ")");
   }
 
   @Override
@@ -217,8 +235,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   /**
    * Confirms every lease with one {@code sync}, and reads of the lease nodes not confirmed by an
    * earlier read and its watch, all sent together: one round trip for the batch, on the session's
-   * one connection. Each lease gets the
-   * outcome {@link #renew} alone would have given it, as if it started when this call started.
+   * one connection. Each lease gets the outcome {@link #renew} alone would have given it, as if it
+   * started when this call started.
    */
   @Override
   public List<Renewal> renewAll(List<Lease> leases) {
@@ -244,11 +262,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     ZooKeeper zk = session(lease.election(), deadline);
     // Any session may delete the node: after a new session it is still ours until the old one
     // expires, and giving it back now lets the next candidate in at once.
-    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), handle.electionVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    List<Op> ops =
+        List.of(
+            Op.check(nodes.rawElectionPath(), handle.electionVersion()),
+            Op.delete(nodes.rawLeasePath(), -1));
     try {
-      MultiAnswer answer = multi(zk, ops, deadline, "release of '" + lease.candidate() + "'", lease.election());
+      MultiAnswer answer =
+          multi(zk, ops, deadline, "release of '" + lease.candidate() + "'", lease.election());
       if (!answer.succeeded() && !isChangedElection(answer.code())) {
-        throw failure(lease.election(), "release of '" + lease.candidate() + "'", KeeperException.create(answer.code(), nodes.leasePath()));
+        throw failure(
+            lease.election(),
+            "release of '" + lease.candidate() + "'",
+            KeeperException.create(answer.code(), nodes.leasePath()));
       }
       unrenewed.ended(nodes, handle);
     } catch (KeeperException e) {
@@ -273,9 +298,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   /**
    * Calls {@code changed} whenever the election's lease node is created, changed or deleted,
    * including when the holder's session expires, when the connection is suspended or lost (the
-   * watch is blind until the reconnect), and after every reconnect (events may have been
-   * missed). {@code changed} runs on a ZooKeeper or Curator thread: it must not block and must
-   * not call this store.
+   * watch is blind until the reconnect), and after every reconnect (events may have been missed).
+   * {@code changed} runs on a ZooKeeper or Curator thread: it must not block and must not call this
+   * store.
    */
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
@@ -300,16 +325,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   /**
    * Applies {@code ops} in one ZooKeeper {@code multi} that succeeds only while {@code lease} is
    * still the election's current grant and its session is this client's session. A leader that
-   * writes its own state to ZooKeeper this way cannot overwrite its successor's, however late
-   * its write arrives. Build the operations with {@code client.transactionOp()} of the client
-   * this store uses.
+   * writes its own state to ZooKeeper this way cannot overwrite its successor's, however late its
+   * write arrives. Build the operations with {@code client.transactionOp()} of the client this
+   * store uses.
    *
    * @return the results of {@code ops}, in order
    * @throws LeaseLostException when the lease is no longer current; none of {@code ops} applied
    * @throws KeeperException when one of {@code ops} failed while the lease was current; none
    *     applied. Its code and path are those of the first operation that failed.
-   * @throws LeaseStoreException when ZooKeeper did not answer in time: whether {@code ops}
-   *     applied is unknown
+   * @throws LeaseStoreException when ZooKeeper did not answer in time: whether {@code ops} applied
+   *     is unknown
    */
   public List<OpResult> guarded(Lease lease, List<CuratorOp> ops) throws KeeperException {
     requireNonNull(lease, "lease");
@@ -327,10 +352,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     MultiAnswer answer;
     try {
-      answer = multi(zk, all, deadline, "guarded write of '" + lease.candidate() + "'", lease.election());
+      answer =
+          multi(
+              zk, all, deadline, "guarded write of '" + lease.candidate() + "'", lease.election());
     } catch (KeeperException e) {
       if (e.code() == Code.SESSIONEXPIRED) {
-        throw lost(lease, "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired", null);
+        throw lost(
+            lease,
+            "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " expired",
+            null);
       }
       throw failure(lease.election(), "guarded write of '" + lease.candidate() + "'", e);
     }
@@ -338,9 +368,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       return answer.results().subList(2, answer.results().size());
     }
     if (answer.failedAt() < 2) {
-      throw lost(lease, "the election was released or granted again since (guarded write refused)", null);
+      throw lost(
+          lease, "the election was released or granted again since (guarded write refused)", null);
     }
-    throw KeeperException.create(answer.code(), ops.get(answer.failedAt() - 2).getTypeAndPath().getForPath());
+    throw KeeperException.create(
+        answer.code(), ops.get(answer.failedAt() - 2).getTypeAndPath().getForPath());
   }
 
   @Override
@@ -373,7 +405,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return nodes;
   }
 
-  /** What the lease's handle says; throws IllegalArgumentException when another store granted it. */
+  /**
+   * What the lease's handle says; throws IllegalArgumentException when another store granted it.
+   */
   LeaseHandle handle(Lease lease) {
     LeaseHandle handle = handlesByText.get(lease.handle());
     if (handle == null) {
@@ -400,7 +434,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     CuratorFrameworkState state = client.getState();
     if (state != CuratorFrameworkState.STARTED) {
-      throw new LeaseStoreException(election, "the CuratorFramework is " + state + "; it must be started before the store is used");
+      throw new LeaseStoreException(
+          election,
+          "the CuratorFramework is " + state + "; it must be started before the store is used");
     }
   }
 
@@ -418,7 +454,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     // Never connected yet: there is no session to act in.
     try {
       long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos()));
-      if (client.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
+      if (client.blockUntilConnected(
+          (int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
         zk = handle(election);
         if (zk.getSessionTimeout() > 0) {
           return zk;
@@ -426,10 +463,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new LeaseStoreException(election, "interrupted while waiting for a ZooKeeper session", e);
+      throw new LeaseStoreException(
+          election, "interrupted while waiting for a ZooKeeper session", e);
     }
     throw new LeaseStoreException(
-        election, "no ZooKeeper session with " + client.getZookeeperClient().getCurrentConnectionString() + " within the call timeout (" + callTimeout + ")");
+        election,
+        "no ZooKeeper session with "
+            + client.getZookeeperClient().getCurrentConnectionString()
+            + " within the call timeout ("
+            + callTimeout
+            + ")");
   }
 
   private ZooKeeper handle(String election) {
@@ -463,7 +506,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   static LeaseLostException sessionEnded(Lease lease, LeaseHandle handle, ZooKeeper zk) {
     return lost(
         lease,
-        "its ZooKeeper session " + LeaseHandle.sessionText(handle.sessionId()) + " ended; the client is now in session "
+        "its ZooKeeper session "
+            + LeaseHandle.sessionText(handle.sessionId())
+            + " ended; the client is now in session "
             + LeaseHandle.sessionText(zk.getSessionId()),
         null);
   }
@@ -475,12 +520,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   }
 
   /**
-   * Runs a grant: a {@code multi} that creates the lease node and bumps the election node. Its
-   * zxid is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. A refusal
-   * because the election changed (NODEEXISTS, NONODE, BADVERSION) is answered; any other failure
-   * is thrown. A grant confirmed after its caller gave up is given back at once.
+   * Runs a grant: a {@code multi} that creates the lease node and bumps the election node. Its zxid
+   * is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. A refusal
+   * because the election changed (NODEEXISTS, NONODE, BADVERSION) is answered; any other failure is
+   * thrown. A grant confirmed after its caller gave up is given back at once.
    */
-  private MultiAnswer grant(ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, CallDeadline deadline)
+  private MultiAnswer grant(
+      ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, CallDeadline deadline)
       throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
@@ -496,7 +542,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           }
         },
         null);
-    MultiAnswer answer = reply.await(deadline, nodes.election(), "tryAcquire for '" + candidate + "'");
+    MultiAnswer answer =
+        reply.await(deadline, nodes.election(), "tryAcquire for '" + candidate + "'");
     if (!answer.succeeded() && !isChangedElection(answer.code())) {
       throw KeeperException.create(answer.code(), nodes.leasePath());
     }
@@ -507,11 +554,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     Stat bumped = granted.electionStat();
     grantingSessions.add(zk.getSessionId());
     LeaseHandle handle = new LeaseHandle(zk.getSessionId(), bumped.getVersion());
-    return new Lease(nodes.election(), candidate, FencingToken.of(bumped.getMzxid()), sessionTtl(zk), handle.encode());
+    return new Lease(
+        nodes.election(),
+        candidate,
+        FencingToken.of(bumped.getMzxid()),
+        sessionTtl(zk),
+        handle.encode());
   }
 
   private void giveBackLateGrant(ZooKeeper zk, ElectionNodes nodes, String candidate, Stat bumped) {
-    List<Op> ops = List.of(Op.check(nodes.rawElectionPath(), bumped.getVersion()), Op.delete(nodes.rawLeasePath(), -1));
+    List<Op> ops =
+        List.of(
+            Op.check(nodes.rawElectionPath(), bumped.getVersion()),
+            Op.delete(nodes.rawLeasePath(), -1));
     zk.multi(
         ops,
         (rc, path, ctx, results) -> {
@@ -527,7 +582,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         null);
   }
 
-  private void createElectionNode(ElectionNodes nodes, CallDeadline deadline) throws KeeperException {
+  private void createElectionNode(ElectionNodes nodes, CallDeadline deadline)
+      throws KeeperException {
     Reply<Void> reply = new Reply<>();
     try {
       client
@@ -551,7 +607,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     reply.await(deadline, nodes.election(), "create " + nodes.electionPath());
   }
 
-  private MultiAnswer multi(ZooKeeper zk, List<Op> ops, CallDeadline deadline, String what, String election) throws KeeperException {
+  private MultiAnswer multi(
+      ZooKeeper zk, List<Op> ops, CallDeadline deadline, String what, String election)
+      throws KeeperException {
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
         ops,
@@ -573,12 +631,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   private static LeaseRecord record(String election, NodeRead lease, Duration ttl) {
     return new LeaseRecord(
-        election, new String(lease.data(), UTF_8), FencingToken.of(lease.stat().getCzxid()), ttl, Optional.empty(), Optional.empty());
+        election,
+        new String(lease.data(), UTF_8),
+        FencingToken.of(lease.stat().getCzxid()),
+        ttl,
+        Optional.empty(),
+        Optional.empty());
   }
 
   static LeaseLostException lost(Lease lease, String why, String holder) {
     return new LeaseLostException(
-        lease.election(), "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why, holder);
+        lease.election(),
+        "lease of '" + lease.candidate() + "' (token " + lease.token() + ") is lost: " + why,
+        holder);
   }
 
   static LeaseStoreException failure(String election, String what, KeeperException e) {
@@ -589,7 +654,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       hint = " (the 'creator' ACL needs digest credentials)";
     }
     String path = e.getPath() == null ? "" : " for " + e.getPath();
-    return new LeaseStoreException(election, what + ": ZooKeeper answered " + e.code() + path + hint, e);
+    return new LeaseStoreException(
+        election, what + ": ZooKeeper answered " + e.code() + path + hint, e);
   }
 
   /** Configures a {@link ZooKeeperLeaseStore}; every setting has a default. */
@@ -606,7 +672,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       this.client = client;
     }
 
-    /** The node under which each election gets its own node; default {@value #DEFAULT_BASE_PATH}. */
+    /**
+     * The node under which each election gets its own node; default {@value #DEFAULT_BASE_PATH}.
+     */
     public Builder basePath(String basePath) {
       requireNonNull(basePath, "basePath");
       try {
@@ -630,13 +698,14 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     /**
      * The ACL of the nodes the store creates (the election nodes, the lease nodes and missing
      * parents of the base path); default {@link ZooDefs.Ids#OPEN_ACL_UNSAFE}. With {@link
-     * ZooDefs.Ids#CREATOR_ALL_ACL} the client needs credentials (digest auth), and every
-     * candidate must use the same ones.
+     * ZooDefs.Ids#CREATOR_ALL_ACL} the client needs credentials (digest auth), and every candidate
+     * must use the same ones.
      */
     public Builder acl(List<ACL> acl) {
       requireNonNull(acl, "acl");
       if (acl.isEmpty()) {
-        throw new ConfigurationException("acl: an empty list is not accepted; use ZooDefs.Ids.OPEN_ACL_UNSAFE for an open one");
+        throw new ConfigurationException(
+            "acl: an empty list is not accepted; use ZooDefs.Ids.OPEN_ACL_UNSAFE for an open one");
       }
       this.acl = List.copyOf(acl);
       return this;

@@ -20,15 +20,15 @@ import org.apache.zookeeper.client.ConnectStringParser;
 import org.apache.zookeeper.data.ACL;
 
 /**
- * Opens a {@link ZooKeeperLeaseStore} for {@code election.backend=zookeeper} on a Curator client
- * of its own, which the store closes when it is closed.
+ * Opens a {@link ZooKeeperLeaseStore} for {@code election.backend=zookeeper} on a Curator client of
+ * its own, which the store closes when it is closed.
  *
- * <p>Keys: {@value #CONNECT_STRING} (required, {@code host:port[,host:port...][/chroot]}),
- * {@value #BASE_PATH} (default {@value ZooKeeperLeaseStore#DEFAULT_BASE_PATH}), {@value
- * #SESSION_TIMEOUT} (default 15s: the lease's TTL, clamped by the servers), {@value
- * #CONNECTION_TIMEOUT} (default 5s, or the session timeout when that is shorter), {@value #CALL_TIMEOUT} (default 3s), {@value #DIGEST}
- * ({@code user:password}, never shown) and {@value #ACL} ({@code open} or {@code creator}; default
- * {@code creator} with a digest, {@code open} without).
+ * <p>Keys: {@value #CONNECT_STRING} (required, {@code host:port[,host:port...][/chroot]}), {@value
+ * #BASE_PATH} (default {@value ZooKeeperLeaseStore#DEFAULT_BASE_PATH}), {@value #SESSION_TIMEOUT}
+ * (default 15s: the lease's TTL, clamped by the servers), {@value #CONNECTION_TIMEOUT} (default 5s,
+ * or the session timeout when that is shorter), {@value #CALL_TIMEOUT} (default 3s), {@value
+ * #DIGEST} ({@code user:password}, never shown) and {@value #ACL} ({@code open} or {@code creator};
+ * default {@code creator} with a digest, {@code open} without).
  */
 public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
 
@@ -51,7 +51,8 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public Set<String> keys() {
-    return Set.of(CONNECT_STRING, BASE_PATH, SESSION_TIMEOUT, CONNECTION_TIMEOUT, CALL_TIMEOUT, DIGEST, ACL);
+    return Set.of(
+        CONNECT_STRING, BASE_PATH, SESSION_TIMEOUT, CONNECTION_TIMEOUT, CALL_TIMEOUT, DIGEST, ACL);
   }
 
   @Override
@@ -102,8 +103,10 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
       Duration session = positiveMillis(p, SESSION_TIMEOUT, DEFAULT_SESSION_TIMEOUT);
       sessionTimeoutMs = (int) session.toMillis();
       // Curator warns when the connection timeout exceeds the session timeout.
-      Duration defaultConnection = DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
-      connectionTimeoutMs = (int) positiveMillis(p, CONNECTION_TIMEOUT, defaultConnection).toMillis();
+      Duration defaultConnection =
+          DEFAULT_CONNECTION_TIMEOUT.compareTo(session) < 0 ? DEFAULT_CONNECTION_TIMEOUT : session;
+      connectionTimeoutMs =
+          (int) positiveMillis(p, CONNECTION_TIMEOUT, defaultConnection).toMillis();
       callTimeout = CallTimeout.read(p, CALL_TIMEOUT);
       digest = p.get(DIGEST);
       digest.ifPresent(Settings::checkDigest);
@@ -123,13 +126,22 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
         // reported below
       }
       throw new ConfigurationException(
-          CONNECT_STRING + ": '" + value + "' is not a ZooKeeper connect string; use host:port[,host:port...][/chroot]");
+          CONNECT_STRING
+              + ": '"
+              + value
+              + "' is not a ZooKeeper connect string; use host:port[,host:port...][/chroot]");
     }
 
     private static Duration positiveMillis(ElectionProperties p, String key, Duration otherwise) {
       Duration d = p.duration(key, otherwise);
       if (d.toMillis() < 1 || d.toMillis() > Integer.MAX_VALUE) {
-        throw new ConfigurationException(key + ": " + d + " is out of range; use at least 1ms and at most " + Integer.MAX_VALUE + "ms");
+        throw new ConfigurationException(
+            key
+                + ": "
+                + d
+                + " is out of range; use at least 1ms and at most "
+                + Integer.MAX_VALUE
+                + "ms");
       }
       return d;
     }
@@ -137,7 +149,8 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
     private static void checkDigest(String digest) {
       int colon = digest.indexOf(':');
       if (colon <= 0 || colon == digest.length() - 1) {
-        throw new ConfigurationException(DIGEST + " must have the form user:password (the value is not shown)");
+        throw new ConfigurationException(
+            DIGEST + " must have the form user:password (the value is not shown)");
       }
     }
 
@@ -148,14 +161,24 @@ public final class ZooKeeperLeaseStoreProvider implements LeaseStoreProvider {
         case "creator":
           if (!hasDigest) {
             throw new ConfigurationException(
-                ACL + ": 'creator' gives the nodes to the credentials that created them, but " + DIGEST + " is not set;"
-                    + " set it, or use " + ACL + "=open");
+                ACL
+                    + ": 'creator' gives the nodes to the credentials that created them, but "
+                    + DIGEST
+                    + " is not set;"
+                    + " set it, or use "
+                    + ACL
+                    + "=open");
           }
           return ZooDefs.Ids.CREATOR_ALL_ACL;
         default:
           throw new ConfigurationException(
-              ACL + ": '" + value + "' is not an ACL this backend knows; use open (anyone may read and write) or creator"
-                  + " (only the credentials in " + DIGEST + ")");
+              ACL
+                  + ": '"
+                  + value
+                  + "' is not an ACL this backend knows; use open (anyone may read and write) or creator"
+                  + " (only the credentials in "
+                  + DIGEST
+                  + ")");
       }
     }
   }

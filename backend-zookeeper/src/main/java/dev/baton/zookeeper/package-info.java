@@ -4,27 +4,26 @@
  *
  * <h2>What a lease is</h2>
  *
- * A lease is the ephemeral node {@code <basePath>/<election>/lease}, holding the candidate id.
- * Only one such node can exist, so its create is the exclusion; it disappears when its session
- * ends, so the ZooKeeper servers judge expiry with their own clock; its {@code czxid} is the
- * fencing token. The persistent election node above it counts grants in its data version, which
- * release and guarded writes check: ZooKeeper's version checks compare data versions, and a lease
- * node's version starts at 0 in every term, so on its own it could not tell this term's node from
- * the next one's.
+ * A lease is the ephemeral node {@code <basePath>/<election>/lease}, holding the candidate id. Only
+ * one such node can exist, so its create is the exclusion; it disappears when its session ends, so
+ * the ZooKeeper servers judge expiry with their own clock; its {@code czxid} is the fencing token.
+ * The persistent election node above it counts grants in its data version, which release and
+ * guarded writes check: ZooKeeper's version checks compare data versions, and a lease node's
+ * version starts at 0 in every term, so on its own it could not tell this term's node from the next
+ * one's.
  *
  * <h2>SUSPENDED, LOST, RECONNECTED, and why the store ignores them for leadership</h2>
  *
- * Curator reports SUSPENDED when the client notices that its connection dropped, LOST when it
- * gives the session up, RECONNECTED when it is connected again. A leader must not measure its
- * remaining time from SUSPENDED: the client notices a silent server only after two thirds of the
- * session timeout without an answer (later still after a GC pause), while the server has been
- * counting the session down since it last heard from the client. Counting a session timeout from
- * SUSPENDED is how Curator's leader recipes produced two leaders at once (CURATOR-460): the
- * server had expired the session and granted a successor while the old leader believed it had
- * time left.
+ * Curator reports SUSPENDED when the client notices that its connection dropped, LOST when it gives
+ * the session up, RECONNECTED when it is connected again. A leader must not measure its remaining
+ * time from SUSPENDED: the client notices a silent server only after two thirds of the session
+ * timeout without an answer (later still after a GC pause), while the server has been counting the
+ * session down since it last heard from the client. Counting a session timeout from SUSPENDED is
+ * how Curator's leader recipes produced two leaders at once (CURATOR-460): the server had expired
+ * the session and granted a successor while the old leader believed it had time left.
  *
- * <p>Leadership safety comes instead from the Elector's renew deadline, measured from the start
- * of the last renewal that ZooKeeper answered. Every renewal is one round trip in the lease's own
+ * <p>Leadership safety comes instead from the Elector's renew deadline, measured from the start of
+ * the last renewal that ZooKeeper answered. Every renewal is one round trip in the lease's own
  * session, and a successful answer means a server in contact with the quorum saw the session and
  * the node alive after the renewal started, so the session cannot expire, and no successor be
  * granted, until the session timeout after that start. The Elector steps down at its renew
@@ -53,12 +52,11 @@
  *       the leader may already have expired the session.
  *   <li>The node is still the one granted: ZooKeeper delivers a session's watch events in order
  *       with its replies, and the client runs watchers and callbacks in that order on one thread,
- *       so a delete of the node that the server applied before the {@code sync} has fired the
- *       watch before the {@code sync}'s answer is seen; the renewal then reads the node again,
- *       and finds it gone or granted again. A lost connection, a reconnect or an expired session
- *       (any event without a path) forgets every watched node, and the next renewal of each reads
- *       again: ZooKeeper replays missed watch events on a reconnect, but the store does not rely on
- *       that.
+ *       so a delete of the node that the server applied before the {@code sync} has fired the watch
+ *       before the {@code sync}'s answer is seen; the renewal then reads the node again, and finds
+ *       it gone or granted again. A lost connection, a reconnect or an expired session (any event
+ *       without a path) forgets every watched node, and the next renewal of each reads again:
+ *       ZooKeeper replays missed watch events on a reconnect, but the store does not rely on that.
  * </ul>
  *
  * The renewal starts its clock before it sends anything, exactly as before, so the renew deadline
@@ -69,12 +67,12 @@
  *
  * <p>After RECONNECTED in the same session the lease node is still there, and the next renewal
  * confirms it with the same token, if that happens before the renew deadline. After LOST, Curator
- * opens a new session; the old lease node belongs to the old session, so renewals report the
- * lease lost and the candidate campaigns again. The old node stays until the servers expire the
- * old session (Curator may give a session up before the servers do), and its deletion fires the
- * followers' watches. Watches are registered again after every reconnect, and their callbacks
- * run then, because ZooKeeper does not replay events a disconnected client missed; they also run
- * on SUSPENDED and LOST, so that followers poll while their watches are blind.
+ * opens a new session; the old lease node belongs to the old session, so renewals report the lease
+ * lost and the candidate campaigns again. The old node stays until the servers expire the old
+ * session (Curator may give a session up before the servers do), and its deletion fires the
+ * followers' watches. Watches are registered again after every reconnect, and their callbacks run
+ * then, because ZooKeeper does not replay events a disconnected client missed; they also run on
+ * SUSPENDED and LOST, so that followers poll while their watches are blind.
  *
  * <h2>A stuck holder in a live session</h2>
  *
@@ -88,10 +86,9 @@
  * <h2>What is not guaranteed</h2>
  *
  * A leader can still act after its lease ended if it was paused between checking its term and
- * acting. Pass the fencing token with writes to other systems, and make writes to ZooKeeper
- * itself conditional on the lease with {@link
- * dev.baton.zookeeper.ZooKeeperLeaseStore#guarded}. Exclusion also assumes the clocks of client
- * and servers run at about the same rate and the renew deadline leaves a margin below the session
- * timeout.
+ * acting. Pass the fencing token with writes to other systems, and make writes to ZooKeeper itself
+ * conditional on the lease with {@link dev.baton.zookeeper.ZooKeeperLeaseStore#guarded}. Exclusion
+ * also assumes the clocks of client and servers run at about the same rate and the renew deadline
+ * leaves a margin below the session timeout.
  */
 package dev.baton.zookeeper;

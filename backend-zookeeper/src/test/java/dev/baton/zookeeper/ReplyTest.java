@@ -31,7 +31,9 @@ class ReplyTest {
     reply.fail(KeeperException.Code.NONODE.intValue(), "/baton/elections/e/lease");
 
     assertThatThrownBy(() -> reply.await(deadline(), "e", "renew"))
-        .isInstanceOfSatisfying(KeeperException.NoNodeException.class, e -> assertThat(e.getPath()).isEqualTo("/baton/elections/e/lease"));
+        .isInstanceOfSatisfying(
+            KeeperException.NoNodeException.class,
+            e -> assertThat(e.getPath()).isEqualTo("/baton/elections/e/lease"));
   }
 
   @Test

@@ -14,10 +14,10 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 
 /**
- * The conformance suite's ZooKeeper: a three-member ensemble in this JVM (or, with
- * {@code -Dbaton.servers=containers}, in containers). Each simulated node is
- * a {@link CuratorFramework} of its own whose connect string lists that node's three proxies, one
- * per member, so cutting a node cuts it off from the whole ensemble.
+ * The conformance suite's ZooKeeper: a three-member ensemble in this JVM (or, with {@code
+ * -Dbaton.servers=containers}, in containers). Each simulated node is a {@link CuratorFramework} of
+ * its own whose connect string lists that node's three proxies, one per member, so cutting a node
+ * cuts it off from the whole ensemble.
  *
  * <p>The session timeout is the lease: each client asks for the suite's lease duration (the store
  * refuses a longer ttl than the negotiated timeout), which the members grant unchanged since it
@@ -28,18 +28,20 @@ import org.apache.curator.retry.RetryOneTime;
 final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
 
   /**
-   * Half-second ticks: sessions of 0.5 to 10 s, expiry checked every half second, and a member
-   * may lag 2.5 s behind the quorum leader (syncLimit 5) before it is dropped, which a busy
-   * machine needs.
+   * Half-second ticks: sessions of 0.5 to 10 s, expiry checked every half second, and a member may
+   * lag 2.5 s behind the quorum leader (syncLimit 5) before it is dropped, which a busy machine
+   * needs.
    */
   private static final int TICK_MILLIS = 500;
 
   private final Timings timings = Timings.SHORT;
+
   /**
-   * Half the renew deadline: a blackholed call fails well before the elector gives up, and a
-   * write that waits for a busy machine's disk (every member syncs its log) still fits.
+   * Half the renew deadline: a blackholed call fails well before the elector gives up, and a write
+   * that waits for a busy machine's disk (every member syncs its log) still fits.
    */
   private final Duration callTimeout = timings.renewDeadline().dividedBy(2);
+
   private final Duration sessionTimeout = timings.leaseDuration();
   private ZooKeeperQuorum ensemble;
   private volatile boolean stopped;
@@ -47,17 +49,24 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
   @Override
   protected List<InetSocketAddress> startServers() {
     ensemble = ZooKeeperQuorum.start(TICK_MILLIS);
-    if (sessionTimeout.compareTo(ensemble.minSessionTimeout()) < 0 || sessionTimeout.compareTo(ensemble.maxSessionTimeout()) > 0) {
+    if (sessionTimeout.compareTo(ensemble.minSessionTimeout()) < 0
+        || sessionTimeout.compareTo(ensemble.maxSessionTimeout()) > 0) {
       throw new IllegalStateException(
-          "the session timeout " + sessionTimeout + " lies outside the members' bounds [" + ensemble.minSessionTimeout() + ", "
-              + ensemble.maxSessionTimeout() + "]: the members would clamp it");
+          "the session timeout "
+              + sessionTimeout
+              + " lies outside the members' bounds ["
+              + ensemble.minSessionTimeout()
+              + ", "
+              + ensemble.maxSessionTimeout()
+              + "]: the members would clamp it");
     }
     return ensemble.clientAddresses();
   }
 
   @Override
   protected LeaseStore openStore(String node, List<InetSocketAddress> through) {
-    String connectString = through.stream().map(a -> a.getHostString() + ":" + a.getPort()).collect(joining(","));
+    String connectString =
+        through.stream().map(a -> a.getHostString() + ":" + a.getPort()).collect(joining(","));
     CuratorFramework client =
         closeLater(
             CuratorFrameworkFactory.builder()

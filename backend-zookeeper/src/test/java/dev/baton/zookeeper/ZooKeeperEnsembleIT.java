@@ -20,14 +20,16 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A lease on a three-member ensemble while members die. Each test kills a member, so each gets
- * a fresh ensemble.
+ * A lease on a three-member ensemble while members die. Each test kills a member, so each gets a
+ * fresh ensemble.
  */
 class ZooKeeperEnsembleIT {
 
   private static final int TICK_MILLIS = 500;
+
   /** The longest session the members grant (20 ticks): room to find another member. */
   private static final Duration SESSION = Duration.ofMillis(20L * TICK_MILLIS);
+
   private static final Duration TTL = Duration.ofSeconds(5);
 
   private ZooKeeperServers resources;
@@ -54,7 +56,8 @@ class ZooKeeperEnsembleIT {
   }
 
   private ZooKeeperLeaseStore store(CuratorFramework client) {
-    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
+    ZooKeeperLeaseStore store =
+        ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
     resources.closeLater(store);
     return store;
   }
@@ -68,7 +71,8 @@ class ZooKeeperEnsembleIT {
         cluster.getInstances().stream()
             .filter(i -> !i.equals(connected) && "follower".equals(ZooKeeperEnsemble.mode(i)))
             .findFirst()
-            .orElseThrow(() -> new AssertionError("no follower other than " + connected + ": " + modes()));
+            .orElseThrow(
+                () -> new AssertionError("no follower other than " + connected + ": " + modes()));
 
     assertThat(cluster.killServer(bystander)).isTrue();
 
@@ -118,8 +122,8 @@ class ZooKeeperEnsembleIT {
   /**
    * The quorum leader sends a commit to its followers before applying it itself, so a follower can
    * acknowledge a release while the leader still shows the lease: a campaign or a read through the
-   * leader that trusted a synced read would call the election held. Many rounds, because the
-   * window is the leader applying one commit.
+   * leader that trusted a synced read would call the election held. Many rounds, because the window
+   * is the leader applying one commit.
    */
   @Test
   void aCandidateOnTheQuorumLeaderSeesAReleaseAFollowerHasAcknowledged() throws Exception {
@@ -131,17 +135,25 @@ class ZooKeeperEnsembleIT {
     ZooKeeperLeaseStore onLeader = store(resources.client(leader.getConnectString(), SESSION));
 
     for (int round = 0; round < 500; round++) {
-      Lease released = granted(onFollower.tryAcquire(election, "f", TTL), "the follower's client in round " + round);
+      Lease released =
+          granted(
+              onFollower.tryAcquire(election, "f", TTL), "the follower's client in round " + round);
       onFollower.release(released);
-      assertThat(onLeader.read(election)).as("read through the quorum leader after release %d", round).isEmpty();
-      Lease taken = granted(onLeader.tryAcquire(election, "l", TTL), "the leader's client in round " + round);
+      assertThat(onLeader.read(election))
+          .as("read through the quorum leader after release %d", round)
+          .isEmpty();
+      Lease taken =
+          granted(onLeader.tryAcquire(election, "l", TTL), "the leader's client in round " + round);
       assertThat(taken.token()).isGreaterThan(released.token());
       onLeader.release(taken);
     }
   }
 
   private static Lease granted(Acquisition acquisition, String who) {
-    return acquisition.lease().orElseThrow(() -> new AssertionError(who + " was refused a released lease: " + acquisition));
+    return acquisition
+        .lease()
+        .orElseThrow(
+            () -> new AssertionError(who + " was refused a released lease: " + acquisition));
   }
 
   private InstanceSpec memberIn(String mode) {
@@ -169,7 +181,8 @@ class ZooKeeperEnsembleIT {
             .atMost(SESSION)
             .ignoreException(LeaseStoreException.class)
             .until(() -> other.tryAcquire(election, "b", TTL), a -> true);
-    LeaseRecord record = refused.holder().orElseThrow(() -> new AssertionError("granted to b: " + refused));
+    LeaseRecord record =
+        refused.holder().orElseThrow(() -> new AssertionError("granted to b: " + refused));
     return new Holder(record.holder(), record.token().value());
   }
 

@@ -39,7 +39,8 @@ class ZooKeeperLeaseStoreFuzzIT {
       String election = uniqueElection("fuzz");
       List<ZooKeeperLeaseStore> stores = new ArrayList<>();
       for (int i = 0; i < SESSIONS; i++) {
-        CuratorFramework client = servers.client(server.getConnectString(), ZooKeeperServers.MAX_SESSION);
+        CuratorFramework client =
+            servers.client(server.getConnectString(), ZooKeeperServers.MAX_SESSION);
         ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).build();
         servers.closeLater(store);
         stores.add(store);
@@ -67,7 +68,13 @@ class ZooKeeperLeaseStoreFuzzIT {
                         Acquisition acquisition = store.tryAcquire(election, candidate, TTL);
                         if (acquisition.isGranted()) {
                           grants++;
-                          lead(store, acquisition.lease().orElseThrow(), holders, mostHoldersAtOnce, tokens, violations);
+                          lead(
+                              store,
+                              acquisition.lease().orElseThrow(),
+                              holders,
+                              mostHoldersAtOnce,
+                              tokens,
+                              violations);
                         }
                       }
                       return grants;
@@ -83,10 +90,14 @@ class ZooKeeperLeaseStoreFuzzIT {
         assertThat(violations).isEmpty();
         assertThat(mostHoldersAtOnce.get()).isEqualTo(1);
         assertThat(tokens).isSortedAccordingTo(Long::compare).doesNotHaveDuplicates();
-        assertThat(tokens.size()).isGreaterThanOrEqualTo(totalGrants).isGreaterThan(SESSIONS * CANDIDATES_PER_SESSION);
+        assertThat(tokens.size())
+            .isGreaterThanOrEqualTo(totalGrants)
+            .isGreaterThan(SESSIONS * CANDIDATES_PER_SESSION);
       } finally {
         threads.shutdownNow();
-        assertThat(threads.awaitTermination(30, TimeUnit.SECONDS)).as("candidate threads stopped").isTrue();
+        assertThat(threads.awaitTermination(30, TimeUnit.SECONDS))
+            .as("candidate threads stopped")
+            .isTrue();
       }
     }
   }

@@ -48,8 +48,13 @@ class ZooKeeperLeaseStoreIT {
 
   private static final Duration SESSION = ZooKeeperServers.MAX_SESSION;
   private static final Duration TTL = Duration.ofSeconds(2);
-  /** For holders whose session a test lets expire: short, yet not so short that a busy machine expires it early. */
+
+  /**
+   * For holders whose session a test lets expire: short, yet not so short that a busy machine
+   * expires it early.
+   */
   private static final Duration SHORT_SESSION = Duration.ofSeconds(2);
+
   /** Long enough for any change a test waits for: a short session expiring, a watch firing. */
   private static final Duration PATIENCE = Duration.ofSeconds(20);
 
@@ -88,7 +93,8 @@ class ZooKeeperLeaseStoreIT {
   }
 
   private ZooKeeperLeaseStore store(CuratorFramework client) {
-    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
+    ZooKeeperLeaseStore store =
+        ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(2)).build();
     perTest.closeLater(store);
     return store;
   }
@@ -126,8 +132,12 @@ class ZooKeeperLeaseStoreIT {
     storeA.release(again);
     Lease other = granted(storeB.tryAcquire(election, "b", TTL));
 
-    assertThat(again.token().isNewerThan(first.token())).as("%s after %s", again.token(), first.token()).isTrue();
-    assertThat(other.token().isNewerThan(again.token())).as("%s after %s", other.token(), again.token()).isTrue();
+    assertThat(again.token().isNewerThan(first.token()))
+        .as("%s after %s", again.token(), first.token())
+        .isTrue();
+    assertThat(other.token().isNewerThan(again.token()))
+        .as("%s after %s", other.token(), again.token())
+        .isTrue();
     assertThat(storeA.read(election).orElseThrow().token()).isEqualTo(other.token());
   }
 
@@ -138,9 +148,13 @@ class ZooKeeperLeaseStoreIT {
 
     Lease renewed = storeA.renew(storeA.renew(lease));
 
-    Duration negotiated = Duration.ofMillis(clientA.getZookeeperClient().getZooKeeper().getSessionTimeout());
+    Duration negotiated =
+        Duration.ofMillis(clientA.getZookeeperClient().getZooKeeper().getSessionTimeout());
     assertThat(renewed.token()).isEqualTo(lease.token());
-    assertThat(renewed.ttl()).isEqualTo(negotiated).isEqualTo(lease.ttl()).isGreaterThanOrEqualTo(TTL);
+    assertThat(renewed.ttl())
+        .isEqualTo(negotiated)
+        .isEqualTo(lease.ttl())
+        .isGreaterThanOrEqualTo(TTL);
   }
 
   @Test
@@ -153,7 +167,8 @@ class ZooKeeperLeaseStoreIT {
 
     granted(storeB.tryAcquire(election, "b", TTL));
     assertThatThrownBy(() -> storeA.renew(lease))
-        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
   }
 
   @Test
@@ -180,7 +195,8 @@ class ZooKeeperLeaseStoreIT {
     assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
     Lease next = granted(storeB.tryAcquire(election, "b", TTL));
     assertThatThrownBy(() -> storeA.renew(lease))
-        .isInstanceOfSatisfying(LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
+        .isInstanceOfSatisfying(
+            LeaseLostException.class, e -> assertThat(e.holder()).contains("b"));
     storeB.renew(next);
     assertThat(storeB.renew(next).token()).isEqualTo(next.token());
   }
@@ -203,7 +219,8 @@ class ZooKeeperLeaseStoreIT {
   void renewAllAnswersEveryLeaseInOrder() {
     int perMulti = 250;
     int size = 2 * perMulti + 50;
-    // Live leases scattered through the batch; the rest are gone. Renewed twice: read, then watched.
+    // Live leases scattered through the batch; the rest are gone. Renewed twice: read, then
+    // watched.
     Set<Integer> live = Set.of(0, perMulti - 1, perMulti, 2 * perMulti - 1, 2 * perMulti, size - 1);
     int takenOver = perMulti + 1;
     int foreign = perMulti + 2;
@@ -223,7 +240,10 @@ class ZooKeeperLeaseStoreIT {
       if (batch.get(i) == null) {
         // Of this store and session, but its node never existed: as good as a released lease.
         String handle = i == foreign ? "row-7" : granted.handle();
-        batch.set(i, new Lease(uniqueElection("batch-gone-" + i), "a", granted.token(), granted.ttl(), handle));
+        batch.set(
+            i,
+            new Lease(
+                uniqueElection("batch-gone-" + i), "a", granted.token(), granted.ttl(), handle));
       }
     }
 
@@ -234,25 +254,39 @@ class ZooKeeperLeaseStoreIT {
     assertThat(storeA.read(batch.get(0).election())).map(LeaseRecord::holder).contains("a");
   }
 
-  private static void assertEveryOutcome(List<Renewal> outcomes, List<Lease> batch, Set<Integer> live, int takenOver, int foreign) {
+  private static void assertEveryOutcome(
+      List<Renewal> outcomes, List<Lease> batch, Set<Integer> live, int takenOver, int foreign) {
     int size = batch.size();
     assertThat(outcomes).hasSameSizeAs(batch);
     for (int i = 0; i < size; i++) {
       Renewal outcome = outcomes.get(i);
       Lease asked = batch.get(i);
       if (live.contains(i)) {
-        assertThat(outcome.lease()).as("outcome %d", i).hasValueSatisfying(l -> assertThat(l.token()).isEqualTo(asked.token()));
+        assertThat(outcome.lease())
+            .as("outcome %d", i)
+            .hasValueSatisfying(l -> assertThat(l.token()).isEqualTo(asked.token()));
         assertThat(outcome.lease().orElseThrow().election()).isEqualTo(asked.election());
       } else if (i == takenOver) {
         assertThat(outcome.failure())
             .as("outcome %d", i)
-            .hasValueSatisfying(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).contains("b")));
+            .hasValueSatisfying(
+                e ->
+                    assertThat(e)
+                        .isInstanceOfSatisfying(
+                            LeaseLostException.class,
+                            lost -> assertThat(lost.holder()).contains("b")));
       } else if (i == foreign) {
-        assertThat(outcome.failure()).as("outcome %d", i).containsInstanceOf(IllegalArgumentException.class);
+        assertThat(outcome.failure())
+            .as("outcome %d", i)
+            .containsInstanceOf(IllegalArgumentException.class);
       } else {
         assertThat(outcome.failure())
             .as("outcome %d", i)
-            .hasValueSatisfying(e -> assertThat(e).isInstanceOfSatisfying(LeaseLostException.class, lost -> assertThat(lost.holder()).isEmpty()));
+            .hasValueSatisfying(
+                e ->
+                    assertThat(e)
+                        .isInstanceOfSatisfying(
+                            LeaseLostException.class, lost -> assertThat(lost.holder()).isEmpty()));
       }
     }
   }
@@ -263,7 +297,8 @@ class ZooKeeperLeaseStoreIT {
     Lease two = granted(storeA.tryAcquire(uniqueElection("batch-kept-2"), "a", TTL));
     List<Lease> leases = List.of(one, two);
 
-    // The store gives back a lease that went unrenewed for its TTL: renewals by batch count as renewals.
+    // The store gives back a lease that went unrenewed for its TTL: renewals by batch count as
+    // renewals.
     await()
         .during(one.ttl().plusSeconds(1))
         .atMost(one.ttl().plus(PATIENCE))
@@ -344,7 +379,9 @@ class ZooKeeperLeaseStoreIT {
     storeA.release(one);
 
     assertThat(storeA.renew(two).token()).isEqualTo(two.token());
-    assertThat(LeaseHandle.of(one).sessionId()).isEqualTo(session).isEqualTo(LeaseHandle.of(two).sessionId());
+    assertThat(LeaseHandle.of(one).sessionId())
+        .isEqualTo(session)
+        .isEqualTo(LeaseHandle.of(two).sessionId());
   }
 
   @Test
@@ -359,12 +396,19 @@ class ZooKeeperLeaseStoreIT {
     KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
 
     Lease successor =
-        await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted).lease().orElseThrow();
+        await()
+            .atMost(PATIENCE)
+            .until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
     assertThat(successor.token().isNewerThan(lease.token())).isTrue();
     await()
         .atMost(PATIENCE)
         .ignoreException(LeaseStoreException.class)
-        .untilAsserted(() -> assertThatThrownBy(() -> holderStore.renew(lease)).isInstanceOf(LeaseLostException.class));
+        .untilAsserted(
+            () ->
+                assertThatThrownBy(() -> holderStore.renew(lease))
+                    .isInstanceOf(LeaseLostException.class));
   }
 
   @Test
@@ -376,11 +420,19 @@ class ZooKeeperLeaseStoreIT {
 
     // A stuck elector: its client keeps the session alive, but nobody renews the lease.
     Lease successor =
-        await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted).lease().orElseThrow();
+        await()
+            .atMost(PATIENCE)
+            .until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
 
-    assertThat(Duration.ofNanos(System.nanoTime() - started)).as("time until another candidate was granted").isGreaterThanOrEqualTo(lease.ttl());
+    assertThat(Duration.ofNanos(System.nanoTime() - started))
+        .as("time until another candidate was granted")
+        .isGreaterThanOrEqualTo(lease.ttl());
     assertThat(successor.token().isNewerThan(lease.token())).isTrue();
-    assertThat(clientA.getZookeeperClient().getZooKeeper().getSessionId()).as("the holder's session").isEqualTo(session);
+    assertThat(clientA.getZookeeperClient().getZooKeeper().getSessionId())
+        .as("the holder's session")
+        .isEqualTo(session);
     assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
   }
 
@@ -391,7 +443,9 @@ class ZooKeeperLeaseStoreIT {
 
     clientA.close();
 
-    await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
+    await()
+        .atMost(PATIENCE)
+        .until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
   }
 
   @Test
@@ -441,7 +495,10 @@ class ZooKeeperLeaseStoreIT {
     await().atMost(PATIENCE).untilAtomic(changes, greaterThanOrEqualTo(1));
     int afterReconnect = changes.get();
     Lease lease =
-        await().atMost(PATIENCE).ignoreException(LeaseStoreException.class).until(() -> holderStore.tryAcquire(election, "a", TTL), Acquisition::isGranted)
+        await()
+            .atMost(PATIENCE)
+            .ignoreException(LeaseStoreException.class)
+            .until(() -> holderStore.tryAcquire(election, "a", TTL), Acquisition::isGranted)
             .lease()
             .orElseThrow();
     await().atMost(PATIENCE).untilAtomic(changes, greaterThan(afterReconnect));
@@ -452,7 +509,8 @@ class ZooKeeperLeaseStoreIT {
 
   @Test
   void aFollowerWhoseWatchSawTheReleaseButMissedTheNextGrantIsToldWhoHolds() throws Exception {
-    FaultProxy link = FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
     perTest.closeLater(link);
     CuratorFramework followerClient = perTest.client("127.0.0.1:" + link.port(), SESSION);
     ZooKeeperLeaseStore follower = store(followerClient);
@@ -471,7 +529,10 @@ class ZooKeeperLeaseStoreIT {
     link.heal();
 
     Acquisition answer =
-        await().atMost(PATIENCE).ignoreException(LeaseStoreException.class).until(() -> follower.tryAcquire(election, "b", TTL), a -> true);
+        await()
+            .atMost(PATIENCE)
+            .ignoreException(LeaseStoreException.class)
+            .until(() -> follower.tryAcquire(election, "b", TTL), a -> true);
     LeaseRecord holder = held(answer);
     assertThat(holder.holder()).isEqualTo("a");
     assertThat(holder.token()).isEqualTo(second.token());
@@ -507,7 +568,8 @@ class ZooKeeperLeaseStoreIT {
     storeA.release(stale);
     Lease successor = granted(storeB.tryAcquire(election, "b", TTL));
     CuratorOp late = setData(clientA, resource, "stale");
-    assertThatThrownBy(() -> storeA.guarded(stale, List.of(late))).isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(() -> storeA.guarded(stale, List.of(late)))
+        .isInstanceOf(LeaseLostException.class);
     assertThat(dataOf(resource)).isEqualTo("1");
 
     storeB.guarded(successor, List.of(setData(clientB, resource, "2")));
@@ -523,7 +585,8 @@ class ZooKeeperLeaseStoreIT {
     Lease second = granted(storeA.tryAcquire(election, "a", TTL));
 
     CuratorOp late = setData(clientA, resource, "first");
-    assertThatThrownBy(() -> storeA.guarded(first, List.of(late))).isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(() -> storeA.guarded(first, List.of(late)))
+        .isInstanceOf(LeaseLostException.class);
     storeA.guarded(second, List.of(setData(clientA, resource, "second")));
     assertThat(dataOf(resource)).isEqualTo("second");
   }
@@ -538,13 +601,18 @@ class ZooKeeperLeaseStoreIT {
     Lease stale = granted(holderStore.tryAcquire(election, "a", SHORT_SESSION));
 
     KillSession.kill(shortLived.getZookeeperClient().getZooKeeper());
-    await().atMost(PATIENCE).until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
+    await()
+        .atMost(PATIENCE)
+        .until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted);
 
     CuratorOp late = setData(shortLived, resource, "stale");
     await()
         .atMost(PATIENCE)
         .ignoreException(LeaseStoreException.class)
-        .untilAsserted(() -> assertThatThrownBy(() -> holderStore.guarded(stale, List.of(late))).isInstanceOf(LeaseLostException.class));
+        .untilAsserted(
+            () ->
+                assertThatThrownBy(() -> holderStore.guarded(stale, List.of(late)))
+                    .isInstanceOf(LeaseLostException.class));
     assertThat(dataOf(resource)).isEqualTo("0");
   }
 
@@ -558,10 +626,12 @@ class ZooKeeperLeaseStoreIT {
     CuratorOp change = setData(clientA, resource, "1");
     CuratorOp duplicate = clientA.transactionOp().create().forPath(resource, bytes("again"));
     assertThatThrownBy(() -> storeA.guarded(lease, List.of(change, duplicate)))
-        .isInstanceOfSatisfying(KeeperException.class, e -> {
-          assertThat(e.code()).isEqualTo(KeeperException.Code.NODEEXISTS);
-          assertThat(e.getPath()).isEqualTo(resource);
-        });
+        .isInstanceOfSatisfying(
+            KeeperException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo(KeeperException.Code.NODEEXISTS);
+              assertThat(e.getPath()).isEqualTo(resource);
+            });
     assertThat(dataOf(resource)).isEqualTo("0");
     assertThat(storeA.renew(lease).token()).isEqualTo(lease.token());
   }
@@ -610,7 +680,8 @@ class ZooKeeperLeaseStoreIT {
   void nodesLiveUnderTheBasePathAndTheClientsNamespace() throws Exception {
     String election = uniqueElection("namespace");
     CuratorFramework namespaced = clientA.usingNamespace("tenant");
-    ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(namespaced).basePath("/custom/leases").build();
+    ZooKeeperLeaseStore store =
+        ZooKeeperLeaseStore.builder(namespaced).basePath("/custom/leases").build();
     perTest.closeLater(store);
 
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
@@ -618,10 +689,12 @@ class ZooKeeperLeaseStoreIT {
 
     assertThat(stat).isNotNull();
     assertThat(stat.getCzxid()).isEqualTo(lease.token().value());
-    assertThat(stat.getEphemeralOwner()).isEqualTo(clientA.getZookeeperClient().getZooKeeper().getSessionId());
+    assertThat(stat.getEphemeralOwner())
+        .isEqualTo(clientA.getZookeeperClient().getZooKeeper().getSessionId());
     assertThat(store.renew(lease).token()).isEqualTo(lease.token());
     store.release(lease);
-    assertThat(clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease")).isNull();
+    assertThat(clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease"))
+        .isNull();
   }
 
   @Test
@@ -632,7 +705,9 @@ class ZooKeeperLeaseStoreIT {
     store.close();
 
     assertThat(clientA.getState()).isEqualTo(CuratorFrameworkState.STARTED);
-    assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class).hasMessageContaining("closed");
+    assertThatThrownBy(() -> store.read(election))
+        .isInstanceOf(LeaseStoreException.class)
+        .hasMessageContaining("closed");
     assertThat(storeA.read(election)).isEmpty();
   }
 
@@ -645,13 +720,15 @@ class ZooKeeperLeaseStoreIT {
   void aServerThatAnswersNothingFailsCallsWithinTheCallTimeout() throws Exception {
     try (Blackhole blackhole = new Blackhole()) {
       CuratorFramework client = perTest.client(blackhole.connectString(), SESSION);
-      ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(1)).build();
+      ZooKeeperLeaseStore store =
+          ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(1)).build();
       perTest.closeLater(store);
 
       assertTimeoutPreemptively(
           PATIENCE,
           () -> {
-            assertThatThrownBy(() -> store.tryAcquire("e", "a", TTL)).isInstanceOf(LeaseStoreException.class);
+            assertThatThrownBy(() -> store.tryAcquire("e", "a", TTL))
+                .isInstanceOf(LeaseStoreException.class);
             assertThatThrownBy(() -> store.read("e")).isInstanceOf(LeaseStoreException.class);
           });
     }
@@ -677,15 +754,25 @@ class ZooKeeperLeaseStoreIT {
           assertThatThrownBy(() -> store.renew(lease)).isInstanceOf(LeaseStoreException.class);
           List<Renewal> batch = store.renewAll(List.of(lease, other));
           assertThat(batch.get(0).failure())
-              .hasValueSatisfying(e -> assertThat(e).isExactlyInstanceOf(LeaseStoreException.class).hasMessageContaining("'" + election + "'"));
+              .hasValueSatisfying(
+                  e ->
+                      assertThat(e)
+                          .isExactlyInstanceOf(LeaseStoreException.class)
+                          .hasMessageContaining("'" + election + "'"));
           assertThat(batch.get(1).failure())
-              .hasValueSatisfying(e -> assertThat(e).isExactlyInstanceOf(LeaseStoreException.class).hasMessageContaining("'" + otherElection + "'"));
-          assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL)).isInstanceOf(LeaseStoreException.class);
+              .hasValueSatisfying(
+                  e ->
+                      assertThat(e)
+                          .isExactlyInstanceOf(LeaseStoreException.class)
+                          .hasMessageContaining("'" + otherElection + "'"));
+          assertThatThrownBy(() -> store.tryAcquire(election, "a", TTL))
+              .isInstanceOf(LeaseStoreException.class);
           assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
         });
   }
 
-  private static CuratorOp setData(CuratorFramework client, String path, String value) throws Exception {
+  private static CuratorOp setData(CuratorFramework client, String path, String value)
+      throws Exception {
     return client.transactionOp().setData().forPath(path, bytes(value));
   }
 

@@ -64,12 +64,14 @@ class ZooKeeperLeaseStoreProviderIT {
   @Test
   void theOnlyBackendOnTheClasspathIsFoundAndItsStoreWorks() {
     String election = uniqueElection("provider");
-    try (LeaseStore store = open(); LeaseStore other = open("election.backend", "zookeeper")) {
+    try (LeaseStore store = open();
+        LeaseStore other = open("election.backend", "zookeeper")) {
       assertThat(store).isInstanceOf(ZooKeeperLeaseStore.class);
       assertThat(store.describe()).isEqualTo("zookeeper (" + server.getConnectString() + ")");
 
       Lease lease = granted(store.tryAcquire(election, "a", TTL));
-      assertThat(other.tryAcquire(election, "b", TTL).holder().orElseThrow().holder()).isEqualTo("a");
+      assertThat(other.tryAcquire(election, "b", TTL).holder().orElseThrow().holder())
+          .isEqualTo("a");
       assertThat(lease.ttl()).isEqualTo(Duration.ofSeconds(4));
       store.release(lease);
       assertThat(granted(other.tryAcquire(election, "b", TTL)).candidate()).isEqualTo("b");
@@ -94,31 +96,42 @@ class ZooKeeperLeaseStoreProviderIT {
   void withADigestTheNodesBelongToThoseCredentials() throws Exception {
     String election = uniqueElection("digest");
     String base = "/secured-" + election;
-    try (LeaseStore store = open("election.zookeeper.digest", "baton:right", "election.zookeeper.base-path", base);
-        LeaseStore colleague = open("election.zookeeper.digest", "baton:right", "election.zookeeper.base-path", base);
-        LeaseStore stranger = open("election.zookeeper.digest", "baton:wrong", "election.zookeeper.base-path", base)) {
+    try (LeaseStore store =
+            open("election.zookeeper.digest", "baton:right", "election.zookeeper.base-path", base);
+        LeaseStore colleague =
+            open("election.zookeeper.digest", "baton:right", "election.zookeeper.base-path", base);
+        LeaseStore stranger =
+            open(
+                "election.zookeeper.digest", "baton:wrong", "election.zookeeper.base-path", base)) {
       Lease lease = granted(store.tryAcquire(election, "a", TTL));
 
-      CuratorFramework anonymous = servers.started(
-          CuratorFrameworkFactory.newClient(server.getConnectString(), 4_000, 4_000, new RetryOneTime(100)));
-      CuratorFramework owner = servers.started(
-          CuratorFrameworkFactory.builder()
-              .connectString(server.getConnectString())
-              .sessionTimeoutMs(4_000)
-              .connectionTimeoutMs(4_000)
-              .retryPolicy(new RetryOneTime(100))
-              .authorization("digest", "baton:right".getBytes(UTF_8))
-              .build());
+      CuratorFramework anonymous =
+          servers.started(
+              CuratorFrameworkFactory.newClient(
+                  server.getConnectString(), 4_000, 4_000, new RetryOneTime(100)));
+      CuratorFramework owner =
+          servers.started(
+              CuratorFrameworkFactory.builder()
+                  .connectString(server.getConnectString())
+                  .sessionTimeoutMs(4_000)
+                  .connectionTimeoutMs(4_000)
+                  .retryPolicy(new RetryOneTime(100))
+                  .authorization("digest", "baton:right".getBytes(UTF_8))
+                  .build());
       String leaseNode = base + "/" + election + "/lease";
-      assertThatThrownBy(() -> anonymous.getACL().forPath(leaseNode)).isInstanceOf(KeeperException.NoAuthException.class);
+      assertThatThrownBy(() -> anonymous.getACL().forPath(leaseNode))
+          .isInstanceOf(KeeperException.NoAuthException.class);
       List<ACL> acl = owner.getACL().forPath(leaseNode);
       assertThat(acl).hasSize(1);
       assertThat(acl.get(0).getId().getScheme()).isEqualTo("digest");
       assertThat(acl.get(0).getPerms()).isEqualTo(ZooDefs.Perms.ALL);
-      assertThatThrownBy(() -> anonymous.getData().forPath(leaseNode)).isInstanceOf(KeeperException.NoAuthException.class);
-      assertThatThrownBy(() -> anonymous.delete().forPath(leaseNode)).isInstanceOf(KeeperException.NoAuthException.class);
+      assertThatThrownBy(() -> anonymous.getData().forPath(leaseNode))
+          .isInstanceOf(KeeperException.NoAuthException.class);
+      assertThatThrownBy(() -> anonymous.delete().forPath(leaseNode))
+          .isInstanceOf(KeeperException.NoAuthException.class);
 
-      assertThat(colleague.tryAcquire(election, "b", TTL).holder().orElseThrow().holder()).isEqualTo("a");
+      assertThat(colleague.tryAcquire(election, "b", TTL).holder().orElseThrow().holder())
+          .isEqualTo("a");
       assertThatThrownBy(() -> stranger.tryAcquire(election, "c", TTL))
           .isInstanceOf(LeaseStoreException.class)
           .hasMessageContaining("NOAUTH")

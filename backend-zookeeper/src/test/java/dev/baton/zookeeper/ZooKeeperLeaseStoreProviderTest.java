@@ -44,7 +44,8 @@ class ZooKeeperLeaseStoreProviderTest {
 
   @Test
   void defaultsAreAFifteenSecondSessionAThreeSecondCallTimeoutAndOpenNodes() {
-    ZooKeeperLeaseStoreProvider.Settings s = settings("election.zookeeper.connect-string", "127.0.0.1:2181");
+    ZooKeeperLeaseStoreProvider.Settings s =
+        settings("election.zookeeper.connect-string", "127.0.0.1:2181");
 
     assertThat(s.sessionTimeoutMs).isEqualTo(15_000);
     assertThat(s.connectionTimeoutMs).isEqualTo(5_000);
@@ -56,7 +57,13 @@ class ZooKeeperLeaseStoreProviderTest {
 
   @Test
   void aDigestMakesTheNodesTheCreatorsUnlessTheAclSaysOtherwise() {
-    assertThat(settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.digest", "baton:" + SECRET).acl)
+    assertThat(
+            settings(
+                    "election.zookeeper.connect-string",
+                    "127.0.0.1:2181",
+                    "election.zookeeper.digest",
+                    "baton:" + SECRET)
+                .acl)
         .isEqualTo(ZooDefs.Ids.CREATOR_ALL_ACL);
     assertThat(
             settings(
@@ -94,18 +101,36 @@ class ZooKeeperLeaseStoreProviderTest {
         .hasMessageContaining("election.zookeeper.connect-string")
         .hasMessageContaining("'host:port'")
         .hasMessageContaining("host:port[,host:port...][/chroot]");
-    assertThatThrownBy(() -> settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.base-path", "relative"))
+    assertThatThrownBy(
+            () ->
+                settings(
+                    "election.zookeeper.connect-string",
+                    "127.0.0.1:2181",
+                    "election.zookeeper.base-path",
+                    "relative"))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.zookeeper.base-path")
         .hasMessageContaining("'relative'")
         .hasMessageContaining("absolute path");
-    assertThatThrownBy(() -> settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.acl", "world"))
+    assertThatThrownBy(
+            () ->
+                settings(
+                    "election.zookeeper.connect-string",
+                    "127.0.0.1:2181",
+                    "election.zookeeper.acl",
+                    "world"))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.zookeeper.acl")
         .hasMessageContaining("'world'")
         .hasMessageContaining("open")
         .hasMessageContaining("creator");
-    assertThatThrownBy(() -> settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.session-timeout", "soon"))
+    assertThatThrownBy(
+            () ->
+                settings(
+                    "election.zookeeper.connect-string",
+                    "127.0.0.1:2181",
+                    "election.zookeeper.session-timeout",
+                    "soon"))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.zookeeper.session-timeout");
     assertThatThrownBy(
@@ -114,12 +139,19 @@ class ZooKeeperLeaseStoreProviderTest {
                     "election.zookeeper.connect-string", "127.0.0.1:2181",
                     "election.zookeeper.call-timeout", "6s"))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageContaining("election.zookeeper.call-timeout: 6s must be more than 0 and at most half the renew deadline");
+        .hasMessageContaining(
+            "election.zookeeper.call-timeout: 6s must be more than 0 and at most half the renew deadline");
   }
 
   @Test
   void theCreatorAclNeedsCredentials() {
-    assertThatThrownBy(() -> settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.acl", "creator"))
+    assertThatThrownBy(
+            () ->
+                settings(
+                    "election.zookeeper.connect-string",
+                    "127.0.0.1:2181",
+                    "election.zookeeper.acl",
+                    "creator"))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.zookeeper.digest is not set");
   }
@@ -127,7 +159,13 @@ class ZooKeeperLeaseStoreProviderTest {
   @Test
   void aMalformedDigestIsRefusedWithoutShowingIt() {
     for (String digest : new String[] {SECRET, ":" + SECRET, SECRET + ":"}) {
-      assertThatThrownBy(() -> settings("election.zookeeper.connect-string", "127.0.0.1:2181", "election.zookeeper.digest", digest))
+      assertThatThrownBy(
+              () ->
+                  settings(
+                      "election.zookeeper.connect-string",
+                      "127.0.0.1:2181",
+                      "election.zookeeper.digest",
+                      digest))
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining("user:password")
           .hasMessageNotContaining(SECRET);

@@ -37,10 +37,13 @@ class ZooKeeperMemberFailureIT {
 
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperMemberFailureIT.class);
   private static final int TICK_MILLIS = 500;
+
   /** The session timeout, and so the lease; within the members' bounds of 0.5 to 10 s. */
   private static final Duration LEASE = Duration.ofSeconds(6);
+
   /** Room for the client to find another member (it waits up to a second before it tries one). */
   private static final Duration RENEW_DEADLINE = Duration.ofSeconds(4);
+
   private static final Duration RETRY = Duration.ofMillis(500);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -78,7 +81,13 @@ class ZooKeeperMemberFailureIT {
         ensemble.cluster().getInstances().stream()
             .filter(m -> !m.equals(connected) && "follower".equals(ZooKeeperEnsemble.mode(m)))
             .findFirst()
-            .orElseThrow(() -> new AssertionError("no follower member other than " + connected.getPort() + ": " + ensemble.modes()));
+            .orElseThrow(
+                () ->
+                    new AssertionError(
+                        "no follower member other than "
+                            + connected.getPort()
+                            + ": "
+                            + ensemble.modes()));
 
     long killedAt = System.nanoTime();
     ensemble.kill(bystander);
@@ -91,12 +100,16 @@ class ZooKeeperMemberFailureIT {
     assertThat(leader.sessionId()).isEqualTo(session);
     assertThat(leader.connectedMember()).isEqualTo(connected);
     awaitAgreement(leader);
-    assertThat(history.grants(election)).as("grants").extracting(Call::token).containsExactly(term.token());
+    assertThat(history.grants(election))
+        .as("grants")
+        .extracting(Call::token)
+        .containsExactly(term.token());
     closeAndCheckHistory();
   }
 
   @Test
-  void killingTheMemberTheLeaderIsConnectedToMovesItsSessionAndNeverGivesTwoLeaders() throws Exception {
+  void killingTheMemberTheLeaderIsConnectedToMovesItsSessionAndNeverGivesTwoLeaders()
+      throws Exception {
     startThree();
     Participant leader = awaitSoleLeader();
     Term term = leader.elected.get(0);
@@ -109,9 +122,13 @@ class ZooKeeperMemberFailureIT {
 
     // Either the session moves to another member in time and a renewal of the same term gets
     // through, or the leader steps down at its deadline and somebody is elected afresh.
-    await("until the leader renews its term through another member, or steps down and a new term begins")
+    await(
+            "until the leader renews its term through another member, or steps down and a new term begins")
         .atMost(PATIENCE)
-        .until(() -> !renewalsAfter(leader, term, killedAt).isEmpty() || (!leader.revoked.isEmpty() && newTermAfter(term).isPresent()));
+        .until(
+            () ->
+                !renewalsAfter(leader, term, killedAt).isEmpty()
+                    || (!leader.revoked.isEmpty() && newTermAfter(term).isPresent()));
     if (leader.revoked.isEmpty()) {
       Call renewal = renewalsAfter(leader, term, killedAt).get(0);
       log.info(
@@ -122,8 +139,13 @@ class ZooKeeperMemberFailureIT {
           (renewal.endNanos() - killedAt) / 1_000_000);
       assertThat(leader.elector.currentTerm().map(Term::token)).contains(term.token());
       assertThat(leader.sessionId()).as("the leader's session").isEqualTo(session);
-      assertThat(leader.connectedMember()).as("the member the leader is connected to").isNotEqualTo(connected);
-      assertThat(history.grants(election)).as("grants").extracting(Call::token).containsExactly(term.token());
+      assertThat(leader.connectedMember())
+          .as("the member the leader is connected to")
+          .isNotEqualTo(connected);
+      assertThat(history.grants(election))
+          .as("grants")
+          .extracting(Call::token)
+          .containsExactly(term.token());
       awaitAgreement(leader);
     } else {
       Term next = newTermAfter(term).orElseThrow();
@@ -136,7 +158,11 @@ class ZooKeeperMemberFailureIT {
           next.token());
       assertThat(leader.revoked).as("terms %s lost", leader.name).containsExactly(term);
       assertThat(next.token()).isGreaterThan(term.token());
-      awaitAgreement(participants.stream().filter(p -> p.name.equals(next.candidate())).findFirst().orElseThrow());
+      awaitAgreement(
+          participants.stream()
+              .filter(p -> p.name.equals(next.candidate()))
+              .findFirst()
+              .orElseThrow());
     }
     closeAndCheckHistory();
   }
@@ -154,7 +180,8 @@ class ZooKeeperMemberFailureIT {
               .build();
       client.start();
       opened.add(client);
-      ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
+      ZooKeeperLeaseStore store =
+          ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
       opened.add(store);
       Participant p = new Participant(name, client);
       p.elector =
@@ -175,7 +202,9 @@ class ZooKeeperMemberFailureIT {
     List<Participant> leaders =
         await("until exactly one of three leads")
             .atMost(PATIENCE)
-            .until(() -> participants.stream().filter(p -> !p.elected.isEmpty()).toList(), l -> l.size() == 1);
+            .until(
+                () -> participants.stream().filter(p -> !p.elected.isEmpty()).toList(),
+                l -> l.size() == 1);
     Participant leader = leaders.get(0);
     awaitAgreement(leader);
     return leader;
@@ -184,15 +213,30 @@ class ZooKeeperMemberFailureIT {
   private void awaitAgreement(Participant leader) {
     await("until all three agree that " + leader.name + " leads")
         .atMost(PATIENCE)
-        .untilAsserted(() -> assertThat(participants).allSatisfy(p -> assertThat(p.elector.currentLeader()).as("%s's view", p.name).contains(leader.name)));
+        .untilAsserted(
+            () ->
+                assertThat(participants)
+                    .allSatisfy(
+                        p ->
+                            assertThat(p.elector.currentLeader())
+                                .as("%s's view", p.name)
+                                .contains(leader.name)));
   }
 
-  /** Successful renewals of {@code term} by {@code p} that started after {@code sinceNanos}, in order. */
+  /**
+   * Successful renewals of {@code term} by {@code p} that started after {@code sinceNanos}, in
+   * order.
+   */
   private List<Call> renewalsAfter(Participant p, Term term, long sinceNanos) {
     return history
         .calls(
             election,
-            c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.candidate().equals(p.name) && c.token().equals(term.token()) && c.startNanos() - sinceNanos > 0)
+            c ->
+                c.kind() == Kind.RENEW
+                    && c.outcome() == Outcome.OK
+                    && c.candidate().equals(p.name)
+                    && c.token().equals(term.token())
+                    && c.startNanos() - sinceNanos > 0)
         .stream()
         .sorted(Comparator.comparingLong(Call::startNanos))
         .toList();
@@ -200,18 +244,32 @@ class ZooKeeperMemberFailureIT {
 
   /** A term some participant leads now, other than {@code old}. */
   private Optional<Term> newTermAfter(Term old) {
-    return participants.stream().map(p -> p.elector.currentTerm()).flatMap(Optional::stream).filter(t -> !t.token().equals(old.token())).findFirst();
+    return participants.stream()
+        .map(p -> p.elector.currentTerm())
+        .flatMap(Optional::stream)
+        .filter(t -> !t.token().equals(old.token()))
+        .findFirst();
   }
 
-  /** Followers first, so that the leader's release is not taken up by a candidate about to close. */
+  /**
+   * Followers first, so that the leader's release is not taken up by a candidate about to close.
+   */
   private void closeElectors() {
-    participants.stream().sorted(Comparator.comparing((Participant p) -> p.elector.isLeader())).forEach(p -> p.elector.close());
+    participants.stream()
+        .sorted(Comparator.comparing((Participant p) -> p.elector.isLeader()))
+        .forEach(p -> p.elector.close());
   }
 
   private void closeAndCheckHistory() {
     closeElectors();
     history.check(election, RENEW_DEADLINE);
-    assertThat(history.terms(election)).as("terms").allSatisfy(t -> assertThat(t.revokedNanos()).as("%s's term %s ended", t.candidate(), t.token()).isPresent());
+    assertThat(history.terms(election))
+        .as("terms")
+        .allSatisfy(
+            t ->
+                assertThat(t.revokedNanos())
+                    .as("%s's term %s ended", t.candidate(), t.token())
+                    .isPresent());
   }
 
   /** One elector with its own client (and so its own session), and the terms it was told of. */

@@ -26,17 +26,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Fault 2 of issue 16 on ZooKeeper: a server, run as a child process, frozen with SIGSTOP for
- * longer than the lease (and the session) while three electors, each on its own client, run.
- * The standalone server frozen is the whole store: the leader must step down and nobody may be
- * granted until the thaw. The ensemble member the leader's client is connected to frozen: the
- * leader keeps its term through another member or steps down cleanly. Either way one elector
- * leads after the thaw, none restarted, and the history check holds.
+ * longer than the lease (and the session) while three electors, each on its own client, run. The
+ * standalone server frozen is the whole store: the leader must step down and nobody may be granted
+ * until the thaw. The ensemble member the leader's client is connected to frozen: the leader keeps
+ * its term through another member or steps down cleanly. Either way one elector leads after the
+ * thaw, none restarted, and the history check holds.
  */
 class ZooKeeperServerFrozenIT {
 
   private static final int TICK_MILLIS = 200;
+
   /** The session timeout is the lease: within the servers' bounds of 0.2 to 4 s. */
   private static final Timings TIMINGS = Timings.SHORT;
+
   private static final Duration CALL_TIMEOUT = Duration.ofMillis(700);
   private static final Pattern REMOTE_PORT = Pattern.compile("remoteserver:[^ ]*:(\\d+)");
 
@@ -58,7 +60,8 @@ class ZooKeeperServerFrozenIT {
     ServerProcess server = servers.values().iterator().next();
     FrozenServerScenario scenario = electors(servers.keySet());
 
-    FrozenServerScenario.Figures figures = scenario.freezeLongerThanTheLease(leader -> server, true);
+    FrozenServerScenario.Figures figures =
+        scenario.freezeLongerThanTheLease(leader -> server, true);
 
     assertThat(figures.keptTheTerm()).isFalse();
   }
@@ -75,16 +78,28 @@ class ZooKeeperServerFrozenIT {
   private Map<Integer, ServerProcess> start(int count) {
     List<String> ports = new ArrayList<>();
     for (int i = 0; i < count; i++) {
-      ports.add(ServerPorts.belowEphemeralRange() + ":" + ServerPorts.belowEphemeralRange() + ":" + ServerPorts.belowEphemeralRange());
+      ports.add(
+          ServerPorts.belowEphemeralRange()
+              + ":"
+              + ServerPorts.belowEphemeralRange()
+              + ":"
+              + ServerPorts.belowEphemeralRange());
     }
     Map<Integer, ServerProcess> started = new HashMap<>();
     for (int i = 0; i < count; i++) {
       int clientPort = Integer.parseInt(ports.get(i).split(":")[0]);
-      List<String> args = new ArrayList<>(List.of(Integer.toString(TICK_MILLIS), dir.toString(), Integer.toString(i)));
+      List<String> args =
+          new ArrayList<>(
+              List.of(Integer.toString(TICK_MILLIS), dir.toString(), Integer.toString(i)));
       args.addAll(ports);
       ServerProcess p =
           ServerProcess.start(
-              "ZooKeeper " + (count == 1 ? "server" : "member " + (i + 1)), dir.resolve("zookeeper-" + (i + 1) + ".log"), List.of(), ZooKeeperChild.class.getName(), args, clientPort);
+              "ZooKeeper " + (count == 1 ? "server" : "member " + (i + 1)),
+              dir.resolve("zookeeper-" + (i + 1) + ".log"),
+              List.of(),
+              ZooKeeperChild.class.getName(),
+              args,
+              clientPort);
       closeAtEnd.add(p);
       started.put(clientPort, p);
     }
@@ -92,7 +107,8 @@ class ZooKeeperServerFrozenIT {
   }
 
   private FrozenServerScenario electors(Set<Integer> clientPorts) {
-    String connect = clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+    String connect =
+        clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
     List<LeaseStore> stores = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       CuratorFramework client =
@@ -107,16 +123,21 @@ class ZooKeeperServerFrozenIT {
       client.start();
       closeAtEnd.add(client);
       clients.put("node-" + i, client);
-      ZooKeeperLeaseStore store = ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
+      ZooKeeperLeaseStore store =
+          ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
       closeAtEnd.add(store);
       stores.add(store);
     }
-    FrozenServerScenario scenario = new FrozenServerScenario(ZooKeeperServers.uniqueElection("frozen"), TIMINGS, stores);
+    FrozenServerScenario scenario =
+        new FrozenServerScenario(ZooKeeperServers.uniqueElection("frozen"), TIMINGS, stores);
     closeAtEnd.add(scenario);
     return scenario;
   }
 
-  /** The client port of the member {@code node}'s client is connected to, from the client's own description. */
+  /**
+   * The client port of the member {@code node}'s client is connected to, from the client's own
+   * description.
+   */
   private int connectedPort(String node) {
     try {
       String described = clients.get(node).getZookeeperClient().getZooKeeper().toString();

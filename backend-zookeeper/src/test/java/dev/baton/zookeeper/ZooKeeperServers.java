@@ -15,8 +15,8 @@ import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.util.ServiceUtils;
 
 /**
- * Real ZooKeeper servers in this JVM (curator-test runs the server code itself) and Curator
- * clients for them, all closed by {@link #close()}.
+ * Real ZooKeeper servers in this JVM (curator-test runs the server code itself) and Curator clients
+ * for them, all closed by {@link #close()}.
  *
  * <p>The servers tick every 200 ms, so they accept session timeouts from 200 ms to 4 s and an
  * abandoned session expires within a few seconds.
@@ -24,6 +24,7 @@ import org.apache.zookeeper.util.ServiceUtils;
 final class ZooKeeperServers implements AutoCloseable {
 
   static final int TICK_MILLIS = 200;
+
   /** The longest session timeout the servers grant: 20 ticks. */
   static final Duration MAX_SESSION = Duration.ofMillis(20L * TICK_MILLIS);
 
@@ -50,7 +51,10 @@ final class ZooKeeperServers implements AutoCloseable {
     return spec(TICK_MILLIS);
   }
 
-  /** A standalone server or ensemble member on loopback only, with ports it can bind again when it is restarted. */
+  /**
+   * A standalone server or ensemble member on loopback only, with ports it can bind again when it
+   * is restarted.
+   */
   static InstanceSpec spec(int tickMillis) {
     return ZooKeeperEnsemble.memberSpec(tickMillis);
   }
@@ -95,7 +99,8 @@ final class ZooKeeperServers implements AutoCloseable {
     }
     opened.clear();
     if (!failures.isEmpty()) {
-      UncheckedIOException failure = new UncheckedIOException(new IOException("closing ZooKeeper test resources failed"));
+      UncheckedIOException failure =
+          new UncheckedIOException(new IOException("closing ZooKeeper test resources failed"));
       failures.forEach(failure::addSuppressed);
       throw failure;
     }

@@ -25,9 +25,9 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Micrometer meters for one {@link Elector}, tagged {@code election}, {@code candidate} and
- * {@code backend}. Pass it to {@link dev.baton.election.ElectorBuilder#observer} and, once the
- * elector is built, call {@link #bindTo(Elector)} before starting it:
+ * Micrometer meters for one {@link Elector}, tagged {@code election}, {@code candidate} and {@code
+ * backend}. Pass it to {@link dev.baton.election.ElectorBuilder#observer} and, once the elector is
+ * built, call {@link #bindTo(Elector)} before starting it:
  *
  * <pre>{@code
  * ElectorMetrics metrics = ElectorMetrics.builder(registry).backend("jdbc").build();
@@ -39,26 +39,26 @@ import java.util.concurrent.TimeUnit;
  * <p>Meters (Prometheus names in brackets):
  *
  * <ul>
- *   <li>{@code baton.election.leader} gauge, 1 while this candidate leads, else 0
- *       [{@code baton_election_leader}]; with {@link Builder#clientGoStatus(boolean)} also
- *       {@code leader.election.master.status} tagged {@code name} = election (as client-go
- *       exports it) and {@code candidate} [{@code leader_election_master_status}];
- *   <li>{@code baton.election.terms} counter, terms granted to this candidate
- *       [{@code baton_election_terms_total}];
- *   <li>{@code baton.election.step.downs} counter tagged {@code reason} ({@code
- *       deadline_passed}, {@code lease_lost}, {@code stepped_down}, {@code work_failed}, {@code
- *       closed}) [{@code baton_election_step_downs_total}];
- *   <li>{@code baton.election.renewal} timer, confirmed renewals and how long each took
- *       [{@code baton_election_renewal_seconds}];
+ *   <li>{@code baton.election.leader} gauge, 1 while this candidate leads, else 0 [{@code
+ *       baton_election_leader}]; with {@link Builder#clientGoStatus(boolean)} also {@code
+ *       leader.election.master.status} tagged {@code name} = election (as client-go exports it) and
+ *       {@code candidate} [{@code leader_election_master_status}];
+ *   <li>{@code baton.election.terms} counter, terms granted to this candidate [{@code
+ *       baton_election_terms_total}];
+ *   <li>{@code baton.election.step.downs} counter tagged {@code reason} ({@code deadline_passed},
+ *       {@code lease_lost}, {@code stepped_down}, {@code work_failed}, {@code closed}) [{@code
+ *       baton_election_step_downs_total}];
+ *   <li>{@code baton.election.renewal} timer, confirmed renewals and how long each took [{@code
+ *       baton_election_renewal_seconds}];
  *   <li>{@code baton.election.store.errors} counter tagged {@code operation} ({@code renew} for a
- *       failed renewal, {@code acquire} for a follower's failed attempt) and {@code exception}
- *       (the error's class) [{@code baton_election_store_errors_total}];
+ *       failed renewal, {@code acquire} for a follower's failed attempt) and {@code exception} (the
+ *       error's class) [{@code baton_election_store_errors_total}];
  *   <li>{@code baton.election.since.renewal} time gauge, how long ago the start of the last
- *       confirmed renewal (or the grant) was while leading, 0 while following; a leader steps
- *       down when it reaches the renew deadline, so alert well below it
- *       [{@code baton_election_since_renewal_seconds}];
- *   <li>{@code baton.election.takeover} timer, how long this candidate knew of no leader before
- *       it was granted: handover and failover as users see them; not recorded for a first leader
+ *       confirmed renewal (or the grant) was while leading, 0 while following; a leader steps down
+ *       when it reaches the renew deadline, so alert well below it [{@code
+ *       baton_election_since_renewal_seconds}];
+ *   <li>{@code baton.election.takeover} timer, how long this candidate knew of no leader before it
+ *       was granted: handover and failover as users see them; not recorded for a first leader
  *       [{@code baton_election_takeover_seconds}].
  * </ul>
  *
@@ -95,20 +95,23 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
   }
 
   /**
-   * Registers this elector's meters; the election and candidate tags are read from it. An
-   * instance binds to one elector, once.
+   * Registers this elector's meters; the election and candidate tags are read from it. An instance
+   * binds to one elector, once.
    *
    * @throws IllegalStateException when already bound
    */
   public synchronized void bindTo(Elector elector) {
     requireNonNull(elector, "elector");
     if (bound != null) {
-      throw new IllegalStateException("ElectorMetrics is bound to " + bound.elector + " already; use one per elector");
+      throw new IllegalStateException(
+          "ElectorMetrics is bound to " + bound.elector + " already; use one per elector");
     }
     bound = new Bound(elector);
   }
 
-  /** Removes this elector's meters from the registry (call it when the elector is closed for good). */
+  /**
+   * Removes this elector's meters from the registry (call it when the elector is closed for good).
+   */
   @Override
   public synchronized void close() {
     Bound b = bound;
@@ -169,7 +172,8 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
 
   /** The kind of a store error: the store's generic wrapper says less than what it wraps. */
   static String kind(RuntimeException e) {
-    Throwable shown = e.getClass() == LeaseStoreException.class && e.getCause() != null ? e.getCause() : e;
+    Throwable shown =
+        e.getClass() == LeaseStoreException.class && e.getCause() != null ? e.getCause() : e;
     return shown.getClass().getSimpleName();
   }
 
@@ -183,42 +187,71 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
     final Timer renewal;
     final Timer takeover;
     volatile Term term;
+
     /** Registry monotonic time at which the last confirmed call began. */
     volatile long confirmedAtNanos;
 
     Bound(Elector elector) {
       this.elector = elector;
-      this.tags = Tags.of(Tag.of("election", elector.election()), Tag.of("candidate", elector.candidate()), Tag.of("backend", backend)).and(extraTags);
-      add(Gauge.builder(LEADER, elector, e -> e.isLeader() ? 1 : 0)
-          .description("1 while this candidate leads the election, else 0")
-          .tags(tags)
-          .strongReference(true)
-          .register(registry));
+      this.tags =
+          Tags.of(
+                  Tag.of("election", elector.election()),
+                  Tag.of("candidate", elector.candidate()),
+                  Tag.of("backend", backend))
+              .and(extraTags);
+      add(
+          Gauge.builder(LEADER, elector, e -> e.isLeader() ? 1 : 0)
+              .description("1 while this candidate leads the election, else 0")
+              .tags(tags)
+              .strongReference(true)
+              .register(registry));
       if (clientGoStatus) {
-        add(Gauge.builder(CLIENT_GO_STATUS, elector, e -> e.isLeader() ? 1 : 0)
-            .description("Leader status as client-go exports it: 1 while leading, else 0")
-            .tags(Tags.of(Tag.of("name", elector.election()), Tag.of("candidate", elector.candidate())).and(extraTags))
-            .strongReference(true)
-            .register(registry));
+        add(
+            Gauge.builder(CLIENT_GO_STATUS, elector, e -> e.isLeader() ? 1 : 0)
+                .description("Leader status as client-go exports it: 1 while leading, else 0")
+                .tags(
+                    Tags.of(
+                            Tag.of("name", elector.election()),
+                            Tag.of("candidate", elector.candidate()))
+                        .and(extraTags))
+                .strongReference(true)
+                .register(registry));
       }
-      terms = add(Counter.builder(TERMS).description("Terms granted to this candidate").tags(tags).register(registry));
+      terms =
+          add(
+              Counter.builder(TERMS)
+                  .description("Terms granted to this candidate")
+                  .tags(tags)
+                  .register(registry));
       for (StepDownReason reason : StepDownReason.values()) {
-        stepDowns.put(reason, add(Counter.builder(STEP_DOWNS)
-            .description("Terms this candidate ended, by reason")
-            .tags(tags)
-            .tag("reason", reason.name().toLowerCase(Locale.ROOT))
-            .register(registry)));
+        stepDowns.put(
+            reason,
+            add(
+                Counter.builder(STEP_DOWNS)
+                    .description("Terms this candidate ended, by reason")
+                    .tags(tags)
+                    .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+                    .register(registry)));
       }
-      renewal = add(Timer.builder(RENEWAL).description("Confirmed renewals and how long each took").tags(tags).register(registry));
-      takeover = add(Timer.builder(TAKEOVER)
-          .description("How long this candidate knew of no leader before it was granted")
-          .tags(tags)
-          .register(registry));
-      add(TimeGauge.builder(SINCE_RENEWAL, this, TimeUnit.NANOSECONDS, Bound::sinceConfirmedNanos)
-          .description("Time since the start of the last confirmed renewal while leading, 0 while following")
-          .tags(tags)
-          .strongReference(true)
-          .register(registry));
+      renewal =
+          add(
+              Timer.builder(RENEWAL)
+                  .description("Confirmed renewals and how long each took")
+                  .tags(tags)
+                  .register(registry));
+      takeover =
+          add(
+              Timer.builder(TAKEOVER)
+                  .description("How long this candidate knew of no leader before it was granted")
+                  .tags(tags)
+                  .register(registry));
+      add(
+          TimeGauge.builder(SINCE_RENEWAL, this, TimeUnit.NANOSECONDS, Bound::sinceConfirmedNanos)
+              .description(
+                  "Time since the start of the last confirmed renewal while leading, 0 while following")
+              .tags(tags)
+              .strongReference(true)
+              .register(registry));
     }
 
     <M extends Meter> M add(M meter) {
@@ -227,8 +260,8 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
     }
 
     /**
-     * A term is valid until renewDeadline after its last confirmed call began, so that start is
-     * now + remaining - renewDeadline; read at each confirmation, it stays exact afterwards.
+     * A term is valid until renewDeadline after its last confirmed call began, so that start is now
+     * + remaining - renewDeadline; read at each confirmation, it stays exact afterwards.
      */
     void markConfirmed(Term t) {
       long now = registry.config().clock().monotonicTime();
@@ -265,7 +298,10 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
       this.registry = requireNonNull(registry, "registry");
     }
 
-    /** The {@code backend} tag: {@code jdbc}, {@code zookeeper}, {@code etcd}, {@code kubernetes}... Default {@code unknown}. */
+    /**
+     * The {@code backend} tag: {@code jdbc}, {@code zookeeper}, {@code etcd}, {@code kubernetes}...
+     * Default {@code unknown}.
+     */
     public Builder backend(String backend) {
       requireNonNull(backend, "backend");
       if (backend.isBlank()) {
@@ -275,7 +311,10 @@ public final class ElectorMetrics implements ElectorObserver, AutoCloseable {
       return this;
     }
 
-    /** Also export the leader gauge as client-go's {@code leader_election_master_status}. Default off. */
+    /**
+     * Also export the leader gauge as client-go's {@code leader_election_master_status}. Default
+     * off.
+     */
     public Builder clientGoStatus(boolean clientGoStatus) {
       this.clientGoStatus = clientGoStatus;
       return this;

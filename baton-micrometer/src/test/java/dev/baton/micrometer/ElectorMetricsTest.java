@@ -23,7 +23,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The meters of real electors on a {@link MemoryLeaseStore}, read from a {@link SimpleMeterRegistry}. */
+/**
+ * The meters of real electors on a {@link MemoryLeaseStore}, read from a {@link
+ * SimpleMeterRegistry}.
+ */
 class ElectorMetricsTest {
 
   final MeterRegistry registry = new SimpleMeterRegistry();
@@ -37,7 +40,8 @@ class ElectorMetricsTest {
   }
 
   Elector elector(LeaseStore store, String candidate) {
-    ElectorMetrics metrics = ElectorMetrics.builder(registry).backend("memory").clientGoStatus(true).build();
+    ElectorMetrics metrics =
+        ElectorMetrics.builder(registry).backend("memory").clientGoStatus(true).build();
     Elector e =
         Elector.builder(store)
             .election(election)
@@ -53,7 +57,11 @@ class ElectorMetricsTest {
   }
 
   RequiredSearch meter(String name, String candidate) {
-    return registry.get(name).tag("election", election).tag("candidate", candidate).tag("backend", "memory");
+    return registry
+        .get(name)
+        .tag("election", election)
+        .tag("candidate", candidate)
+        .tag("backend", "memory");
   }
 
   double leader(String candidate) {
@@ -83,11 +91,16 @@ class ElectorMetricsTest {
     assertThat(meter(ElectorMetrics.TERMS, "a").counter().count()).isEqualTo(1.0);
     assertThat(meter(ElectorMetrics.TERMS, "b").counter().count()).isEqualTo(0.0);
 
-    await().atMost(10, SECONDS).until(() -> meter(ElectorMetrics.RENEWAL, "a").timer().count() >= 2);
-    assertThat(meter(ElectorMetrics.RENEWAL, "a").timer().totalTime(TimeUnit.NANOSECONDS)).isPositive();
-    double since = meter(ElectorMetrics.SINCE_RENEWAL, "a").timeGauge().value(TimeUnit.MILLISECONDS);
+    await()
+        .atMost(10, SECONDS)
+        .until(() -> meter(ElectorMetrics.RENEWAL, "a").timer().count() >= 2);
+    assertThat(meter(ElectorMetrics.RENEWAL, "a").timer().totalTime(TimeUnit.NANOSECONDS))
+        .isPositive();
+    double since =
+        meter(ElectorMetrics.SINCE_RENEWAL, "a").timeGauge().value(TimeUnit.MILLISECONDS);
     assertThat(since).isBetween(0.0, 1200.0);
-    assertThat(meter(ElectorMetrics.SINCE_RENEWAL, "b").timeGauge().value(TimeUnit.MILLISECONDS)).isZero();
+    assertThat(meter(ElectorMetrics.SINCE_RENEWAL, "b").timeGauge().value(TimeUnit.MILLISECONDS))
+        .isZero();
     // A first leader had no leader to wait for.
     assertThat(meter(ElectorMetrics.TAKEOVER, "a").timer().count()).isZero();
   }
@@ -101,19 +114,24 @@ class ElectorMetricsTest {
 
     a.stepDown();
     await().atMost(10, SECONDS).until(b::isLeader);
-    assertThat(meter(ElectorMetrics.STEP_DOWNS, "a").tag("reason", "stepped_down").counter().count()).isEqualTo(1.0);
+    assertThat(
+            meter(ElectorMetrics.STEP_DOWNS, "a").tag("reason", "stepped_down").counter().count())
+        .isEqualTo(1.0);
     assertThat(meter(ElectorMetrics.TERMS, "b").counter().count()).isEqualTo(1.0);
     assertThat(meter(ElectorMetrics.TAKEOVER, "b").timer().count()).isEqualTo(1);
     assertThat(leader("a")).isEqualTo(0.0);
     assertThat(leader("b")).isEqualTo(1.0);
 
     b.close();
-    assertThat(meter(ElectorMetrics.STEP_DOWNS, "b").tag("reason", "closed").counter().count()).isEqualTo(1.0);
-    assertThat(meter(ElectorMetrics.SINCE_RENEWAL, "b").timeGauge().value(TimeUnit.MILLISECONDS)).isZero();
+    assertThat(meter(ElectorMetrics.STEP_DOWNS, "b").tag("reason", "closed").counter().count())
+        .isEqualTo(1.0);
+    assertThat(meter(ElectorMetrics.SINCE_RENEWAL, "b").timeGauge().value(TimeUnit.MILLISECONDS))
+        .isZero();
   }
 
   @Test
-  @DisplayName("failed renewals and failed campaigns are counted by the kind of error, and the deadline step-down by its reason")
+  @DisplayName(
+      "failed renewals and failed campaigns are counted by the kind of error, and the deadline step-down by its reason")
   void storeErrors() {
     FaultyLeaseStore faulty = new FaultyLeaseStore(memory, Duration.ofMillis(300));
     Elector a = elector(faulty, "a");
@@ -122,22 +140,53 @@ class ElectorMetricsTest {
 
     faulty.cut();
     await().atMost(10, SECONDS).until(() -> !a.isLeader());
-    await().atMost(10, SECONDS)
-        .until(() -> meter(ElectorMetrics.STEP_DOWNS, "a").tag("reason", "deadline_passed").counter().count() == 1.0);
-    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "renew").tag("exception", "LeaseStoreException").counter().count())
+    await()
+        .atMost(10, SECONDS)
+        .until(
+            () ->
+                meter(ElectorMetrics.STEP_DOWNS, "a")
+                        .tag("reason", "deadline_passed")
+                        .counter()
+                        .count()
+                    == 1.0);
+    assertThat(
+            meter(ElectorMetrics.STORE_ERRORS, "a")
+                .tag("operation", "renew")
+                .tag("exception", "LeaseStoreException")
+                .counter()
+                .count())
         .isGreaterThanOrEqualTo(1.0);
-    await().atMost(10, SECONDS)
-        .until(() -> registry.find(ElectorMetrics.STORE_ERRORS).tag("candidate", "a").tag("operation", "acquire").counter() != null);
-    assertThat(meter(ElectorMetrics.STORE_ERRORS, "a").tag("operation", "acquire").tag("exception", "LeaseStoreException").counter().count())
+    await()
+        .atMost(10, SECONDS)
+        .until(
+            () ->
+                registry
+                        .find(ElectorMetrics.STORE_ERRORS)
+                        .tag("candidate", "a")
+                        .tag("operation", "acquire")
+                        .counter()
+                    != null);
+    assertThat(
+            meter(ElectorMetrics.STORE_ERRORS, "a")
+                .tag("operation", "acquire")
+                .tag("exception", "LeaseStoreException")
+                .counter()
+                .count())
         .isGreaterThanOrEqualTo(1.0);
   }
 
   @Test
   @DisplayName("a store error's kind is the class of what the store's generic wrapper wraps")
   void kinds() {
-    assertThat(ElectorMetrics.kind(new LeaseStoreException("e", "lost", new SQLTransientConnectionException("refused")))).isEqualTo("SQLTransientConnectionException");
-    assertThat(ElectorMetrics.kind(new LeaseStoreException("e", "no answer"))).isEqualTo("LeaseStoreException");
-    assertThat(ElectorMetrics.kind(new IllegalStateException("bug"))).isEqualTo("IllegalStateException");
+    assertThat(
+            ElectorMetrics.kind(
+                new LeaseStoreException(
+                    "e", "lost", new SQLTransientConnectionException("refused"))))
+        .isEqualTo("SQLTransientConnectionException");
+    assertThat(ElectorMetrics.kind(new LeaseStoreException("e", "no answer")))
+        .isEqualTo("LeaseStoreException");
+    assertThat(ElectorMetrics.kind(new IllegalStateException("bug")))
+        .isEqualTo("IllegalStateException");
   }
 
   @Test
@@ -146,8 +195,16 @@ class ElectorMetricsTest {
     ElectorMetrics metrics = ElectorMetrics.builder(registry).build();
     Elector e = Elector.builder(memory).election(election).candidate("c").observer(metrics).build();
     metrics.bindTo(e);
-    assertThat(registry.find(ElectorMetrics.LEADER).tag("candidate", "c").tag("backend", "unknown").gauge()).isNotNull();
-    assertThatThrownBy(() -> metrics.bindTo(e)).isInstanceOf(IllegalStateException.class).hasMessageContaining("one per elector");
+    assertThat(
+            registry
+                .find(ElectorMetrics.LEADER)
+                .tag("candidate", "c")
+                .tag("backend", "unknown")
+                .gauge())
+        .isNotNull();
+    assertThatThrownBy(() -> metrics.bindTo(e))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("one per elector");
 
     metrics.close();
     assertThat(registry.find(ElectorMetrics.LEADER).tag("candidate", "c").gauge()).isNull();

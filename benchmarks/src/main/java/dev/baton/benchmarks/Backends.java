@@ -1,12 +1,12 @@
 package dev.baton.benchmarks;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.azureblob.AzureBlobLeaseStoreProvider;
+import dev.baton.conformance.FaultyLeaseStore;
 import dev.baton.conformance.NpmServer;
 import dev.baton.dynamodb.DynamoDbLeaseStore;
 import dev.baton.election.ElectionProperties;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
-import dev.baton.conformance.FaultyLeaseStore;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.MemoryLeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
@@ -53,6 +53,7 @@ final class Backends {
   static final String K8S_NAMESPACE = "bench";
   static final String DYNAMODB_TABLE = "baton-bench";
   static final String AZURE_CONTAINER = "baton-bench";
+
   /** Azurite's well-known development account key, published in its README (no secret). */
   private static final String AZURITE_KEY =
       "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
@@ -68,7 +69,9 @@ final class Backends {
         "this JVM (MemoryLeaseStore)",
         Optional.empty(),
         s,
-        Map.of("link", "no network: a cut makes every call of the node fail at once (FaultyLeaseStore)"),
+        Map.of(
+            "link",
+            "no network: a cut makes every call of the node fail at once (FaultyLeaseStore)"),
         "LeaseStore calls (no server)",
         s.leaseDuration(),
         (node, through) -> {
@@ -79,21 +82,47 @@ final class Backends {
   }
 
   static BatonContender h2(Settings s, H2Server h2) {
-    return jdbc("H2", "H2 " + h2.version() + " (TCP server, in-memory database)", h2.address(), s, H2Server::url, "sa");
+    return jdbc(
+        "H2",
+        "H2 " + h2.version() + " (TCP server, in-memory database)",
+        h2.address(),
+        s,
+        H2Server::url,
+        "sa");
   }
 
   static BatonContender postgres(Settings s, String version) {
-    return jdbc("PostgreSQL", version + " at 127.0.0.1:5432", Servers.POSTGRES, s, Servers::postgresUrl, Servers.POSTGRES_USER);
+    return jdbc(
+        "PostgreSQL",
+        version + " at 127.0.0.1:5432",
+        Servers.POSTGRES,
+        s,
+        Servers::postgresUrl,
+        Servers.POSTGRES_USER);
   }
 
   static BatonContender mariadb(Settings s, String version) {
-    return jdbc("MariaDB", version + " at 127.0.0.1:3306", Servers.MARIADB, s, Servers::mariadbUrl, Servers.MARIADB_USER);
+    return jdbc(
+        "MariaDB",
+        version + " at 127.0.0.1:3306",
+        Servers.MARIADB,
+        s,
+        Servers::mariadbUrl,
+        Servers.MARIADB_USER);
   }
 
-  private static BatonContender jdbc(String name, String server, InetSocketAddress address, Settings s, IntFunction<String> urlOnPort, String user) {
+  private static BatonContender jdbc(
+      String name,
+      String server,
+      InetSocketAddress address,
+      Settings s,
+      IntFunction<String> urlOnPort,
+      String user) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("pool", "HikariCP, 4 connections, 2 idle (on PostgreSQL one holds the LISTEN), connection timeout = call timeout (as the jdbc provider builds it)");
+    settings.put(
+        "pool",
+        "HikariCP, 4 connections, 2 idle (on PostgreSQL one holds the LISTEN), connection timeout = call timeout (as the jdbc provider builds it)");
     settings.put("table", JDBC_TABLE);
     return new BatonContender(
         name,
@@ -111,12 +140,15 @@ final class Backends {
   static BatonContender.OpenedStore openJdbc(String url, String user, Settings s) {
     CountingDataSource counting = new CountingDataSource(url, user, "");
     HikariDataSource pool = jdbcPool(counting, s.callTimeout(), 4);
-    LeaseStore store = JdbcLeaseStore.builder(pool).table(JDBC_TABLE).callTimeout(s.callTimeout()).build();
-    return new BatonContender.OpenedStore(store, pool, Optional.of(counting::roundTrips), Optional.empty());
+    LeaseStore store =
+        JdbcLeaseStore.builder(pool).table(JDBC_TABLE).callTimeout(s.callTimeout()).build();
+    return new BatonContender.OpenedStore(
+        store, pool, Optional.of(counting::roundTrips), Optional.empty());
   }
 
   /** The pool {@code JdbcLeaseStoreProvider} builds: small, waits at most the call timeout. */
-  static HikariDataSource jdbcPool(javax.sql.DataSource dataSource, Duration callTimeout, int size) {
+  static HikariDataSource jdbcPool(
+      javax.sql.DataSource dataSource, Duration callTimeout, int size) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("baton-bench-" + POOLS.incrementAndGet());
     config.setDataSource(dataSource);
@@ -133,7 +165,9 @@ final class Backends {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("session timeout (the lease)", s.leaseDuration().toMillis() + " ms");
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("Curator", "connection timeout = session timeout, BoundedExponentialBackoffRetry(100 ms, 1 s, 3) (as the zookeeper provider builds it)");
+    settings.put(
+        "Curator",
+        "connection timeout = session timeout, BoundedExponentialBackoffRetry(100 ms, 1 s, 3) (as the zookeeper provider builds it)");
     settings.put("server tickTime", ZooKeeperServerInJvm.TICK_MILLIS + " ms");
     return new BatonContender(
         "ZooKeeper",
@@ -145,13 +179,20 @@ final class Backends {
         s.leaseDuration(),
         (node, through) -> {
           CuratorFramework client = curatorForBaton(through.orElseThrow(), s.leaseDuration());
-          return new BatonContender.OpenedStore(zooKeeperStore(client, s), client, Optional.of(sessionPackets(zk, client)), Optional.empty());
+          return new BatonContender.OpenedStore(
+              zooKeeperStore(client, s),
+              client,
+              Optional.of(sessionPackets(zk, client)),
+              Optional.empty());
         },
         null);
   }
 
   static LeaseStore zooKeeperStore(CuratorFramework client, Settings s) {
-    return ZooKeeperLeaseStore.builder(client).basePath(ZOOKEEPER_BASE_PATH).callTimeout(s.callTimeout()).build();
+    return ZooKeeperLeaseStore.builder(client)
+        .basePath(ZOOKEEPER_BASE_PATH)
+        .callTimeout(s.callTimeout())
+        .build();
   }
 
   static CuratorFramework curatorForBaton(InetSocketAddress through, Duration session) {
@@ -180,8 +221,13 @@ final class Backends {
   static BatonContender etcd(Settings s, EtcdServer etcd, String version) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("etcd leases", "one per election (default), granted " + (s.leaseDuration().toMillis() + 999) / 1000 + " s for a "
-        + s.leaseDuration().toMillis() + " ms lease; a release hands its lease to the next holder");
+    settings.put(
+        "etcd leases",
+        "one per election (default), granted "
+            + (s.leaseDuration().toMillis() + 999) / 1000
+            + " s for a "
+            + s.leaseDuration().toMillis()
+            + " ms lease; a release hands its lease to the next holder");
     settings.put("jetcd client", "defaults (as the etcd provider builds it)");
     return new BatonContender(
         "etcd",
@@ -200,23 +246,32 @@ final class Backends {
   }
 
   /**
-   * @param sharedLeases all elections on one etcd lease of exactly the TTL (the README's setting for
-   *     a process that leads hundreds of elections or more), instead of one etcd lease each
+   * @param sharedLeases all elections on one etcd lease of exactly the TTL (the README's setting
+   *     for a process that leads hundreds of elections or more), instead of one etcd lease each
    */
-  static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s, boolean sharedLeases) {
+  static BatonContender.OpenedStore openEtcd(
+      InetSocketAddress through, Settings s, boolean sharedLeases) {
     GrpcRequestCounter counter = new GrpcRequestCounter();
-    Client client = Client.builder().endpoints("http://127.0.0.1:" + through.getPort()).interceptor(counter).build();
-    EtcdLeaseStore.Builder builder = EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout());
+    Client client =
+        Client.builder()
+            .endpoints("http://127.0.0.1:" + through.getPort())
+            .interceptor(counter)
+            .build();
+    EtcdLeaseStore.Builder builder =
+        EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout());
     if (sharedLeases) {
       builder.sharedLeases(Duration.ZERO);
     }
-    return new BatonContender.OpenedStore(builder.build(), client, Optional.of(counter::messages), Optional.empty());
+    return new BatonContender.OpenedStore(
+        builder.build(), client, Optional.of(counter::messages), Optional.empty());
   }
 
   static BatonContender kubernetes(Settings s, KubernetesMock mock) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("fabric8 client", "request and connection timeout = call timeout, retries off (as the kubernetes provider builds it)");
+    settings.put(
+        "fabric8 client",
+        "request and connection timeout = call timeout, retries off (as the kubernetes provider builds it)");
     settings.put("namespace", K8S_NAMESPACE);
     return new BatonContender(
         "Kubernetes",
@@ -226,22 +281,32 @@ final class Backends {
         settings,
         "HTTP requests the API server received from the node (by User-Agent)",
         s.leaseDuration(),
-        (node, through) -> openKubernetes(through.orElseThrow(), node, s, Optional.of(() -> mock.requestsFrom(node))),
+        (node, through) ->
+            openKubernetes(
+                through.orElseThrow(), node, s, Optional.of(() -> mock.requestsFrom(node))),
         null);
   }
 
-  static BatonContender.OpenedStore openKubernetes(InetSocketAddress through, String node, Settings s, Optional<LongSupplier> requests) {
+  static BatonContender.OpenedStore openKubernetes(
+      InetSocketAddress through, String node, Settings s, Optional<LongSupplier> requests) {
     Config config = kubernetesConfig(through, node);
     int millis = (int) s.callTimeout().toMillis();
     config.setRequestTimeout(millis);
     config.setConnectionTimeout(millis);
     config.setRequestRetryBackoffLimit(0);
     KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build();
-    LeaseStore store = KubernetesLeaseStore.builder(client).namespace(K8S_NAMESPACE).callTimeout(s.callTimeout()).build();
+    LeaseStore store =
+        KubernetesLeaseStore.builder(client)
+            .namespace(K8S_NAMESPACE)
+            .callTimeout(s.callTimeout())
+            .build();
     return new BatonContender.OpenedStore(store, client, requests, Optional.empty());
   }
 
-  /** A client configuration for the mock through {@code through}, with nothing read from the machine. */
+  /**
+   * A client configuration for the mock through {@code through}, with nothing read from the
+   * machine.
+   */
   static Config kubernetesConfig(InetSocketAddress through, String userAgent) {
     Config config = Config.empty();
     config.setMasterUrl("http://127.0.0.1:" + through.getPort());
@@ -249,10 +314,12 @@ final class Backends {
     config.setUserAgent(userAgent);
     return config;
   }
+
   static BatonContender dynamodb(Settings s, NpmServer dynalite) {
     Map<String, String> settings = new LinkedHashMap<>();
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("AWS SDK client",
+    settings.put(
+        "AWS SDK client",
         "url-connection-client, connect and socket timeout = call timeout, no retries"
             + " (as the dynamodb provider builds it)");
     settings.put("table", DYNAMODB_TABLE + " (created by the first store)");
@@ -270,23 +337,38 @@ final class Backends {
 
   static BatonContender.OpenedStore openDynamoDb(InetSocketAddress through, Settings s) {
     AtomicLong requests = new AtomicLong();
-    DynamoDbClient client = DynamoDbClient.builder()
-        .endpointOverride(URI.create("http://127.0.0.1:" + through.getPort()))
-        .region(Region.US_EAST_1)
-        .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("baton-bench", "baton-bench")))
-        .httpClientBuilder(
-            UrlConnectionHttpClient.builder().connectionTimeout(s.callTimeout()).socketTimeout(s.callTimeout()))
-        .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()).addExecutionInterceptor(
-            new ExecutionInterceptor() {
-              @Override
-              public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-                requests.incrementAndGet();
-              }
-            }))
-        .build();
+    DynamoDbClient client =
+        DynamoDbClient.builder()
+            .endpointOverride(URI.create("http://127.0.0.1:" + through.getPort()))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(
+                StaticCredentialsProvider.create(
+                    AwsBasicCredentials.create("baton-bench", "baton-bench")))
+            .httpClientBuilder(
+                UrlConnectionHttpClient.builder()
+                    .connectionTimeout(s.callTimeout())
+                    .socketTimeout(s.callTimeout()))
+            .overrideConfiguration(
+                c ->
+                    c.retryStrategy(AwsRetryStrategy.doNotRetry())
+                        .addExecutionInterceptor(
+                            new ExecutionInterceptor() {
+                              @Override
+                              public void beforeTransmission(
+                                  Context.BeforeTransmission context,
+                                  ExecutionAttributes attributes) {
+                                requests.incrementAndGet();
+                              }
+                            }))
+            .build();
     LeaseStore store =
-        DynamoDbLeaseStore.builder(client).table(DYNAMODB_TABLE).callTimeout(s.callTimeout()).createTable(true).build();
-    return new BatonContender.OpenedStore(store, client, Optional.of(requests::get), Optional.empty());
+        DynamoDbLeaseStore.builder(client)
+            .table(DYNAMODB_TABLE)
+            .callTimeout(s.callTimeout())
+            .createTable(true)
+            .build();
+    return new BatonContender.OpenedStore(
+        store, client, Optional.of(requests::get), Optional.empty());
   }
 
   /**
@@ -295,12 +377,18 @@ final class Backends {
    */
   static BatonContender azureBlob(Settings run, NpmServer azurite) {
     Settings s =
-        run.withTimings(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofSeconds(3));
+        run.withTimings(
+            Duration.ofSeconds(15),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(3));
     Map<String, String> settings = new LinkedHashMap<>();
-    settings.put("timings",
+    settings.put(
+        "timings",
         "Azure's shortest lease and the elector's defaults, not the run's (Azure grants 15 s to 60 s only)");
     settings.put("call timeout", s.callTimeout().toMillis() + " ms");
-    settings.put("Azure SDK client",
+    settings.put(
+        "Azure SDK client",
         "JDK HTTP client, connect, response and read timeout = call timeout, no retries"
             + " (as the azure-blob provider builds it)");
     settings.put("container", AZURE_CONTAINER + " (created by the first store)");
@@ -319,9 +407,13 @@ final class Backends {
   /** The store the azure-blob provider opens from a connection string: what a user gets. */
   static BatonContender.OpenedStore openAzureBlob(InetSocketAddress through, Settings s) {
     Properties p = new Properties();
-    p.setProperty(AzureBlobLeaseStoreProvider.CONNECTION_STRING,
-        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + AZURITE_KEY
-            + ";BlobEndpoint=http://127.0.0.1:" + through.getPort() + "/devstoreaccount1;");
+    p.setProperty(
+        AzureBlobLeaseStoreProvider.CONNECTION_STRING,
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="
+            + AZURITE_KEY
+            + ";BlobEndpoint=http://127.0.0.1:"
+            + through.getPort()
+            + "/devstoreaccount1;");
     p.setProperty(AzureBlobLeaseStoreProvider.CONTAINER, AZURE_CONTAINER);
     p.setProperty(AzureBlobLeaseStoreProvider.CREATE_CONTAINER, "true");
     p.setProperty(AzureBlobLeaseStoreProvider.CALL_TIMEOUT, s.callTimeout().toMillis() + "ms");

@@ -14,7 +14,11 @@ import java.util.function.LongSupplier;
 final class BatonContender implements Contender {
 
   /** A store as one node opens it: connected through {@code through}, its node's proxy. */
-  record OpenedStore(LeaseStore store, AutoCloseable resources, Optional<LongSupplier> requests, Optional<FaultInjector> link) {}
+  record OpenedStore(
+      LeaseStore store,
+      AutoCloseable resources,
+      Optional<LongSupplier> requests,
+      Optional<FaultInjector> link) {}
 
   @FunctionalInterface
   interface Opener {
@@ -73,7 +77,14 @@ final class BatonContender implements Contender {
   @Override
   public Map<String, String> settings() {
     Map<String, String> s = new LinkedHashMap<>();
-    s.put("lease / renew deadline / retry", settings.leaseDuration().toMillis() + " / " + settings.renewDeadline().toMillis() + " / " + settings.retryPeriod().toMillis() + " ms");
+    s.put(
+        "lease / renew deadline / retry",
+        settings.leaseDuration().toMillis()
+            + " / "
+            + settings.renewDeadline().toMillis()
+            + " / "
+            + settings.retryPeriod().toMillis()
+            + " ms");
     s.putAll(storeSettings);
     return s;
   }
@@ -94,9 +105,24 @@ final class BatonContender implements Contender {
     try {
       OpenedStore opened = opener.open(candidate, proxy.map(FaultProxy::address));
       RecordingStore store = new RecordingStore(opened.store());
-      FaultInjector link = opened.link().orElseGet(() -> proxy.orElseThrow(() -> new IllegalStateException(name + ": no link to cut")));
+      FaultInjector link =
+          opened
+              .link()
+              .orElseGet(
+                  () ->
+                      proxy.orElseThrow(
+                          () -> new IllegalStateException(name + ": no link to cut")));
       LongSupplier requests = opened.requests().orElse(store::calls);
-      return new BatonNode(candidate, timeline, link, proxy, requests, store, opened.resources(), settings, election);
+      return new BatonNode(
+          candidate,
+          timeline,
+          link,
+          proxy,
+          requests,
+          store,
+          opened.resources(),
+          settings,
+          election);
     } catch (Exception | Error e) {
       proxy.ifPresent(FaultProxy::close);
       throw e;

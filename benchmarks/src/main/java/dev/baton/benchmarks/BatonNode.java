@@ -69,7 +69,9 @@ final class BatonNode extends Node {
 
   @Override
   OptionalLong lastConfirmedRenewalNanos() {
-    return store.confirmedAny() ? OptionalLong.of(store.lastConfirmedStartNanos()) : OptionalLong.empty();
+    return store.confirmedAny()
+        ? OptionalLong.of(store.lastConfirmedStartNanos())
+        : OptionalLong.empty();
   }
 
   @Override

@@ -31,7 +31,9 @@ interface Contender extends AutoCloseable {
   /** The lease duration in force (the one a crash failover is judged against). */
   Duration leaseDuration();
 
-  /** A new node, not started, with its own client and proxy; {@code election} names the election. */
+  /**
+   * A new node, not started, with its own client and proxy; {@code election} names the election.
+   */
   Node newNode(String election, String candidate, Timeline timeline) throws Exception;
 
   /** Stops what the contender started for itself (not the shared servers). */

@@ -24,8 +24,16 @@ import javax.sql.DataSource;
  */
 final class CountingDataSource implements DataSource {
 
-  private static final Set<String> ROUND_TRIPS_ON_STATEMENT = Set.of("execute", "executeQuery", "executeUpdate", "executeLargeUpdate", "executeBatch", "executeLargeBatch");
-  private static final Set<String> ROUND_TRIPS_ON_CONNECTION = Set.of("commit", "rollback", "isValid");
+  private static final Set<String> ROUND_TRIPS_ON_STATEMENT =
+      Set.of(
+          "execute",
+          "executeQuery",
+          "executeUpdate",
+          "executeLargeUpdate",
+          "executeBatch",
+          "executeLargeBatch");
+  private static final Set<String> ROUND_TRIPS_ON_CONNECTION =
+      Set.of("commit", "rollback", "isValid");
 
   private final String url;
   private final Properties credentials = new Properties();
@@ -45,13 +53,17 @@ final class CountingDataSource implements DataSource {
   @Override
   public Connection getConnection() throws SQLException {
     Connection real = DriverManager.getConnection(url, credentials);
-    return (Connection) Proxy.newProxyInstance(
-        CountingDataSource.class.getClassLoader(), new Class<?>[] {Connection.class}, new Counting(real, ROUND_TRIPS_ON_CONNECTION));
+    return (Connection)
+        Proxy.newProxyInstance(
+            CountingDataSource.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            new Counting(real, ROUND_TRIPS_ON_CONNECTION));
   }
 
   @Override
   public Connection getConnection(String username, String password) throws SQLException {
-    throw new SQLFeatureNotSupportedException("credentials are fixed when the data source is built");
+    throw new SQLFeatureNotSupportedException(
+        "credentials are fixed when the data source is built");
   }
 
   /** Forwards every call; counts the ones that reach the server; wraps the statements it makes. */
@@ -75,9 +87,13 @@ final class CountingDataSource implements DataSource {
       } catch (InvocationTargetException e) {
         throw e.getCause();
       }
-      if (result instanceof Statement && method.getReturnType().isInterface() && Statement.class.isAssignableFrom(method.getReturnType())) {
+      if (result instanceof Statement
+          && method.getReturnType().isInterface()
+          && Statement.class.isAssignableFrom(method.getReturnType())) {
         return Proxy.newProxyInstance(
-            CountingDataSource.class.getClassLoader(), new Class<?>[] {method.getReturnType()}, new Counting(result, ROUND_TRIPS_ON_STATEMENT));
+            CountingDataSource.class.getClassLoader(),
+            new Class<?>[] {method.getReturnType()},
+            new Counting(result, ROUND_TRIPS_ON_STATEMENT));
       }
       return result;
     }

@@ -14,8 +14,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 /**
  * Apache Curator's {@code LeaderLatch} on the same ZooKeeper server, as Curator's getting-started
  * page and the recipe's page show it: {@code ExponentialBackoffRetry(1000, 3)}, a latch per
- * participant with a listener, {@code hasLeadership()} as the answer to "do I lead", {@code close()}
- * to leave. The session timeout is the lease duration, so both sides get the same lease.
+ * participant with a listener, {@code hasLeadership()} as the answer to "do I lead", {@code
+ * close()} to leave. The session timeout is the lease duration, so both sides get the same lease.
  */
 final class CuratorLatchContender implements Contender {
 
@@ -39,7 +39,8 @@ final class CuratorLatchContender implements Contender {
 
   @Override
   public String library() {
-    return "Apache Curator " + Versions.of(LeaderLatch.class, "org.apache.curator", "curator-recipes");
+    return "Apache Curator "
+        + Versions.of(LeaderLatch.class, "org.apache.curator", "curator-recipes");
   }
 
   @Override
@@ -48,7 +49,8 @@ final class CuratorLatchContender implements Contender {
     s.put("session timeout (the lease)", session.toMillis() + " ms");
     s.put("connection timeout", "15000 ms (Curator's default)");
     s.put("retry policy", "ExponentialBackoffRetry(1000 ms, 3)");
-    s.put("connection state error policy", "standard (SUSPENDED ends leadership; Curator's default)");
+    s.put(
+        "connection state error policy", "standard (SUSPENDED ends leadership; Curator's default)");
     s.put("LeaderLatch close mode", "SILENT (default)");
     return s;
   }
@@ -79,7 +81,13 @@ final class CuratorLatchContender implements Contender {
     private final CuratorFramework client;
     private final LeaderLatch latch;
 
-    LatchNode(String id, Timeline timeline, FaultProxy proxy, CuratorFramework client, String election, ZooKeeperServerInJvm zk) {
+    LatchNode(
+        String id,
+        Timeline timeline,
+        FaultProxy proxy,
+        CuratorFramework client,
+        String election,
+        ZooKeeperServerInJvm zk) {
       super(id, timeline, proxy, Optional.of(proxy), Backends.sessionPackets(zk, client));
       this.client = client;
       this.latch = new LeaderLatch(client, "/curator-bench/" + election, id);

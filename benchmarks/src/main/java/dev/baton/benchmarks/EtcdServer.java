@@ -44,7 +44,10 @@ final class EtcdServer implements AutoCloseable {
    */
   WalFsyncs walFsyncs() {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    HttpRequest metrics = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + address().getPort() + "/metrics")).timeout(Duration.ofSeconds(2)).build();
+    HttpRequest metrics =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + address().getPort() + "/metrics"))
+            .timeout(Duration.ofSeconds(2))
+            .build();
     try {
       return WalFsyncs.parse(http.send(metrics, HttpResponse.BodyHandlers.ofString()).body());
     } catch (IOException e) {
@@ -55,7 +58,10 @@ final class EtcdServer implements AutoCloseable {
     }
   }
 
-  /** Fsync count, total seconds, and cumulative counts per bucket bound (seconds), as etcd reports them. */
+  /**
+   * Fsync count, total seconds, and cumulative counts per bucket bound (seconds), as etcd reports
+   * them.
+   */
   record WalFsyncs(long count, double seconds, java.util.NavigableMap<Double, Long> cumulative) {
     private static final String NAME = "etcd_disk_wal_fsync_duration_seconds";
 
@@ -71,7 +77,8 @@ final class EtcdServer implements AutoCloseable {
         } else if (line.startsWith(NAME + "_bucket{le=\"") && !line.contains("+Inf")) {
           int open = line.indexOf('"') + 1;
           double le = Double.parseDouble(line.substring(open, line.indexOf('"', open)));
-          buckets.put(le, (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim()));
+          buckets.put(
+              le, (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1).trim()));
         }
       }
       return new WalFsyncs(count, seconds, buckets);
@@ -89,12 +96,14 @@ final class EtcdServer implements AutoCloseable {
       if (count <= 0) {
         return java.util.Optional.empty();
       }
-      String median = cumulative.entrySet().stream()
-          .filter(e -> e.getValue() * 2 >= count)
-          .findFirst()
-          .map(e -> ", half of them within " + Stats.ms(e.getKey() * 1000) + " ms")
-          .orElse("");
-      return java.util.Optional.of(count + " fsyncs, mean " + Stats.ms(seconds * 1000 / count) + " ms" + median);
+      String median =
+          cumulative.entrySet().stream()
+              .filter(e -> e.getValue() * 2 >= count)
+              .findFirst()
+              .map(e -> ", half of them within " + Stats.ms(e.getKey() * 1000) + " ms")
+              .orElse("");
+      return java.util.Optional.of(
+          count + " fsyncs, mean " + Stats.ms(seconds * 1000 / count) + " ms" + median);
     }
   }
 
@@ -103,12 +112,18 @@ final class EtcdServer implements AutoCloseable {
   }
 
   long pid() {
-    return cluster.member(0).pid().orElseThrow(() -> new IllegalStateException("etcd is not running"));
+    return cluster
+        .member(0)
+        .pid()
+        .orElseThrow(() -> new IllegalStateException("etcd is not running"));
   }
 
   String version() {
     try {
-      Process v = new ProcessBuilder(binary().orElseThrow().toString(), "--version").redirectErrorStream(true).start();
+      Process v =
+          new ProcessBuilder(binary().orElseThrow().toString(), "--version")
+              .redirectErrorStream(true)
+              .start();
       String out = new String(v.getInputStream().readAllBytes());
       v.waitFor(5, TimeUnit.SECONDS);
       return out.lines().findFirst().orElse("etcd").replace("etcd Version: ", "");

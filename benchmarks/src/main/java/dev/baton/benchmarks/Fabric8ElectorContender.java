@@ -49,16 +49,26 @@ final class Fabric8ElectorContender implements Contender {
 
   @Override
   public String library() {
-    return "fabric8 kubernetes-client " + Versions.of(LeaderElector.class, "io.fabric8", "kubernetes-client-api");
+    return "fabric8 kubernetes-client "
+        + Versions.of(LeaderElector.class, "io.fabric8", "kubernetes-client-api");
   }
 
   @Override
   public Map<String, String> settings() {
     Map<String, String> s = new LinkedHashMap<>();
-    s.put("lease / renew deadline / retry", lease.toMillis() + " / " + renewDeadline.toMillis() + " / " + retryPeriod.toMillis() + " ms (client-go's 15 : 10 : 2)");
+    s.put(
+        "lease / renew deadline / retry",
+        lease.toMillis()
+            + " / "
+            + renewDeadline.toMillis()
+            + " / "
+            + retryPeriod.toMillis()
+            + " ms (client-go's 15 : 10 : 2)");
     s.put("lock", "LeaseLock");
     s.put("releaseOnCancel", "true");
-    s.put("client", "defaults: request timeout 10 s, connection timeout 10 s, up to 10 retries with back-off");
+    s.put(
+        "client",
+        "defaults: request timeout 10 s, connection timeout 10 s, up to 10 retries with back-off");
     return s;
   }
 
@@ -86,7 +96,14 @@ final class Fabric8ElectorContender implements Contender {
     private volatile boolean leading;
     private volatile CompletableFuture<?> running;
 
-    ElectorNode(String id, Timeline timeline, FaultProxy proxy, KubernetesClient client, String election, Fabric8ElectorContender s, KubernetesMock mock) {
+    ElectorNode(
+        String id,
+        Timeline timeline,
+        FaultProxy proxy,
+        KubernetesClient client,
+        String election,
+        Fabric8ElectorContender s,
+        KubernetesMock mock) {
       super(id, timeline, proxy, Optional.of(proxy), () -> mock.requestsFrom(id));
       this.client = client;
       this.elector =
@@ -100,7 +117,8 @@ final class Fabric8ElectorContender implements Contender {
                       .withRenewDeadline(s.renewDeadline)
                       .withRetryPeriod(s.retryPeriod)
                       .withReleaseOnCancel(true)
-                      .withLeaderCallbacks(new LeaderCallbacks(this::started, this::stopped, leader -> {}))
+                      .withLeaderCallbacks(
+                          new LeaderCallbacks(this::started, this::stopped, leader -> {}))
                       .build())
               .build();
     }

@@ -24,11 +24,13 @@ final class Group implements AutoCloseable {
   private final String prefix;
   private final Timeline timeline = new Timeline();
   private final List<Node> nodes = new ArrayList<>();
-  private final ExecutorService closer = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "bench-closer");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService closer =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "bench-closer");
+            t.setDaemon(true);
+            return t;
+          });
   private final List<Future<?>> closing = new ArrayList<>();
   private final List<String> problems = java.util.Collections.synchronizedList(new ArrayList<>());
   private int serial;
@@ -39,7 +41,8 @@ final class Group implements AutoCloseable {
     this.prefix = prefix;
   }
 
-  static Group start(Contender contender, String election, String prefix, int size) throws Exception {
+  static Group start(Contender contender, String election, String prefix, int size)
+      throws Exception {
     Group g = new Group(contender, election, prefix);
     try {
       for (int i = 0; i < size; i++) {
@@ -88,7 +91,15 @@ final class Group implements AutoCloseable {
         return leader;
       }
       if (System.nanoTime() - deadline >= 0) {
-        throw new IllegalStateException(contender.name() + ": " + leaders + " of " + nodes.size() + " nodes believed they led after " + timeout.toSeconds() + " s (expected exactly one)");
+        throw new IllegalStateException(
+            contender.name()
+                + ": "
+                + leaders
+                + " of "
+                + nodes.size()
+                + " nodes believed they led after "
+                + timeout.toSeconds()
+                + " s (expected exactly one)");
       }
       Pause.millis(5);
     }
@@ -104,7 +115,10 @@ final class Group implements AutoCloseable {
     return fresh;
   }
 
-  /** Waits until {@code n} follows: Baton nodes until they know the leader, then a short pause for all. */
+  /**
+   * Waits until {@code n} follows: Baton nodes until they know the leader, then a short pause for
+   * all.
+   */
   void settle(Node n) {
     if (n instanceof BatonNode) {
       BatonNode b = (BatonNode) n;
@@ -114,14 +128,16 @@ final class Group implements AutoCloseable {
   }
 
   void closeLater(Node n) {
-    closing.add(closer.submit(() -> {
-      try {
-        n.close();
-      } catch (Exception e) {
-        problems.add("closing " + n + " failed: " + e);
-      }
-      return null;
-    }));
+    closing.add(
+        closer.submit(
+            () -> {
+              try {
+                n.close();
+              } catch (Exception e) {
+                problems.add("closing " + n + " failed: " + e);
+              }
+              return null;
+            }));
   }
 
   @Override

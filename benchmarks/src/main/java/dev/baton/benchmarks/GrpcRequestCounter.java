@@ -9,8 +9,8 @@ import io.grpc.MethodDescriptor;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Counts the request messages a jetcd client sends: one per unary call, one per message on a
- * stream (each lease keep-alive, each watch request). Server pushes are not requests.
+ * Counts the request messages a jetcd client sends: one per unary call, one per message on a stream
+ * (each lease keep-alive, each watch request). Server pushes are not requests.
  */
 final class GrpcRequestCounter implements ClientInterceptor {
 
@@ -21,7 +21,8 @@ final class GrpcRequestCounter implements ClientInterceptor {
   }
 
   @Override
-  public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
+  public <Q, A> ClientCall<Q, A> interceptCall(
+      MethodDescriptor<Q, A> method, CallOptions options, Channel next) {
     return new SimpleForwardingClientCall<>(next.newCall(method, options)) {
       @Override
       public void sendMessage(Q message) {

@@ -9,9 +9,9 @@ import org.h2.tools.Server;
 
 /**
  * H2 in server mode on loopback with one in-memory database, so that H2 candidates, like the
- * others, reach their database over TCP through their own proxy. (Embedded H2, the demo's
- * default, has no network to cut.) The system property {@code h2.bindAddress=127.0.0.1}, set by
- * {@link Main} before H2 loads, keeps the listener on loopback.
+ * others, reach their database over TCP through their own proxy. (Embedded H2, the demo's default,
+ * has no network to cut.) The system property {@code h2.bindAddress=127.0.0.1}, set by {@link Main}
+ * before H2 loads, keeps the listener on loopback.
  */
 final class H2Server implements AutoCloseable {
 
@@ -27,11 +27,13 @@ final class H2Server implements AutoCloseable {
 
   static H2Server start() {
     if (!"127.0.0.1".equals(System.getProperty("h2.bindAddress"))) {
-      throw new IllegalStateException("set -Dh2.bindAddress=127.0.0.1 before H2 loads, so its server listens on loopback only");
+      throw new IllegalStateException(
+          "set -Dh2.bindAddress=127.0.0.1 before H2 loads, so its server listens on loopback only");
     }
     try {
       int port = EtcdServer.freePort();
-      Server server = Server.createTcpServer("-tcpPort", Integer.toString(port), "-ifNotExists").start();
+      Server server =
+          Server.createTcpServer("-tcpPort", Integer.toString(port), "-ifNotExists").start();
       // The in-memory database lives as long as one connection to it is open.
       Connection keep = DriverManager.getConnection(url(port), "sa", "");
       return new H2Server(server, keep);

@@ -21,13 +21,13 @@ import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
- * jetcd's {@code Election} client on the same etcd server, used as etcd's own election recipe
- * (Go's {@code concurrency} package, which jetcd's Election service fronts) is used: grant a lease
- * of the lease duration, keep it alive, {@code campaign} with it, and lead until {@code resign}.
+ * jetcd's {@code Election} client on the same etcd server, used as etcd's own election recipe (Go's
+ * {@code concurrency} package, which jetcd's Election service fronts) is used: grant a lease of the
+ * lease duration, keep it alive, {@code campaign} with it, and lead until {@code resign}.
  * Leadership is lost when the keep-alive ends: jetcd completes the keep-alive observer when the
- * lease's local deadline (last answer + TTL) passes, or reports NOT_FOUND when etcd no longer
- * knows the lease, as Go's {@code Session.Done()} does. Other keep-alive errors are transient
- * (jetcd reconnects), so they do not end leadership.
+ * lease's local deadline (last answer + TTL) passes, or reports NOT_FOUND when etcd no longer knows
+ * the lease, as Go's {@code Session.Done()} does. Other keep-alive errors are transient (jetcd
+ * reconnects), so they do not end leadership.
  */
 final class JetcdElectionContender implements Contender {
 
@@ -60,7 +60,9 @@ final class JetcdElectionContender implements Contender {
   public Map<String, String> settings() {
     Map<String, String> s = new LinkedHashMap<>();
     s.put("lease TTL", ttlSeconds + " s");
-    s.put("keep-alive", "jetcd's Lease.keepAlive (every TTL/3; local deadline = last answer + TTL, checked every second)");
+    s.put(
+        "keep-alive",
+        "jetcd's Lease.keepAlive (every TTL/3; local deadline = last answer + TTL, checked every second)");
     s.put("jetcd client", "defaults");
     s.put("leader until", "resign, or the keep-alive completes / reports NOT_FOUND");
     return s;
@@ -80,7 +82,8 @@ final class JetcdElectionContender implements Contender {
   public Node newNode(String election, String candidate, Timeline timeline) {
     FaultProxy proxy = FaultProxy.start(etcd.address());
     GrpcRequestCounter counter = new GrpcRequestCounter();
-    Client client = Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).interceptor(counter).build();
+    Client client =
+        Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).interceptor(counter).build();
     return new CampaignNode(candidate, timeline, proxy, counter, client, election, ttlSeconds);
   }
 
@@ -98,7 +101,14 @@ final class JetcdElectionContender implements Contender {
     private volatile boolean lastAnswerSeen;
     private volatile long lastAnswerNanos;
 
-    CampaignNode(String id, Timeline timeline, FaultProxy proxy, GrpcRequestCounter counter, Client client, String election, long ttlSeconds) {
+    CampaignNode(
+        String id,
+        Timeline timeline,
+        FaultProxy proxy,
+        GrpcRequestCounter counter,
+        Client client,
+        String election,
+        long ttlSeconds) {
       super(id, timeline, proxy, Optional.of(proxy), counter::messages);
       this.client = client;
       this.elections = client.getElectionClient();
@@ -135,7 +145,8 @@ final class JetcdElectionContender implements Contender {
 
       @Override
       public void onError(Throwable t) {
-        if (t instanceof EtcdException && ((EtcdException) t).getErrorCode() == ErrorCode.NOT_FOUND) {
+        if (t instanceof EtcdException
+            && ((EtcdException) t).getErrorCode() == ErrorCode.NOT_FOUND) {
           lose();
         }
       }

@@ -4,8 +4,8 @@ import dev.baton.testservers.CrudMockDispatcher;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.crud.AttributeSet;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.crud.AttributeSet;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.net.InetAddress;
@@ -26,14 +26,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The dispatcher is the tests' {@link CrudMockDispatcher}, which hands the mock's watch-close
  * handling to a thread of its own so a closing watch never holds an event loop; besides, an event
- * that a closing watch refuses is offered again, from a
- * thread of the harness's, so that it does not fail the request that caused it, and so that the
- * watches after the closing one get it.
+ * that a closing watch refuses is offered again, from a thread of the harness's, so that it does
+ * not fail the request that caused it, and so that the watches after the closing one get it.
  */
 final class KubernetesMock implements AutoCloseable {
 
   /** The mock logs every request through java.util.logging; kept referenced so the level sticks. */
-  private static final java.util.logging.Logger MOCK_LOG = java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+  private static final java.util.logging.Logger MOCK_LOG =
+      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
   private final KubernetesMockServer server;
   private final CrudMockDispatcher dispatcher;
@@ -41,8 +41,10 @@ final class KubernetesMock implements AutoCloseable {
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong eventRetries = new AtomicLong();
   private final AtomicLong eventFailures = new AtomicLong();
+
   /** Held while the mock handles a request, and while an event is offered again. */
   private final Object stored = new Object();
+
   private final ExecutorService offerAgain =
       Executors.newSingleThreadExecutor(
           r -> {
@@ -72,15 +74,20 @@ final class KubernetesMock implements AutoCloseable {
            * forgets it. The refusal ends the mock's loop over the watches, so those after the
            * closing one miss the event (the departing leader's watch closes just as its release
            * goes out, so the followers would never hear of the release), and it fails the request
-           * that caused it. The new state is stored by then, and the mock sends nothing for a
-           * state it already has; so the harness offers it again as if it were new (ADDED) to
-           * every watch it matches, once the closing watch is gone, unless a newer state came
-           * first. That waiting happens on a thread of the harness's, never on the event loop,
-           * whose writes the closing watch may be waiting for. A watch that already had the event
-           * sees it twice, which watches must tolerate anyway. A deletion is not offered again.
+           * that caused it. The new state is stored by then, and the mock sends nothing for a state
+           * it already has; so the harness offers it again as if it were new (ADDED) to every watch
+           * it matches, once the closing watch is gone, unless a newer state came first. That
+           * waiting happens on a thread of the harness's, never on the event loop, whose writes the
+           * closing watch may be waiting for. A watch that already had the event sees it twice,
+           * which watches must tolerate anyway. A deletion is not offered again.
            */
           @Override
-          public void processEvent(String path, AttributeSet pathAttributes, AttributeSet oldAttributes, GenericKubernetesResource resource, String newState) {
+          public void processEvent(
+              String path,
+              AttributeSet pathAttributes,
+              AttributeSet oldAttributes,
+              GenericKubernetesResource resource,
+              String newState) {
             try {
               super.processEvent(path, pathAttributes, oldAttributes, resource, newState);
             } catch (RejectedExecutionException e) {
@@ -93,7 +100,11 @@ final class KubernetesMock implements AutoCloseable {
             }
           }
 
-          private void offerAgain(String path, AttributeSet pathAttributes, GenericKubernetesResource resource, String newState) {
+          private void offerAgain(
+              String path,
+              AttributeSet pathAttributes,
+              GenericKubernetesResource resource,
+              String newState) {
             long deadline = System.nanoTime() + 5_000_000_000L;
             while (System.nanoTime() - deadline < 0) {
               Pause.millis(1);
@@ -102,7 +113,12 @@ final class KubernetesMock implements AutoCloseable {
                   return; // superseded: the newer state reaches the watches instead
                 }
                 try {
-                  super.processEvent(path, pathAttributes, null, resource, newState); // no old state: every watch it matches hears it
+                  super.processEvent(
+                      path,
+                      pathAttributes,
+                      null,
+                      resource,
+                      newState); // no old state: every watch it matches hears it
                   return;
                 } catch (RejectedExecutionException e) {
                   eventRetries.incrementAndGet();
@@ -112,7 +128,9 @@ final class KubernetesMock implements AutoCloseable {
             eventFailures.incrementAndGet();
           }
         };
-    server = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+    server =
+        new KubernetesMockServer(
+            new Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
     server.init(InetAddress.getLoopbackAddress(), 0);
   }
 

@@ -11,7 +11,8 @@ record Machine(int cores, long memoryBytes, String os, String jdk, double loadAt
 
   static Machine describe() {
     long memory = -1;
-    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+    if (ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
       memory = os.getTotalMemorySize();
     }
     return new Machine(
@@ -27,7 +28,9 @@ record Machine(int cores, long memoryBytes, String os, String jdk, double loadAt
     try {
       for (String line : Files.readAllLines(Path.of("/etc/os-release"))) {
         if (line.startsWith("PRETTY_NAME=")) {
-          return line.substring("PRETTY_NAME=".length()).replace("\"", "") + ", Linux " + System.getProperty("os.version");
+          return line.substring("PRETTY_NAME=".length()).replace("\"", "")
+              + ", Linux "
+              + System.getProperty("os.version");
         }
       }
     } catch (IOException e) {
@@ -50,6 +53,12 @@ record Machine(int cores, long memoryBytes, String os, String jdk, double loadAt
   }
 
   String summary() {
-    return String.format(Locale.ROOT, "%d cores, %.1f GiB, %s, %s", cores, memoryBytes / (1024.0 * 1024 * 1024), os, jdk);
+    return String.format(
+        Locale.ROOT,
+        "%d cores, %.1f GiB, %s, %s",
+        cores,
+        memoryBytes / (1024.0 * 1024 * 1024),
+        os,
+        jdk);
   }
 }

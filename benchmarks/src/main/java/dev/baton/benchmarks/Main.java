@@ -66,7 +66,12 @@ public final class Main {
   }
 
   /** What a run produced: the figures, and where the report and chart were written. */
-  record Run(List<ContenderResult> results, List<Scale> scale, List<String> skipped, Path markdown, Path chart) {}
+  record Run(
+      List<ContenderResult> results,
+      List<Scale> scale,
+      List<String> skipped,
+      Path markdown,
+      Path chart) {}
 
   /** Runs the benchmark and writes the report and chart. */
   static Run run(Options options, PrintStream progress) throws Exception {
@@ -80,7 +85,8 @@ public final class Main {
     Instant started = Instant.now();
     long t0 = System.nanoTime();
     Machine machine = Machine.describe();
-    progress.println("Baton benchmarks (" + (settings.smoke() ? "smoke" : "full") + ") on " + machine.summary());
+    progress.println(
+        "Baton benchmarks (" + (settings.smoke() ? "smoke" : "full") + ") on " + machine.summary());
     String runId = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
     List<ContenderResult> results = new ArrayList<>();
     List<Scale> scale = new ArrayList<>();
@@ -88,15 +94,33 @@ public final class Main {
     Versions.Catalog versions = new Versions.Catalog();
     versions.put("Java", System.getProperty("java.runtime.version"));
     versions.put("jOOQ (backend-jdbc)", Versions.of(org.jooq.DSLContext.class, "org.jooq", "jooq"));
-    versions.put("HikariCP", Versions.of(com.zaxxer.hikari.HikariDataSource.class, "com.zaxxer", "HikariCP"));
-    versions.put("PostgreSQL JDBC driver", Versions.of(org.postgresql.Driver.class, "org.postgresql", "postgresql"));
-    versions.put("MariaDB Connector/J", Versions.of(org.mariadb.jdbc.Driver.class, "org.mariadb.jdbc", "mariadb-java-client"));
-    versions.put("Curator (backend-zookeeper)", Versions.of(org.apache.curator.framework.CuratorFramework.class, "org.apache.curator", "curator-framework"));
-    versions.put("jetcd (backend-etcd)", Versions.of(io.etcd.jetcd.Client.class, "io.etcd", "jetcd-core"));
-    versions.put("fabric8 kubernetes-client (backend-kubernetes)", Versions.of(io.fabric8.kubernetes.client.KubernetesClient.class, "io.fabric8", "kubernetes-client-api"));
+    versions.put(
+        "HikariCP",
+        Versions.of(com.zaxxer.hikari.HikariDataSource.class, "com.zaxxer", "HikariCP"));
+    versions.put(
+        "PostgreSQL JDBC driver",
+        Versions.of(org.postgresql.Driver.class, "org.postgresql", "postgresql"));
+    versions.put(
+        "MariaDB Connector/J",
+        Versions.of(org.mariadb.jdbc.Driver.class, "org.mariadb.jdbc", "mariadb-java-client"));
+    versions.put(
+        "Curator (backend-zookeeper)",
+        Versions.of(
+            org.apache.curator.framework.CuratorFramework.class,
+            "org.apache.curator",
+            "curator-framework"));
+    versions.put(
+        "jetcd (backend-etcd)", Versions.of(io.etcd.jetcd.Client.class, "io.etcd", "jetcd-core"));
+    versions.put(
+        "fabric8 kubernetes-client (backend-kubernetes)",
+        Versions.of(
+            io.fabric8.kubernetes.client.KubernetesClient.class,
+            "io.fabric8",
+            "kubernetes-client-api"));
     try (Servers servers = new Servers()) {
       Measurements measurements = new Measurements(settings, runId, progress);
-      for (List<Candidates.Entry> sameServer : byServer(Candidates.all(settings, servers, versions))) {
+      for (List<Candidates.Entry> sameServer :
+          byServer(Candidates.all(settings, servers, versions))) {
         List<Contender> contenders = new ArrayList<>();
         try {
           for (Candidates.Entry entry : sameServer) {
@@ -116,13 +140,19 @@ public final class Main {
               progress.println("[" + entry.name() + "] could not be set up: " + e);
             }
           }
-          Map<Contender, Measurements.FirstLeaderRounds> firstLeaders = measurements.firstLeaders(contenders);
+          Map<Contender, Measurements.FirstLeaderRounds> firstLeaders =
+              measurements.firstLeaders(contenders);
           for (Contender c : contenders) {
-            Optional<EtcdServer.WalFsyncs> before = servers.etcdIfStarted().map(EtcdServer::walFsyncs);
+            Optional<EtcdServer.WalFsyncs> before =
+                servers.etcdIfStarted().map(EtcdServer::walFsyncs);
             ContenderResult result = measurements.run(c, firstLeaders.get(c));
             // Set up a contender on etcd starts it: from zero is then what this contender caused.
-            EtcdServer.WalFsyncs from = before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
-            servers.etcdIfStarted().flatMap(e -> e.walFsyncs().since(from).describe()).ifPresent(d -> result.etcdFsyncs = d);
+            EtcdServer.WalFsyncs from =
+                before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
+            servers
+                .etcdIfStarted()
+                .flatMap(e -> e.walFsyncs().since(from).describe())
+                .ifPresent(d -> result.etcdFsyncs = d);
             results.add(result);
           }
         } finally {
@@ -136,7 +166,14 @@ public final class Main {
         }
       }
       if (!options.noScale) {
-        scale.addAll(new ScaleDriver(settings, servers, runId, progress, options.log.map(l -> l.toAbsolutePath().getParent())).runAll());
+        scale.addAll(
+            new ScaleDriver(
+                    settings,
+                    servers,
+                    runId,
+                    progress,
+                    options.log.map(l -> l.toAbsolutePath().getParent()))
+                .runAll());
       }
     }
     Duration took = Duration.ofNanos(System.nanoTime() - t0);
@@ -178,9 +215,12 @@ public final class Main {
           case "--scale-sizes" -> o.scaleSizes.addAll(sizes(value(args, ++i, "--scale-sizes")));
           case "--only" -> o.only.addAll(Arrays.asList(value(args, ++i, "--only").split(",")));
           case "--log" -> o.log = Optional.of(Path.of(value(args, ++i, "--log")));
-          default -> throw new IllegalArgumentException(
-              "unknown argument '" + args[i] + "'; accepted: --out DIR, --smoke, --no-scale, --scale-sizes N[,N...],"
-                  + " --only NAME[,NAME...], --log FILE");
+          default ->
+              throw new IllegalArgumentException(
+                  "unknown argument '"
+                      + args[i]
+                      + "'; accepted: --out DIR, --smoke, --no-scale, --scale-sizes N[,N...],"
+                      + " --only NAME[,NAME...], --log FILE");
         }
       }
       return o;
@@ -192,10 +232,12 @@ public final class Main {
         try {
           sizes.add(Integer.parseInt(n.strip()));
         } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("--scale-sizes takes election counts such as 100,10000, but got '" + value + "'", e);
+          throw new IllegalArgumentException(
+              "--scale-sizes takes election counts such as 100,10000, but got '" + value + "'", e);
         }
         if (sizes.get(sizes.size() - 1) < 1) {
-          throw new IllegalArgumentException("--scale-sizes takes election counts of at least 1, but got '" + value + "'");
+          throw new IllegalArgumentException(
+              "--scale-sizes takes election counts of at least 1, but got '" + value + "'");
         }
       }
       return sizes;

@@ -19,9 +19,9 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * Runs the per-contender measurements: time to first leader, graceful handover, crash failover
- * with split brain, idle load. Every wait is bounded; a round that times out is counted as a
- * failure and the run goes on.
+ * Runs the per-contender measurements: time to first leader, graceful handover, crash failover with
+ * split brain, idle load. Every wait is bounded; a round that times out is counted as a failure and
+ * the run goes on.
  */
 final class Measurements {
 
@@ -46,18 +46,36 @@ final class Measurements {
       fail(result, "first leader", firstLeader.error);
     } else {
       result.firstLeader = firstLeader.result();
-      say(c, "first leader: p50 %s ms, max %s ms (cold %s ms)", Stats.ms(result.firstLeader.stats().p50()), Stats.ms(result.firstLeader.stats().max()), Stats.ms(result.firstLeader.coldMillis()));
+      say(
+          c,
+          "first leader: p50 %s ms, max %s ms (cold %s ms)",
+          Stats.ms(result.firstLeader.stats().p50()),
+          Stats.ms(result.firstLeader.stats().max()),
+          Stats.ms(result.firstLeader.coldMillis()));
     }
     try (Group g = Group.start(c, election(slug, "group"), slug, settings.candidates())) {
       try {
         g.awaitSingleLeader(patience(c));
         result.handover = handover(c, g);
-        say(c, "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed", result.handover.stats().count(), Stats.ms(result.handover.stats().p50()), Stats.ms(result.handover.stats().p99()), Stats.ms(result.handover.stats().max()), result.handover.failures());
+        say(
+            c,
+            "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed",
+            result.handover.stats().count(),
+            Stats.ms(result.handover.stats().p50()),
+            Stats.ms(result.handover.stats().p99()),
+            Stats.ms(result.handover.stats().max()),
+            result.handover.failures());
         result.idle = idle(g);
         say(c, "idle: %s", idleSummary(result.idle));
         result.crash = crash(c, g);
-        say(c, "crash (%d rounds): from cut p50 %s ms, from last renewal/TTL p50 %s, split brain in %d rounds (max %s ms)", result.crash.rounds().size(), Stats.ms(result.crash.fromCut().p50()),
-            Stats.fixed(result.crash.ratio(result.crash.fromRenewal().p50()), 3), result.crash.roundsWithSplitBrain(), Stats.ms(result.crash.overlap().max()));
+        say(
+            c,
+            "crash (%d rounds): from cut p50 %s ms, from last renewal/TTL p50 %s, split brain in %d rounds (max %s ms)",
+            result.crash.rounds().size(),
+            Stats.ms(result.crash.fromCut().p50()),
+            Stats.fixed(result.crash.ratio(result.crash.fromRenewal().p50()), 3),
+            result.crash.roundsWithSplitBrain(),
+            Stats.ms(result.crash.overlap().max()));
       } finally {
         g.close();
         result.notes.addAll(g.problems());
@@ -75,7 +93,10 @@ final class Measurements {
       if (!Double.isNaN(n.storeCallsPerSecond())) {
         b.append(Stats.fixed(n.storeCallsPerSecond(), 2)).append(" calls/s, ");
       }
-      b.append(Stats.fixed(n.requestsPerSecond(), 2)).append(" req/s, ").append(Stats.fixed(n.bytesToServerPerSecond(), 0)).append(" B/s; ");
+      b.append(Stats.fixed(n.requestsPerSecond(), 2))
+          .append(" req/s, ")
+          .append(Stats.fixed(n.bytesToServerPerSecond(), 0))
+          .append(" B/s; ");
     }
     return b.toString();
   }
@@ -88,8 +109,8 @@ final class Measurements {
 
   /**
    * First-leader rounds of contenders on one server, taken in turns (the order reversed each
-   * round). They share client code (vert.x, gRPC, Jackson, JDBC) and the server's own: measured
-   * one after the other, the second ran on code the first had warmed, which made fabric8's
+   * round). They share client code (vert.x, gRPC, Jackson, JDBC) and the server's own: measured one
+   * after the other, the second ran on code the first had warmed, which made fabric8's
    * LeaderElector look 9 ms faster than Baton's Kubernetes store while each alone took the same.
    */
   Map<Contender, FirstLeaderRounds> firstLeaders(List<Contender> contenders) {
@@ -142,7 +163,8 @@ final class Measurements {
         }
         double ms = (e.get().nanos() - t0) / 1e6;
         if (round == 0) {
-          cold = ms; // the first in this JVM for this library: class loading and warm-up, reported apart
+          cold = ms; // the first in this JVM for this library: class loading and warm-up, reported
+          // apart
         } else if (round > settings.warmUpRounds()) {
           samples.add(ms);
         }
@@ -157,7 +179,10 @@ final class Measurements {
     }
   }
 
-  /** How long to wait for a leader of {@code c}: three of its leases and five seconds, at least the run's. */
+  /**
+   * How long to wait for a leader of {@code c}: three of its leases and five seconds, at least the
+   * run's.
+   */
   private Duration patience(Contender c) {
     Duration own = c.leaseDuration().multipliedBy(3).plusSeconds(5);
     return own.compareTo(settings.patience()) > 0 ? own : settings.patience();
@@ -171,7 +196,8 @@ final class Measurements {
       Node leader = g.awaitSingleLeader(patience(c));
       long t0 = System.nanoTime();
       leader.leave();
-      Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), t0, patience(c));
+      Optional<Timeline.Event> next =
+          g.timeline().awaitElected(id -> !id.equals(leader.id), t0, patience(c));
       if (next.isPresent()) {
         if (counted) {
           samples.add((next.get().nanos() - t0) / 1e6);
@@ -208,12 +234,13 @@ final class Measurements {
       Node n = order.get(i);
       long r = n.requestsSent();
       long c = n.storeCalls().orElse(-1);
-      nodes.add(new IdleNode(
-          i == 0 ? "leader" : "follower " + i,
-          c < 0 || calls[i] < 0 ? Double.NaN : (c - calls[i]) / seconds,
-          r < 0 || requests[i] < 0 ? Double.NaN : (r - requests[i]) / seconds,
-          n.hasNetwork() ? (n.bytesToServer() - toServer[i]) / seconds : Double.NaN,
-          n.hasNetwork() ? (n.bytesToClient() - toClient[i]) / seconds : Double.NaN));
+      nodes.add(
+          new IdleNode(
+              i == 0 ? "leader" : "follower " + i,
+              c < 0 || calls[i] < 0 ? Double.NaN : (c - calls[i]) / seconds,
+              r < 0 || requests[i] < 0 ? Double.NaN : (r - requests[i]) / seconds,
+              n.hasNetwork() ? (n.bytesToServer() - toServer[i]) / seconds : Double.NaN,
+              n.hasNetwork() ? (n.bytesToClient() - toClient[i]) / seconds : Double.NaN));
     }
     return new Idle(nodes, settings.idleWindow());
   }
@@ -230,21 +257,28 @@ final class Measurements {
       try {
         long cut = System.nanoTime();
         leader.link().cut();
-        Optional<Timeline.Event> next = g.timeline().awaitElected(id -> !id.equals(leader.id), cut, patience(c));
+        Optional<Timeline.Event> next =
+            g.timeline().awaitElected(id -> !id.equals(leader.id), cut, patience(c));
         if (next.isEmpty()) {
           failures++;
           continue;
         }
         long successor = next.get().nanos();
-        Pause.until(belief::ended, Duration.ofNanos(Math.max(0, successor + observe.toNanos() - System.nanoTime())));
+        Pause.until(
+            belief::ended,
+            Duration.ofNanos(Math.max(0, successor + observe.toNanos() - System.nanoTime())));
         belief.stop();
         OptionalLong renewal = leader.lastConfirmedRenewalNanos();
-        double overlap = belief.ended() ? Math.max(0, belief.endedAtNanos() - successor) / 1e6 : observe.toMillis();
-        rounds.add(new CrashRound(
-            (successor - cut) / 1e6,
-            renewal.isPresent() ? (successor - renewal.getAsLong()) / 1e6 : Double.NaN,
-            overlap,
-            !belief.ended()));
+        double overlap =
+            belief.ended()
+                ? Math.max(0, belief.endedAtNanos() - successor) / 1e6
+                : observe.toMillis();
+        rounds.add(
+            new CrashRound(
+                (successor - cut) / 1e6,
+                renewal.isPresent() ? (successor - renewal.getAsLong()) / 1e6 : Double.NaN,
+                overlap,
+                !belief.ended()));
       } finally {
         belief.stop();
         leader.link().heal();

@@ -24,7 +24,12 @@ abstract class Node implements AutoCloseable {
    * @param requests requests this node sent to the server so far, counted as the contender says
    *     ({@link Contender#requestsCountedAs()}); negative when they cannot be counted
    */
-  Node(String id, Timeline timeline, FaultInjector link, Optional<FaultProxy> proxy, LongSupplier requests) {
+  Node(
+      String id,
+      Timeline timeline,
+      FaultInjector link,
+      Optional<FaultProxy> proxy,
+      LongSupplier requests) {
     this.id = id;
     this.timeline = timeline;
     this.link = link;
@@ -42,14 +47,17 @@ abstract class Node implements AutoCloseable {
   abstract boolean believesLeader();
 
   /**
-   * The monotonic start time of the last renewal (or grant) the server confirmed, where the
-   * library lets us see it: the lease cannot end before it plus the lease duration.
+   * The monotonic start time of the last renewal (or grant) the server confirmed, where the library
+   * lets us see it: the lease cannot end before it plus the lease duration.
    */
   OptionalLong lastConfirmedRenewalNanos() {
     return OptionalLong.empty();
   }
 
-  /** LeaseStore calls the Elector made, for Baton nodes: one renewal is one call, whatever it costs on the wire. */
+  /**
+   * LeaseStore calls the Elector made, for Baton nodes: one renewal is one call, whatever it costs
+   * on the wire.
+   */
   OptionalLong storeCalls() {
     return OptionalLong.empty();
   }

@@ -3,8 +3,8 @@ package dev.baton.benchmarks;
 import java.time.Duration;
 
 /**
- * Paces the harness: the gaps between rounds and the measurement windows. Nothing waits here for
- * a condition; waits for conditions are bounded loops over the condition itself.
+ * Paces the harness: the gaps between rounds and the measurement windows. Nothing waits here for a
+ * condition; waits for conditions are bounded loops over the condition itself.
  */
 final class Pause {
 

@@ -26,7 +26,8 @@ final class Results {
    *     it leads (0 when it had stopped before)
    * @param stillLeading the cut leader still believed it led when the observation ended
    */
-  record CrashRound(double fromCutMillis, double fromRenewalMillis, double overlapMillis, boolean stillLeading) {}
+  record CrashRound(
+      double fromCutMillis, double fromRenewalMillis, double overlapMillis, boolean stillLeading) {}
 
   record Crash(List<CrashRound> rounds, int failures, Duration lease, Duration observedFor) {
     Stats fromCut() {
@@ -34,7 +35,11 @@ final class Results {
     }
 
     Stats fromRenewal() {
-      return Stats.of(rounds.stream().map(CrashRound::fromRenewalMillis).filter(v -> !Double.isNaN(v)).toList());
+      return Stats.of(
+          rounds.stream()
+              .map(CrashRound::fromRenewalMillis)
+              .filter(v -> !Double.isNaN(v))
+              .toList());
     }
 
     Stats overlap() {
@@ -51,7 +56,10 @@ final class Results {
 
     /** Rounds where a successor was told it leads before the lease could have ended. */
     long beforeLeaseEnded() {
-      return rounds.stream().filter(r -> !Double.isNaN(r.fromRenewalMillis()) && r.fromRenewalMillis() < lease.toMillis()).count();
+      return rounds.stream()
+          .filter(
+              r -> !Double.isNaN(r.fromRenewalMillis()) && r.fromRenewalMillis() < lease.toMillis())
+          .count();
     }
 
     double ratio(double millis) {
@@ -64,7 +72,12 @@ final class Results {
    * @param storeCallsPerSecond LeaseStore calls per second (Baton only; NaN for peers)
    * @param requestsPerSecond requests per second as the contender counts them at the wire
    */
-  record IdleNode(String role, double storeCallsPerSecond, double requestsPerSecond, double bytesToServerPerSecond, double bytesToClientPerSecond) {}
+  record IdleNode(
+      String role,
+      double storeCallsPerSecond,
+      double requestsPerSecond,
+      double bytesToServerPerSecond,
+      double bytesToClientPerSecond) {}
 
   record Idle(List<IdleNode> nodes, Duration window) {}
 
@@ -81,6 +94,7 @@ final class Results {
     Crash crash;
     Idle idle;
     final List<String> notes = new ArrayList<>();
+
     /** What etcd's own metrics say of its WAL fsyncs while this contender ran; empty elsewhere. */
     String etcdFsyncs = "";
 
@@ -100,9 +114,10 @@ final class Results {
    * @param elected how many were leading when the window began
    * @param stepDowns terms that ended during the window (a renewal missed its deadline or failed)
    * @param cpuPercentOfCore the process's CPU time over the window, in percent of one core
-   * @param compilerPercentOfCore the CPU time the JIT compiler's threads used in the window, in percent of one core (part of {@code
-   *     cpuPercentOfCore})
-   * @param collectorPercentOfCore the garbage collectors' elapsed time in the window, in percent of the window
+   * @param compilerPercentOfCore the CPU time the JIT compiler's threads used in the window, in
+   *     percent of one core (part of {@code cpuPercentOfCore})
+   * @param collectorPercentOfCore the garbage collectors' elapsed time in the window, in percent of
+   *     the window
    * @param heapMegabytes heap in use after a full GC with the elections running
    * @param heapBaselineMegabytes the same with the store open and no elections
    * @param storeCallsPerSecond LeaseStore calls the electors made per second

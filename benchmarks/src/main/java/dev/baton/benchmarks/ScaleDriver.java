@@ -30,8 +30,16 @@ import java.util.stream.Collectors;
  */
 final class ScaleDriver {
 
-  /** A backend of the scale measurement, and the largest size it is run at here, with the reason. */
-  record Plan(String backend, String label, Optional<InetSocketAddress> server, LongSupplier serverRequests, int maxElections, String limitReason) {}
+  /**
+   * A backend of the scale measurement, and the largest size it is run at here, with the reason.
+   */
+  record Plan(
+      String backend,
+      String label,
+      Optional<InetSocketAddress> server,
+      LongSupplier serverRequests,
+      int maxElections,
+      String limitReason) {}
 
   private final Settings settings;
   private final Servers servers;
@@ -39,7 +47,12 @@ final class ScaleDriver {
   private final PrintStream progress;
   private final Optional<Path> logDir;
 
-  ScaleDriver(Settings settings, Servers servers, String runId, PrintStream progress, Optional<Path> logDir) {
+  ScaleDriver(
+      Settings settings,
+      Servers servers,
+      String runId,
+      PrintStream progress,
+      Optional<Path> logDir) {
     this.settings = settings;
     this.servers = servers;
     this.runId = runId;
@@ -73,28 +86,41 @@ final class ScaleDriver {
     }
     if (settings.includes("ZooKeeper")) {
       ZooKeeperServerInJvm zk = servers.zookeeper();
-      plans.add(new Plan("zookeeper", "ZooKeeper", Optional.of(zk.address()), zk::packetsReceived, all, ""));
+      plans.add(
+          new Plan(
+              "zookeeper", "ZooKeeper", Optional.of(zk.address()), zk::packetsReceived, all, ""));
     }
     if (settings.includes("etcd") && EtcdServer.binary().isPresent()) {
       plans.add(new Plan("etcd", "etcd", Optional.of(servers.etcd().address()), none, all, ""));
     }
     if (settings.includes("Kubernetes")) {
       KubernetesMock mock = servers.kubernetes();
-      plans.add(new Plan("kubernetes", "Kubernetes", Optional.of(mock.address()), mock::requests, 1_000,
-          "a Lease is one object and Kubernetes has no batch write, so each renewal is an HTTP PUT of its own (client-go renews the same way): 1,000 elections are"
-              + " already 1,000 PUTs a second, and 10,000 would be 10,000 a second, more than a 2-core machine running the mock API server can answer within the renew"
-              + " deadline. What would make many elections cheap is one heartbeat Lease per process that its elections point at, as Kubernetes does for node"
-              + " heartbeats; a takeover would then first have to mark the holder's heartbeat with a compare-and-set, a protocol of its own that Baton does not have"));
+      plans.add(
+          new Plan(
+              "kubernetes",
+              "Kubernetes",
+              Optional.of(mock.address()),
+              mock::requests,
+              1_000,
+              "a Lease is one object and Kubernetes has no batch write, so each renewal is an HTTP PUT of its own (client-go renews the same way): 1,000 elections are"
+                  + " already 1,000 PUTs a second, and 10,000 would be 10,000 a second, more than a 2-core machine running the mock API server can answer within the renew"
+                  + " deadline. What would make many elections cheap is one heartbeat Lease per process that its elections point at, as Kubernetes does for node"
+                  + " heartbeats; a takeover would then first have to mark the holder's heartbeat with a compare-and-set, a protocol of its own that Baton does not have"));
     }
     return plans;
   }
 
   private Scale run(Plan plan) {
-    List<Integer> sizes = settings.scaleSizes().stream().filter(n -> n <= plan.maxElections()).toList();
+    List<Integer> sizes =
+        settings.scaleSizes().stream().filter(n -> n <= plan.maxElections()).toList();
     List<ScaleStep> steps = new ArrayList<>();
-    String note = settings.scaleSizes().size() > sizes.size()
-        ? "not run above " + String.format(java.util.Locale.ROOT, "%,d", plan.maxElections()) + " elections: " + plan.limitReason()
-        : "";
+    String note =
+        settings.scaleSizes().size() > sizes.size()
+            ? "not run above "
+                + String.format(java.util.Locale.ROOT, "%,d", plan.maxElections())
+                + " elections: "
+                + plan.limitReason()
+            : "";
     Optional<FaultProxy> proxy = plan.server().map(FaultProxy::start);
     Process child = null;
     try {
@@ -109,7 +135,11 @@ final class ScaleDriver {
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
       command.add("-Dh2.bindAddress=127.0.0.1");
-      logDir.ifPresent(d -> command.add("-Dorg.slf4j.simpleLogger.logFile=" + d.resolve("scale-" + plan.backend() + ".log")));
+      logDir.ifPresent(
+          d ->
+              command.add(
+                  "-Dorg.slf4j.simpleLogger.logFile="
+                      + d.resolve("scale-" + plan.backend() + ".log")));
       command.add(ScaleRun.class.getName());
       command.add(plan.backend());
       command.add(Integer.toString(proxy.map(FaultProxy::port).orElse(0)));
@@ -118,24 +148,46 @@ final class ScaleDriver {
       command.add(Long.toString(settings.scaleSettleLimit().toMillis()));
       command.add(runId);
       ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(false);
-      pb.redirectError(logDir.map(d -> ProcessBuilder.Redirect.to(d.resolve("scale-" + plan.backend() + ".err").toFile())).orElse(ProcessBuilder.Redirect.DISCARD));
+      pb.redirectError(
+          logDir
+              .map(
+                  d ->
+                      ProcessBuilder.Redirect.to(
+                          d.resolve("scale-" + plan.backend() + ".err").toFile()))
+              .orElse(ProcessBuilder.Redirect.DISCARD));
       child = pb.start();
       BlockingQueue<String> lines = new LinkedBlockingQueue<>();
       Process c = child;
-      Thread reader = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
-          String line;
-          while ((line = r.readLine()) != null) {
-            lines.add(line);
-          }
-        } catch (IOException e) {
-          lines.add("FAILED reading the child's output: " + e);
-        }
-        lines.add("EOF");
-      }, "scale-reader");
+      Thread reader =
+          new Thread(
+              () -> {
+                try (BufferedReader r =
+                    new BufferedReader(
+                        new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
+                  String line;
+                  while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                  }
+                } catch (IOException e) {
+                  lines.add("FAILED reading the child's output: " + e);
+                }
+                lines.add("EOF");
+              },
+              "scale-reader");
       reader.setDaemon(true);
       reader.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60 + sizes.stream().mapToLong(n -> 40 + settings.scaleSettleLimit().toSeconds() + settings.scaleWindow().toSeconds() + n / 100).sum());
+      long deadline =
+          System.nanoTime()
+              + TimeUnit.SECONDS.toNanos(
+                  60
+                      + sizes.stream()
+                          .mapToLong(
+                              n ->
+                                  40
+                                      + settings.scaleSettleLimit().toSeconds()
+                                      + settings.scaleWindow().toSeconds()
+                                      + n / 100)
+                          .sum());
       long bytesAtStart = 0;
       long serverAtStart = 0;
       while (true) {
@@ -157,9 +209,18 @@ final class ScaleDriver {
         } else if (line.startsWith("STEP ")) {
           ScaleStep step = parse(line, pending, proxy.isPresent());
           steps.add(step);
-          progress.println(String.format(java.util.Locale.ROOT, "[scale %s] %,d elections: %d led, %d step-downs, %.1f %% of a core, %.0f MB heap, %.0f store calls/s, %s",
-              plan.label(), step.elections(), step.elected(), step.stepDowns(), step.cpuPercentOfCore(), step.heapMegabytes(), step.storeCallsPerSecond(),
-              step.problem().isEmpty() ? "ok" : step.problem()));
+          progress.println(
+              String.format(
+                  java.util.Locale.ROOT,
+                  "[scale %s] %,d elections: %d led, %d step-downs, %.1f %% of a core, %.0f MB heap, %.0f store calls/s, %s",
+                  plan.label(),
+                  step.elections(),
+                  step.elected(),
+                  step.stepDowns(),
+                  step.cpuPercentOfCore(),
+                  step.heapMegabytes(),
+                  step.storeCallsPerSecond(),
+                  step.problem().isEmpty() ? "ok" : step.problem()));
         } else if (line.startsWith("FAILED")) {
           note = join(note, line.substring("FAILED".length()).trim());
         }

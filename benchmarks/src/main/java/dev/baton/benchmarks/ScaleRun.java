@@ -84,15 +84,27 @@ public final class ScaleRun {
     private final String runId;
     private final PrintStream out;
     private static final Duration BATCH_LIMIT = Duration.ofSeconds(15);
+
     /** Linux's USER_HZ, the unit of /proc's CPU times: 100 on every common kernel. */
     private static final long CLOCK_TICKS_PER_SECOND = 100;
+
     /** A compiler this busy or less (1 % of a core) counts as quiet. */
     private static final long QUIET_COMPILATION_MILLIS_PER_SECOND = 10;
-    /** gRPC and netty code compiles in bursts a second or two apart: one quiet second is not enough. */
+
+    /**
+     * gRPC and netty code compiles in bursts a second or two apart: one quiet second is not enough.
+     */
     private static final int QUIET_SECONDS = 3;
+
     private final Settings settings = Settings.full();
 
-    Steps(String backend, int port, Duration window, Duration settleLimit, String runId, PrintStream out) {
+    Steps(
+        String backend,
+        int port,
+        Duration window,
+        Duration settleLimit,
+        String runId,
+        PrintStream out) {
       this.backend = backend;
       this.port = port;
       this.window = window;
@@ -108,7 +120,8 @@ public final class ScaleRun {
       LongSupplier requests = opened.requests().orElse(store::calls);
       MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
       // A first call, so that the connection and the classes are there before the baseline. The
-      // first call of a fresh JVM can outlast the call timeout (class loading, TLS-free gRPC set-up).
+      // first call of a fresh JVM can outlast the call timeout (class loading, TLS-free gRPC
+      // set-up).
       warmUp(store);
       long baseline = usedHeapAfterGc(memory);
       try {
@@ -143,7 +156,8 @@ public final class ScaleRun {
     private BatonContender.OpenedStore open(InetSocketAddress through) {
       switch (backend) {
         case "memory":
-          return new BatonContender.OpenedStore(new MemoryLeaseStore(), null, Optional.empty(), Optional.empty());
+          return new BatonContender.OpenedStore(
+              new MemoryLeaseStore(), null, Optional.empty(), Optional.empty());
         case "h2":
           return Backends.openJdbc(H2Server.url(port), "sa", settings);
         case "postgresql":
@@ -152,17 +166,30 @@ public final class ScaleRun {
           return Backends.openJdbc(Servers.mariadbUrl(port), Servers.MARIADB_USER, settings);
         case "zookeeper":
           CuratorFramework client = Backends.curatorForBaton(through, settings.leaseDuration());
-          return new BatonContender.OpenedStore(Backends.zooKeeperStore(client, settings), client, Optional.empty(), Optional.empty());
+          return new BatonContender.OpenedStore(
+              Backends.zooKeeperStore(client, settings),
+              client,
+              Optional.empty(),
+              Optional.empty());
         case "etcd":
           return Backends.openEtcd(through, settings, true);
         case "kubernetes":
           return Backends.openKubernetes(through, "scale-" + runId, settings, Optional.empty());
         default:
-          throw new IllegalArgumentException("backend must be memory, h2, postgresql, mariadb, zookeeper, etcd or kubernetes, but was " + backend);
+          throw new IllegalArgumentException(
+              "backend must be memory, h2, postgresql, mariadb, zookeeper, etcd or kubernetes, but was "
+                  + backend);
       }
     }
 
-    private void step(int n, RecordingStore store, LongSupplier requests, MemoryMXBean memory, long baseline, boolean last) throws Exception {
+    private void step(
+        int n,
+        RecordingStore store,
+        LongSupplier requests,
+        MemoryMXBean memory,
+        long baseline,
+        boolean last)
+        throws Exception {
       AtomicInteger leading = new AtomicInteger();
       AtomicLong revocations = new AtomicLong();
       ElectionListener listener =
@@ -201,10 +228,20 @@ public final class ScaleRun {
           if ((i + 1) % batch == 0 || i == n - 1) {
             int started = i + 1;
             // A batch that does not lead within a few leases will not: the store is saturated.
-            Duration left = Duration.ofNanos(Math.max(0, Math.min(rampDeadline - System.nanoTime(), BATCH_LIMIT.toNanos())));
+            Duration left =
+                Duration.ofNanos(
+                    Math.max(0, Math.min(rampDeadline - System.nanoTime(), BATCH_LIMIT.toNanos())));
             if (!Pause.until(() -> leading.get() >= started, left)) {
-              problem = "ramp-up stopped: only " + leading.get() + " of " + started + " started elections led (a batch gets " + BATCH_LIMIT.toSeconds()
-                  + " s, the whole ramp-up " + rampLimit.toSeconds() + " s)";
+              problem =
+                  "ramp-up stopped: only "
+                      + leading.get()
+                      + " of "
+                      + started
+                      + " started elections led (a batch gets "
+                      + BATCH_LIMIT.toSeconds()
+                      + " s, the whole ramp-up "
+                      + rampLimit.toSeconds()
+                      + " s)";
               break;
             }
           }
@@ -233,11 +270,25 @@ public final class ScaleRun {
         out.println("WINDOW-END " + n);
         out.flush();
         long heap = usedHeapAfterGc(memory);
-        out.println(String.format(
-            Locale.ROOT,
-            "STEP elections=%d elected=%d stepDowns=%d cpuMillis=%d jitMillis=%d gcMillis=%d seconds=%.3f heapBytes=%d baselineBytes=%d calls=%d requests=%d"
-                + " ramp=%.2f settle=%.1f problem=%s",
-            n, elected, stepDowns, cpu / 1_000_000, jit, gc, (t1 - t0) / 1e9, heap, baseline, calls, reqs, rampSeconds, settleSeconds, problem.replace(' ', '_')));
+        out.println(
+            String.format(
+                Locale.ROOT,
+                "STEP elections=%d elected=%d stepDowns=%d cpuMillis=%d jitMillis=%d gcMillis=%d seconds=%.3f heapBytes=%d baselineBytes=%d calls=%d requests=%d"
+                    + " ramp=%.2f settle=%.1f problem=%s",
+                n,
+                elected,
+                stepDowns,
+                cpu / 1_000_000,
+                jit,
+                gc,
+                (t1 - t0) / 1e9,
+                heap,
+                baseline,
+                calls,
+                reqs,
+                rampSeconds,
+                settleSeconds,
+                problem.replace(' ', '_')));
         out.flush();
       } finally {
         if (!last) {
@@ -259,8 +310,8 @@ public final class ScaleRun {
 
     /**
      * Waits, at most {@link #settleLimit}, until the JIT compiler has gone quiet: right after a
-     * ramp-up it is still compiling the code paths the new elections brought in, a one-off cost
-     * of a fresh process that would otherwise be counted as the cost of keeping N elections.
+     * ramp-up it is still compiling the code paths the new elections brought in, a one-off cost of
+     * a fresh process that would otherwise be counted as the cost of keeping N elections.
      *
      * @return how long it waited, in seconds
      */
@@ -281,7 +332,9 @@ public final class ScaleRun {
     /** Time the JIT compiler spent so far, as the JVM reports it (-1 when it does not). */
     private static long compilationMillis() {
       CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-      return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+      return jit != null && jit.isCompilationTimeMonitoringSupported()
+          ? jit.getTotalCompilationTime()
+          : -1;
     }
 
     /**
@@ -304,7 +357,8 @@ public final class ScaleRun {
               continue;
             }
             String stat = Files.readString(thread.resolve("stat"));
-            // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+            // Fields after the command's closing parenthesis; utime and stime are the 12th and
+            // 13th.
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
           } catch (IOException | RuntimeException gone) {
@@ -334,7 +388,8 @@ public final class ScaleRun {
     }
 
     private static long processCpuNanos() {
-      if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+      if (ManagementFactory.getOperatingSystemMXBean()
+          instanceof com.sun.management.OperatingSystemMXBean os) {
         return os.getProcessCpuTime();
       }
       return -1;

@@ -17,14 +17,15 @@ import java.util.Optional;
 /**
  * The servers of one run, started when first needed and stopped by {@link #close()}: ZooKeeper and
  * the Kubernetes mock in this JVM, one etcd member as a child process, H2 in server mode, dynalite
- * and Azurite as node processes.
- * PostgreSQL and MariaDB are the machine's own (127.0.0.1:5432, user postgres, database test;
- * 127.0.0.1:3306, user root, empty password, database test).
+ * and Azurite as node processes. PostgreSQL and MariaDB are the machine's own (127.0.0.1:5432, user
+ * postgres, database test; 127.0.0.1:3306, user root, empty password, database test).
  */
 final class Servers implements AutoCloseable {
 
-  static final InetSocketAddress POSTGRES = new InetSocketAddress(InetAddress.getLoopbackAddress(), 5432);
-  static final InetSocketAddress MARIADB = new InetSocketAddress(InetAddress.getLoopbackAddress(), 3306);
+  static final InetSocketAddress POSTGRES =
+      new InetSocketAddress(InetAddress.getLoopbackAddress(), 5432);
+  static final InetSocketAddress MARIADB =
+      new InetSocketAddress(InetAddress.getLoopbackAddress(), 3306);
   static final String POSTGRES_USER = "postgres";
   static final String MARIADB_USER = "root";
 
@@ -72,8 +73,12 @@ final class Servers implements AutoCloseable {
   /** dynalite (npm) on a free loopback port, in memory, from tools/dynalite. */
   synchronized NpmServer dynalite() {
     if (dynalite == null) {
-      dynalite = keep(NpmServer.start(
-          "dynalite", "dynalite/cli.js", port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+      dynalite =
+          keep(
+              NpmServer.start(
+                  "dynalite",
+                  "dynalite/cli.js",
+                  port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
     }
     return dynalite;
   }
@@ -81,9 +86,21 @@ final class Servers implements AutoCloseable {
   /** Azurite's blob service (npm) on a free loopback port, in memory, from tools/azurite. */
   synchronized NpmServer azurite() {
     if (azurite == null) {
-      azurite = keep(NpmServer.start("azurite", "azurite/dist/src/blob/main.js", port -> List.of(
-          "--blobHost", "127.0.0.1", "--blobPort", Integer.toString(port),
-          "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck", "--silent")));
+      azurite =
+          keep(
+              NpmServer.start(
+                  "azurite",
+                  "azurite/dist/src/blob/main.js",
+                  port ->
+                      List.of(
+                          "--blobHost",
+                          "127.0.0.1",
+                          "--blobPort",
+                          Integer.toString(port),
+                          "--inMemoryPersistence",
+                          "--disableTelemetry",
+                          "--skipApiVersionCheck",
+                          "--silent")));
     }
     return azurite;
   }
@@ -130,7 +147,10 @@ final class Servers implements AutoCloseable {
     }
   }
 
-  /** Empties {@code table} at {@code url} when it exists: the benchmark's own table, from earlier runs. */
+  /**
+   * Empties {@code table} at {@code url} when it exists: the benchmark's own table, from earlier
+   * runs.
+   */
   static void emptyTable(String url, String user, String table) throws SQLException {
     try (Connection c = DriverManager.getConnection(url, user, "")) {
       DatabaseMetaData meta = c.getMetaData();
@@ -148,7 +168,10 @@ final class Servers implements AutoCloseable {
     }
   }
 
-  /** Stops every server, the last started first; one that fails to stop does not keep the others running. */
+  /**
+   * Stops every server, the last started first; one that fails to stop does not keep the others
+   * running.
+   */
   @Override
   public synchronized void close() {
     List<String> failures = new ArrayList<>();

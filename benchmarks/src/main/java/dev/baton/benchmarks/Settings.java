@@ -6,8 +6,8 @@ import java.util.Set;
 
 /**
  * What a run measures and how long it takes. {@link #full()} is what {@code scripts/benchmarks}
- * runs for the report; {@link #smokeTest()} runs every measurement with tiny counts, so CI can prove the
- * harness still works without timing anything.
+ * runs for the report; {@link #smokeTest()} runs every measurement with tiny counts, so CI can
+ * prove the harness still works without timing anything.
  *
  * @param leaseDuration the lease every contender is given (etcd and Kubernetes count whole seconds)
  * @param renewDeadline how long a leader goes on without a confirmed renewal
@@ -86,22 +86,65 @@ record Settings(
 
   Settings onlyThese(Set<String> names) {
     return new Settings(
-        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds, handoverRounds, crashRounds,
-        idleWindow, scaleSizes, scaleSettleLimit, scaleWindow, Set.copyOf(names));
+        smoke,
+        leaseDuration,
+        renewDeadline,
+        retryPeriod,
+        callTimeout,
+        candidates,
+        warmUpRounds,
+        firstLeaderRounds,
+        handoverRounds,
+        crashRounds,
+        idleWindow,
+        scaleSizes,
+        scaleSettleLimit,
+        scaleWindow,
+        Set.copyOf(names));
   }
 
   /** The same settings with other scale sizes, to measure one size without the others. */
   Settings withScaleSizes(List<Integer> sizes) {
     return new Settings(
-        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds,
-        handoverRounds, crashRounds, idleWindow, List.copyOf(sizes), scaleSettleLimit, scaleWindow, only);
+        smoke,
+        leaseDuration,
+        renewDeadline,
+        retryPeriod,
+        callTimeout,
+        candidates,
+        warmUpRounds,
+        firstLeaderRounds,
+        handoverRounds,
+        crashRounds,
+        idleWindow,
+        List.copyOf(sizes),
+        scaleSettleLimit,
+        scaleWindow,
+        only);
   }
 
-  /** The same run with other elector timings: for a store that cannot grant the run's lease (Azure: 15 s to 60 s). */
-  Settings withTimings(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, Duration callTimeout) {
+  /**
+   * The same run with other elector timings: for a store that cannot grant the run's lease (Azure:
+   * 15 s to 60 s).
+   */
+  Settings withTimings(
+      Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, Duration callTimeout) {
     return new Settings(
-        smoke, leaseDuration, renewDeadline, retryPeriod, callTimeout, candidates, warmUpRounds, firstLeaderRounds,
-        handoverRounds, crashRounds, idleWindow, scaleSizes, scaleSettleLimit, scaleWindow, only);
+        smoke,
+        leaseDuration,
+        renewDeadline,
+        retryPeriod,
+        callTimeout,
+        candidates,
+        warmUpRounds,
+        firstLeaderRounds,
+        handoverRounds,
+        crashRounds,
+        idleWindow,
+        scaleSizes,
+        scaleSettleLimit,
+        scaleWindow,
+        only);
   }
 
   boolean includes(String contender) {

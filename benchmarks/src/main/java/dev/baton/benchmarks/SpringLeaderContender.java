@@ -21,11 +21,11 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 /**
  * Spring Integration's {@code LockRegistryLeaderInitiator} on a {@code JdbcLockRegistry} over
- * PostgreSQL, wired as a Spring application would wire the beans (here by hand, without a
- * context): a {@code DefaultLockRepository} per node with the lock's time-to-live set to the lease
- * duration and the PostgreSQL {@code ON CONFLICT DO NOTHING} insert its javadoc recommends, the
- * initiator's default heartbeat (500 ms) and busy wait (50 ms), and a HikariCP pool with
- * HikariCP's (Spring Boot's) defaults except its size.
+ * PostgreSQL, wired as a Spring application would wire the beans (here by hand, without a context):
+ * a {@code DefaultLockRepository} per node with the lock's time-to-live set to the lease duration
+ * and the PostgreSQL {@code ON CONFLICT DO NOTHING} insert its javadoc recommends, the initiator's
+ * default heartbeat (500 ms) and busy wait (50 ms), and a HikariCP pool with HikariCP's (Spring
+ * Boot's) defaults except its size.
  */
 final class SpringLeaderContender implements Contender {
 
@@ -42,15 +42,21 @@ final class SpringLeaderContender implements Contender {
 
   /** Spring Integration's schema-postgresql.sql for the lock table, with the benchmark's prefix. */
   private static void createTable() throws SQLException {
-    try (Connection c = DriverManager.getConnection(Servers.postgresUrl(Servers.POSTGRES.getPort()), Servers.POSTGRES_USER, "");
+    try (Connection c =
+            DriverManager.getConnection(
+                Servers.postgresUrl(Servers.POSTGRES.getPort()), Servers.POSTGRES_USER, "");
         Statement s = c.createStatement()) {
       s.execute(
-          "CREATE TABLE IF NOT EXISTS " + TABLE_PREFIX + "LOCK ("
+          "CREATE TABLE IF NOT EXISTS "
+              + TABLE_PREFIX
+              + "LOCK ("
               + " LOCK_KEY CHAR(36) NOT NULL,"
               + " REGION VARCHAR(100) NOT NULL,"
               + " CLIENT_ID CHAR(36),"
               + " CREATED_DATE TIMESTAMP NOT NULL,"
-              + " constraint " + TABLE_PREFIX + "LOCK_PK primary key (LOCK_KEY, REGION))");
+              + " constraint "
+              + TABLE_PREFIX
+              + "LOCK_PK primary key (LOCK_KEY, REGION))");
       s.executeUpdate("DELETE FROM " + TABLE_PREFIX + "LOCK");
     }
   }
@@ -67,16 +73,27 @@ final class SpringLeaderContender implements Contender {
 
   @Override
   public String library() {
-    return "Spring Integration " + Versions.of(LockRegistryLeaderInitiator.class, "org.springframework.integration", "spring-integration-core");
+    return "Spring Integration "
+        + Versions.of(
+            LockRegistryLeaderInitiator.class,
+            "org.springframework.integration",
+            "spring-integration-core");
   }
 
   @Override
   public Map<String, String> settings() {
     Map<String, String> s = new LinkedHashMap<>();
     s.put("lock time-to-live (the lease)", settings.leaseDuration().toMillis() + " ms");
-    s.put("heartbeat / busy wait", LockRegistryLeaderInitiator.DEFAULT_HEART_BEAT_TIME + " / " + LockRegistryLeaderInitiator.DEFAULT_BUSY_WAIT_TIME + " ms (defaults)");
+    s.put(
+        "heartbeat / busy wait",
+        LockRegistryLeaderInitiator.DEFAULT_HEART_BEAT_TIME
+            + " / "
+            + LockRegistryLeaderInitiator.DEFAULT_BUSY_WAIT_TIME
+            + " ms (defaults)");
     s.put("JdbcLockRegistry idle between tries", "100 ms (default)");
-    s.put("insert", "INSERT ... ON CONFLICT DO NOTHING (the PostgreSQL hint in DefaultLockRepository's javadoc)");
+    s.put(
+        "insert",
+        "INSERT ... ON CONFLICT DO NOTHING (the PostgreSQL hint in DefaultLockRepository's javadoc)");
     s.put("pool", "HikariCP defaults (connection timeout 30 s), 2 connections");
     return s;
   }
@@ -94,7 +111,8 @@ final class SpringLeaderContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) {
     FaultProxy proxy = FaultProxy.start(Servers.POSTGRES);
-    CountingDataSource counting = new CountingDataSource(Servers.postgresUrl(proxy.port()), Servers.POSTGRES_USER, "");
+    CountingDataSource counting =
+        new CountingDataSource(Servers.postgresUrl(proxy.port()), Servers.POSTGRES_USER, "");
     HikariConfig pool = new HikariConfig();
     pool.setPoolName("spring-bench-" + candidate);
     pool.setDataSource(counting);
@@ -102,14 +120,16 @@ final class SpringLeaderContender implements Contender {
     pool.setInitializationFailTimeout(-1);
     HikariDataSource dataSource = new HikariDataSource(pool);
     try {
-      DefaultLockRepository repository = new DefaultLockRepository(dataSource, UUID.randomUUID().toString());
+      DefaultLockRepository repository =
+          new DefaultLockRepository(dataSource, UUID.randomUUID().toString());
       repository.setPrefix(TABLE_PREFIX);
       repository.setTimeToLive((int) settings.leaseDuration().toMillis());
       repository.setInsertQuery(repository.getInsertQuery() + " ON CONFLICT DO NOTHING");
       repository.setTransactionManager(new DataSourceTransactionManager(dataSource));
       repository.afterPropertiesSet();
       repository.afterSingletonsInstantiated();
-      return new InitiatorNode(candidate, timeline, proxy, counting, dataSource, repository, election);
+      return new InitiatorNode(
+          candidate, timeline, proxy, counting, dataSource, repository, election);
     } catch (RuntimeException e) {
       dataSource.close();
       proxy.close();
@@ -123,7 +143,13 @@ final class SpringLeaderContender implements Contender {
     private final LockRegistryLeaderInitiator initiator;
 
     InitiatorNode(
-        String id, Timeline timeline, FaultProxy proxy, CountingDataSource counting, HikariDataSource dataSource, DefaultLockRepository repository, String election) {
+        String id,
+        Timeline timeline,
+        FaultProxy proxy,
+        CountingDataSource counting,
+        HikariDataSource dataSource,
+        DefaultLockRepository repository,
+        String election) {
       super(id, timeline, proxy, Optional.of(proxy), counting::roundTrips);
       this.dataSource = dataSource;
       this.repository = repository;
@@ -149,7 +175,10 @@ final class SpringLeaderContender implements Contender {
       initiator.start();
     }
 
-    /** {@code stop()}: interrupts the election thread, which unlocks (deletes the row) on its way out. */
+    /**
+     * {@code stop()}: interrupts the election thread, which unlocks (deletes the row) on its way
+     * out.
+     */
     @Override
     void leave() {
       initiator.stop();

@@ -8,7 +8,8 @@ import java.util.Locale;
 /** Order statistics of a sample of durations in milliseconds (nearest-rank percentiles). */
 record Stats(int count, double p50, double p90, double p99, double max, double min, double mean) {
 
-  static final Stats EMPTY = new Stats(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+  static final Stats EMPTY =
+      new Stats(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
   static Stats of(List<Double> values) {
     if (values.isEmpty()) {

@@ -39,7 +39,8 @@ final class Timeline {
    * The first {@code ELECTED} of a node accepted by {@code node} at or after {@code afterNanos},
    * waiting at most {@code timeout}.
    */
-  synchronized Optional<Event> awaitElected(Predicate<String> node, long afterNanos, Duration timeout) throws InterruptedException {
+  synchronized Optional<Event> awaitElected(
+      Predicate<String> node, long afterNanos, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     int from = 0;
     while (true) {

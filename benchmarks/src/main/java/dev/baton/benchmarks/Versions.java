@@ -12,8 +12,8 @@ final class Versions {
   private Versions() {}
 
   /**
-   * The version of {@code group:artifact}: from its jar's Maven properties, else from the manifest of
-   * the jar that holds {@code type}, else from that jar's file name.
+   * The version of {@code group:artifact}: from its jar's Maven properties, else from the manifest
+   * of the jar that holds {@code type}, else from that jar's file name.
    */
   static String of(Class<?> type, String group, String artifact) {
     String path = "META-INF/maven/" + group + "/" + artifact + "/pom.properties";
@@ -50,8 +50,13 @@ final class Versions {
    */
   static String gitCommit() {
     try {
-      Process p = new ProcessBuilder("git", "describe", "--always", "--dirty", "--abbrev=12").redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+      Process p =
+          new ProcessBuilder("git", "describe", "--always", "--dirty", "--abbrev=12")
+              .redirectErrorStream(true)
+              .start();
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+              .trim();
       if (!p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
         p.destroyForcibly();
         return "unknown";

@@ -46,7 +46,9 @@ final class ZooKeeperServerInJvm implements AutoCloseable {
       ZooKeeperServer server = new ZooKeeperServer(data, data, TICK_MILLIS);
       server.setMinSessionTimeout(2 * TICK_MILLIS);
       server.setMaxSessionTimeout(60_000);
-      ServerCnxnFactory factory = ServerCnxnFactory.createFactory(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 10_000);
+      ServerCnxnFactory factory =
+          ServerCnxnFactory.createFactory(
+              new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 10_000);
       factory.startup(server);
       return new ZooKeeperServerInJvm(dir, server, factory);
     } catch (IOException e) {
@@ -63,7 +65,9 @@ final class ZooKeeperServerInJvm implements AutoCloseable {
     return new InetSocketAddress(InetAddress.getLoopbackAddress(), connections.getLocalPort());
   }
 
-  /** Packets (requests and pings) the server received from {@code sessionId} on its live connection. */
+  /**
+   * Packets (requests and pings) the server received from {@code sessionId} on its live connection.
+   */
   long packetsReceivedFrom(long sessionId) {
     long n = 0;
     for (ServerCnxn c : connections.getConnections()) {
@@ -80,7 +84,9 @@ final class ZooKeeperServerInJvm implements AutoCloseable {
   }
 
   String version() {
-    return org.apache.zookeeper.Version.getFullVersion().replaceAll(",.*", "").replaceAll("-.*", "");
+    return org.apache.zookeeper.Version.getFullVersion()
+        .replaceAll(",.*", "")
+        .replaceAll("-.*", "");
   }
 
   @Override

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BenchmarkSmokeIT {
 
-  private static final List<String> CONTENDERS = List.of("memory", "H2", "ZooKeeper", "Curator LeaderLatch");
+  private static final List<String> CONTENDERS =
+      List.of("memory", "H2", "ZooKeeper", "Curator LeaderLatch");
 
   @BeforeAll
   static void keepH2OnLoopback() {
@@ -32,7 +33,15 @@ class BenchmarkSmokeIT {
 
   @Test
   void runsEveryMeasurementAndWritesTheReportAndChart(@TempDir Path out) throws Exception {
-    Main.Options options = Main.Options.parse("--smoke", "--out", out.toString(), "--only", String.join(",", CONTENDERS), "--log", out.resolve("bench.log").toString());
+    Main.Options options =
+        Main.Options.parse(
+            "--smoke",
+            "--out",
+            out.toString(),
+            "--only",
+            String.join(",", CONTENDERS),
+            "--log",
+            out.resolve("bench.log").toString());
     ByteArrayOutputStream progress = new ByteArrayOutputStream();
 
     Main.Run run = Main.run(options, new PrintStream(progress, true, StandardCharsets.UTF_8));
@@ -42,20 +51,40 @@ class BenchmarkSmokeIT {
     Settings smoke = Settings.smokeTest();
     for (ContenderResult r : run.results()) {
       assertThat(r.notes).as("%s: problems", r.name).isEmpty();
-      assertThat(r.firstLeader.stats().count() + r.firstLeader.failures()).as("%s: first-leader rounds", r.name).isEqualTo(smoke.firstLeaderRounds());
-      assertThat(r.handover.stats().count() + r.handover.failures()).as("%s: handover rounds", r.name).isEqualTo(smoke.handoverRounds());
-      assertThat(r.crash.rounds().size() + r.crash.failures()).as("%s: crash rounds", r.name).isEqualTo(smoke.crashRounds());
+      assertThat(r.firstLeader.stats().count() + r.firstLeader.failures())
+          .as("%s: first-leader rounds", r.name)
+          .isEqualTo(smoke.firstLeaderRounds());
+      assertThat(r.handover.stats().count() + r.handover.failures())
+          .as("%s: handover rounds", r.name)
+          .isEqualTo(smoke.handoverRounds());
+      assertThat(r.crash.rounds().size() + r.crash.failures())
+          .as("%s: crash rounds", r.name)
+          .isEqualTo(smoke.crashRounds());
       assertThat(r.idle.nodes()).as("%s: idle nodes", r.name).hasSize(smoke.candidates());
     }
     assertThat(run.scale()).extracting(Scale::backend).containsExactly("memory", "H2", "ZooKeeper");
     for (Scale s : run.scale()) {
-      assertThat(s.steps()).as("%s: scale steps (%s)", s.backend(), s.note()).extracting(Results.ScaleStep::elections).containsExactlyElementsOf(smoke.scaleSizes());
+      assertThat(s.steps())
+          .as("%s: scale steps (%s)", s.backend(), s.note())
+          .extracting(Results.ScaleStep::elections)
+          .containsExactlyElementsOf(smoke.scaleSizes());
     }
 
     String md = Files.readString(run.markdown());
-    assertThat(md).contains(
-        "## Machine", "## Versions", "## Targets (issue 7)", "## Time to first leader", "## Graceful handover", "## Crash failover and split brain", "## Idle load",
-        "## Scale: many elections in one process", "## Contenders and their settings", "## How it is measured", "![Handover latency", "Smoke run");
+    assertThat(md)
+        .contains(
+            "## Machine",
+            "## Versions",
+            "## Targets (issue 7)",
+            "## Time to first leader",
+            "## Graceful handover",
+            "## Crash failover and split brain",
+            "## Idle load",
+            "## Scale: many elections in one process",
+            "## Contenders and their settings",
+            "## How it is measured",
+            "![Handover latency",
+            "Smoke run");
     for (String name : CONTENDERS) {
       assertThat(md).contains("| " + name + " |");
     }
@@ -64,7 +93,8 @@ class BenchmarkSmokeIT {
     assertThat(svg.getDocumentElement().getNodeName()).isEqualTo("svg");
     String chart = Files.readString(run.chart());
     for (String name : CONTENDERS) {
-      assertThat(chart).contains(">" + (name.equals("Curator LeaderLatch") ? name : name + " (Baton)") + "<");
+      assertThat(chart)
+          .contains(">" + (name.equals("Curator LeaderLatch") ? name : name + " (Baton)") + "<");
     }
     assertThat(progress.toString(StandardCharsets.UTF_8)).contains("wrote " + run.markdown());
   }

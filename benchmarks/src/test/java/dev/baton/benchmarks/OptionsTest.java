@@ -19,7 +19,16 @@ class OptionsTest {
 
   @Test
   void readsEveryOption() {
-    Main.Options o = Main.Options.parse("--smoke", "--out", "x", "--only", "etcd,jetcd Election", "--no-scale", "--log", "l.log");
+    Main.Options o =
+        Main.Options.parse(
+            "--smoke",
+            "--out",
+            "x",
+            "--only",
+            "etcd,jetcd Election",
+            "--no-scale",
+            "--log",
+            "l.log");
 
     assertThat(o.smoke).isTrue();
     assertThat(o.noScale).isTrue();
@@ -52,7 +61,8 @@ class OptionsTest {
     assertThatThrownBy(() -> Main.Options.parse("--scale-sizes", "10k"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'10k'");
-    assertThatThrownBy(() -> Main.Options.parse("--scale-sizes", "0")).hasMessageContaining("at least 1");
+    assertThatThrownBy(() -> Main.Options.parse("--scale-sizes", "0"))
+        .hasMessageContaining("at least 1");
   }
 
   @Test

@@ -11,7 +11,8 @@ class StatsTest {
 
   @Test
   void percentilesAreNearestRankOfTheSortedSample() {
-    List<Double> oneToHundred = new ArrayList<>(IntStream.rangeClosed(1, 100).mapToObj(i -> (double) (101 - i)).toList());
+    List<Double> oneToHundred =
+        new ArrayList<>(IntStream.rangeClosed(1, 100).mapToObj(i -> (double) (101 - i)).toList());
 
     Stats s = Stats.of(oneToHundred);
 

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 class WalFsyncsTest {
 
   private static String metrics(long fast, long slow, long count, double sum) {
-    return String.join("\n",
+    return String.join(
+        "\n",
         "# HELP etcd_disk_wal_fsync_duration_seconds The latency distributions of fsync called by WAL.",
         "# TYPE etcd_disk_wal_fsync_duration_seconds histogram",
         "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} " + fast,

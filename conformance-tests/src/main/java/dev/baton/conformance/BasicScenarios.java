@@ -28,7 +28,10 @@ import java.util.function.Function;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Scenarios of a healthy store: who leads, how fast, handing over, tokens, many elections, configuration. */
+/**
+ * Scenarios of a healthy store: who leads, how fast, handing over, tokens, many elections,
+ * configuration.
+ */
 abstract class BasicScenarios extends ConformanceSupport {
 
   @Test
@@ -51,10 +54,25 @@ abstract class BasicScenarios extends ConformanceSupport {
 
     long agreed = System.nanoTime();
     waiting("until " + leader.name() + " renewed twice more")
-        .until(() -> history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.startNanos() - agreed > 0).size() >= 2);
-    assertThat(history.grants(election)).as("grants while one leader renews").extracting(Call::candidate).containsExactly(leader.name());
+        .until(
+            () ->
+                history
+                        .calls(
+                            election,
+                            c ->
+                                c.kind() == Kind.RENEW
+                                    && c.outcome() == Outcome.OK
+                                    && c.startNanos() - agreed > 0)
+                        .size()
+                    >= 2);
+    assertThat(history.grants(election))
+        .as("grants while one leader renews")
+        .extracting(Call::candidate)
+        .containsExactly(leader.name());
     assertThat(all).filteredOn(Candidate::isLeader).containsExactly(leader);
-    assertThat(all).allSatisfy(c -> assertThat(c.elected()).as("terms of %s", c.name()).hasSize(c == leader ? 1 : 0));
+    assertThat(all)
+        .allSatisfy(
+            c -> assertThat(c.elected()).as("terms of %s", c.name()).hasSize(c == leader ? 1 : 0));
   }
 
   @Test
@@ -63,19 +81,32 @@ abstract class BasicScenarios extends ConformanceSupport {
     String election = newElection("s02");
     // Timers that never fire: whatever happens below happens at once on start, not on a tick.
     ScheduledExecutorService frozen = frozenScheduler();
-    List<Candidate> all = nodes(3).stream().map(n -> candidate(n, election, timings, b -> b.scheduler(frozen))).toList();
+    List<Candidate> all =
+        nodes(3).stream()
+            .map(n -> candidate(n, election, timings, b -> b.scheduler(frozen)))
+            .toList();
     long started = System.nanoTime();
     all.forEach(c -> c.elector().start());
 
     Candidate leader = awaitSoleLeader(all);
-    log.info("s02: {} elected {} ms after start", leader.name(), (System.nanoTime() - started) / 1_000_000);
-    List<Call> attempts = history.calls(election, c -> c.kind() == Kind.ACQUIRE && c.candidate().equals(leader.name()));
-    assertThat(attempts).as("the leader's attempts").first().extracting(Call::outcome).isEqualTo(Outcome.OK);
+    log.info(
+        "s02: {} elected {} ms after start",
+        leader.name(),
+        (System.nanoTime() - started) / 1_000_000);
+    List<Call> attempts =
+        history.calls(
+            election, c -> c.kind() == Kind.ACQUIRE && c.candidate().equals(leader.name()));
+    assertThat(attempts)
+        .as("the leader's attempts")
+        .first()
+        .extracting(Call::outcome)
+        .isEqualTo(Outcome.OK);
     awaitAgreement(all, leader);
   }
 
   @Test
-  @DisplayName("03a graceful handover: when the leader closes, it stops first and another leads before its lease could have run out")
+  @DisplayName(
+      "03a graceful handover: when the leader closes, it stops first and another leads before its lease could have run out")
   void whenTheLeaderClosesAnotherLeadsWithoutWaitingForItsLeaseToRunOut() {
     String election = newElection("s03a");
     List<Node> nodes = nodes(3);
@@ -90,25 +121,41 @@ abstract class BasicScenarios extends ConformanceSupport {
     Call grant = firstGrantAfter(election, closing);
     Call lastOfFirst = history.lastConfirmed(election, first.name()).orElseThrow();
     long revoked = revokedAt(election, first.name(), first.elected().get(0).token());
-    log.info("s03a: {} took over {} ms after close began", next.name(), (grant.endNanos() - closing) / 1_000_000);
-    assertThat(revoked).as("%s's onRevoked (%s) came before %s could lead (%s)", first.name(), at(revoked), next.name(), at(grant.endNanos())).isLessThan(grant.endNanos());
+    log.info(
+        "s03a: {} took over {} ms after close began",
+        next.name(),
+        (grant.endNanos() - closing) / 1_000_000);
+    assertThat(revoked)
+        .as(
+            "%s's onRevoked (%s) came before %s could lead (%s)",
+            first.name(), at(revoked), next.name(), at(grant.endNanos()))
+        .isLessThan(grant.endNanos());
     assertThat(grant.endNanos())
-        .as("%s was granted at %s, before %s's lease ran out at %s: the release let it in", next.name(), at(grant.endNanos()), first.name(), at(lastOfFirst.startNanos() + lastOfFirst.ttl().toNanos()))
+        .as(
+            "%s was granted at %s, before %s's lease ran out at %s: the release let it in",
+            next.name(),
+            at(grant.endNanos()),
+            first.name(),
+            at(lastOfFirst.startNanos() + lastOfFirst.ttl().toNanos()))
         .isLessThan(lastOfFirst.startNanos() + lastOfFirst.ttl().toNanos());
     assertThat(first.revoked()).hasSize(1);
   }
 
   @Test
-  @DisplayName("03b a store that can watch wakes a watcher after a release; one that cannot says so")
+  @DisplayName(
+      "03b a store that can watch wakes a watcher after a release; one that cannot says so")
   void aStoreThatCanWatchWakesAWatcherAfterARelease() {
     String election = newElection("s03b");
     Node holder = node("node-1");
     Node watcher = node("node-2");
     List<Long> events = new CopyOnWriteArrayList<>();
-    Optional<Subscription> watch = watcher.store().watch(election, () -> events.add(System.nanoTime()));
+    Optional<Subscription> watch =
+        watcher.store().watch(election, () -> events.add(System.nanoTime()));
     watch.ifPresent(w -> cleanup(w::close));
     if (!fixture.canWatch()) {
-      assertThat(watch).as("the fixture says its store cannot watch, so watch() must be empty").isEmpty();
+      assertThat(watch)
+          .as("the fixture says its store cannot watch, so watch() must be empty")
+          .isEmpty();
       return;
     }
     assertThat(watch).as("the fixture says its store can watch").isPresent();
@@ -117,19 +164,32 @@ abstract class BasicScenarios extends ConformanceSupport {
     waiting("until the watch reports a change")
         .until(
             () -> {
-              Lease l = holder.store().tryAcquire(election, holder.name(), timings.leaseDuration()).lease().orElseThrow();
+              Lease l =
+                  holder
+                      .store()
+                      .tryAcquire(election, holder.name(), timings.leaseDuration())
+                      .lease()
+                      .orElseThrow();
               holder.store().release(l);
               return !events.isEmpty();
             });
-    Lease lease = holder.store().tryAcquire(election, holder.name(), timings.leaseDuration()).lease().orElseThrow();
+    Lease lease =
+        holder
+            .store()
+            .tryAcquire(election, holder.name(), timings.leaseDuration())
+            .lease()
+            .orElseThrow();
     long releasing = System.nanoTime();
     holder.store().release(lease);
-    waiting("until the watcher is woken after the release", timings.retryPeriod().plus(timings.allowance()))
+    waiting(
+            "until the watcher is woken after the release",
+            timings.retryPeriod().plus(timings.allowance()))
         .until(() -> events.stream().anyMatch(t -> t - releasing >= 0));
   }
 
   @Test
-  @DisplayName("07a every grant begins a term with a higher token, also a re-grant to the holder itself")
+  @DisplayName(
+      "07a every grant begins a term with a higher token, also a re-grant to the holder itself")
   void everyGrantBeginsATermWithAHigherTokenAlsoAReGrantToTheHolder() {
     String election = newElection("s07a");
     List<Node> nodes = nodes(2);
@@ -140,7 +200,12 @@ abstract class BasicScenarios extends ConformanceSupport {
       if (held != null && !held.candidate().equals(next.name())) {
         node(held.candidate()).store().release(held);
       }
-      held = next.store().tryAcquire(election, next.name(), timings.leaseDuration()).lease().orElseThrow(() -> new AssertionError(next.name() + " was refused a free or own lease"));
+      held =
+          next.store()
+              .tryAcquire(election, next.name(), timings.leaseDuration())
+              .lease()
+              .orElseThrow(
+                  () -> new AssertionError(next.name() + " was refused a free or own lease"));
       tokens.add(held.token());
     }
     node(held.candidate()).store().release(held);
@@ -153,14 +218,20 @@ abstract class BasicScenarios extends ConformanceSupport {
     String election = newElection("s07b");
     // Stepping down lets the next candidate in at once; a short retry keeps polling stores quick.
     Timings quick = timings.withRetryPeriod(min(timings.retryPeriod(), Duration.ofMillis(100)));
-    List<Candidate> all = nodes(3).stream().map(n -> candidate(n, election, quick, b -> {})).toList();
+    List<Candidate> all =
+        nodes(3).stream().map(n -> candidate(n, election, quick, b -> {})).toList();
     all.forEach(c -> c.elector().start());
     Term term = awaitSoleLeader(all).toldTerm().orElseThrow();
     List<FencingToken> tokens = new ArrayList<>(List.of(term.token()));
     for (int change = 0; change < 50; change++) {
       String leader = term.candidate();
       long since = System.nanoTime();
-      all.stream().filter(c -> c.name().equals(leader)).findFirst().orElseThrow().elector().stepDown();
+      all.stream()
+          .filter(c -> c.name().equals(leader))
+          .findFirst()
+          .orElseThrow()
+          .elector()
+          .stepDown();
       term = awaitNewTerm(all, since);
       tokens.add(term.token());
     }
@@ -198,18 +269,26 @@ abstract class BasicScenarios extends ConformanceSupport {
       Candidate leader = byElection.get(e).get(0);
       assertThat(leader.isLeader()).as("%s still leads %s", leader.name(), e).isTrue();
       assertThat(leader.revoked()).as("revoked terms of %s in %s", leader.name(), e).isEmpty();
-      assertThat(grantsAfter(e, closing)).as("grants of %s after another election failed over", e).isEmpty();
+      assertThat(grantsAfter(e, closing))
+          .as("grants of %s after another election failed over", e)
+          .isEmpty();
     }
 
     // Cutting one node fails over every election it leads, and no other.
     Node cut = nodes.get(1);
     Map<String, Candidate> leaders = new LinkedHashMap<>();
-    byElection.forEach((e, all) -> leaders.put(e, awaitSoleLeader(all.stream().filter(c -> c.elector().isRunning()).toList())));
+    byElection.forEach(
+        (e, all) ->
+            leaders.put(
+                e, awaitSoleLeader(all.stream().filter(c -> c.elector().isRunning()).toList())));
     long cutAt = System.nanoTime();
     cut.faults().cut();
     leaders.forEach(
         (e, leader) -> {
-          List<Candidate> reachable = byElection.get(e).stream().filter(c -> c.node() != cut && c.elector().isRunning()).toList();
+          List<Candidate> reachable =
+              byElection.get(e).stream()
+                  .filter(c -> c.node() != cut && c.elector().isRunning())
+                  .toList();
           if (leader.node() == cut) {
             awaitNewLeader(reachable, cutAt);
           }
@@ -217,19 +296,30 @@ abstract class BasicScenarios extends ConformanceSupport {
     leaders.forEach(
         (e, leader) -> {
           if (leader.node() != cut) {
-            assertThat(leader.isLeader()).as("%s still leads %s while %s is cut off", leader.name(), e, cut).isTrue();
-            assertThat(grantsAfter(e, cutAt)).as("grants of %s, which %s did not lead", e, cut).isEmpty();
+            assertThat(leader.isLeader())
+                .as("%s still leads %s while %s is cut off", leader.name(), e, cut)
+                .isTrue();
+            assertThat(grantsAfter(e, cutAt))
+                .as("grants of %s, which %s did not lead", e, cut)
+                .isEmpty();
           }
         });
   }
 
   @Test
-  @DisplayName("14 bad configuration is refused with a message that names the setting, the value and what is accepted")
+  @DisplayName(
+      "14 bad configuration is refused with a message that names the setting, the value and what is accepted")
   void badConfigurationIsRefusedWithAClearMessage() {
     LeaseStore store = node("node-1").store();
     String election = newElection("s14");
     Function<Duration[], ElectorBuilder> timed =
-        d -> Elector.builder(store).election(election).candidate("node-1").leaseDuration(d[0]).renewDeadline(d[1]).retryPeriod(d[2]);
+        d ->
+            Elector.builder(store)
+                .election(election)
+                .candidate("node-1")
+                .leaseDuration(d[0])
+                .renewDeadline(d[1])
+                .retryPeriod(d[2]);
 
     assertThatThrownBy(() -> Elector.builder(store).candidate("node-1").build())
         .isInstanceOf(ConfigurationException.class)
@@ -238,16 +328,37 @@ abstract class BasicScenarios extends ConformanceSupport {
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(ElectionProperties.NAME)
         .hasMessageContaining("blank");
-    assertThatThrownBy(() -> timed.apply(new Duration[] {Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(2)}).build())
+    assertThatThrownBy(
+            () ->
+                timed
+                    .apply(
+                        new Duration[] {
+                          Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ofSeconds(2)
+                        })
+                    .build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("renewDeadline")
         .hasMessageContaining("leaseDuration")
         .hasMessageContaining("10s");
-    assertThatThrownBy(() -> timed.apply(new Duration[] {Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(9)}).build())
+    assertThatThrownBy(
+            () ->
+                timed
+                    .apply(
+                        new Duration[] {
+                          Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(9)
+                        })
+                    .build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("retryPeriod")
         .hasMessageContaining("9s");
-    assertThatThrownBy(() -> timed.apply(new Duration[] {Duration.ZERO, Duration.ofSeconds(10), Duration.ofSeconds(2)}).build())
+    assertThatThrownBy(
+            () ->
+                timed
+                    .apply(
+                        new Duration[] {
+                          Duration.ZERO, Duration.ofSeconds(10), Duration.ofSeconds(2)
+                        })
+                    .build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("leaseDuration")
         .hasMessageContaining("positive");
@@ -255,7 +366,8 @@ abstract class BasicScenarios extends ConformanceSupport {
     Properties badDuration = new Properties();
     badDuration.setProperty(ElectionProperties.NAME, election);
     badDuration.setProperty(ElectionProperties.LEASE_DURATION, "fifteen");
-    assertThatThrownBy(() -> Elector.builder(store).configure(ElectionProperties.of(badDuration)).build())
+    assertThatThrownBy(
+            () -> Elector.builder(store).configure(ElectionProperties.of(badDuration)).build())
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(ElectionProperties.LEASE_DURATION)
         .hasMessageContaining("fifteen")
@@ -271,7 +383,9 @@ abstract class BasicScenarios extends ConformanceSupport {
 
     for (String refused : fixture.refusedElectionNames()) {
       assertThatThrownBy(() -> Elector.builder(store).election(refused).candidate("node-1").build())
-          .as("an elector for the election name '%s', which the fixture says the store refuses", refused)
+          .as(
+              "an elector for the election name '%s', which the fixture says the store refuses",
+              refused)
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining(refused);
     }
@@ -282,7 +396,11 @@ abstract class BasicScenarios extends ConformanceSupport {
   final long revokedAt(String election, String candidate, FencingToken token) {
     return waiting("until " + candidate + "'s term " + token + " is revoked")
         .until(
-            () -> history.terms(election).stream().filter(t -> t.candidate().equals(candidate) && t.token().equals(token)).findFirst().flatMap(History.TermRecord::revokedNanos),
+            () ->
+                history.terms(election).stream()
+                    .filter(t -> t.candidate().equals(candidate) && t.token().equals(token))
+                    .findFirst()
+                    .flatMap(History.TermRecord::revokedNanos),
             Optional::isPresent)
         .orElseThrow();
   }

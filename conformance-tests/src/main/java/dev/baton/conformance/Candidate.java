@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** One elector of a scenario, with the terms it was told of, recorded in the history as they come. */
+/**
+ * One elector of a scenario, with the terms it was told of, recorded in the history as they come.
+ */
 final class Candidate implements ElectionListener {
 
   private final Node node;

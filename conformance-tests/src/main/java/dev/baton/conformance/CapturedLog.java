@@ -10,9 +10,9 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * What slf4j-simple (the test logging backend, which writes to {@code System.err} as it finds it
- * at each line) prints while this is open; it still reaches the console too. For a backend's own
- * tests of what it logs, as a test logging backend sees it.
+ * What slf4j-simple (the test logging backend, which writes to {@code System.err} as it finds it at
+ * each line) prints while this is open; it still reaches the console too. For a backend's own tests
+ * of what it logs, as a test logging backend sees it.
  */
 public final class CapturedLog implements AutoCloseable {
 
@@ -55,7 +55,9 @@ public final class CapturedLog implements AutoCloseable {
   }
 
   public List<String> linesAtWarnOrAbove() {
-    return Arrays.stream(text().split("\n")).filter(l -> WARN_OR_ABOVE.matcher(l).find()).collect(Collectors.toList());
+    return Arrays.stream(text().split("\n"))
+        .filter(l -> WARN_OR_ABOVE.matcher(l).find())
+        .collect(Collectors.toList());
   }
 
   @Override

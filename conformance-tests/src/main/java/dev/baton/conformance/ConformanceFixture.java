@@ -3,21 +3,21 @@ package dev.baton.conformance;
 import java.util.List;
 
 /**
- * What a backend supplies to run the conformance suite: the real server(s), one store per
- * simulated node with its own fault switch, and what the backend can and cannot do.
+ * What a backend supplies to run the conformance suite: the real server(s), one store per simulated
+ * node with its own fault switch, and what the backend can and cannot do.
  *
- * <p>The suite calls {@link #start()} once per test class, {@link #connect} once per node name
- * (up to ten nodes, reused by every scenario of the class), and {@link #close()} once at the end.
- * The fixture owns every store it opened and closes them; the suite never does.
+ * <p>The suite calls {@link #start()} once per test class, {@link #connect} once per node name (up
+ * to ten nodes, reused by every scenario of the class), and {@link #close()} once at the end. The
+ * fixture owns every store it opened and closes them; the suite never does.
  *
  * <p>Most backends extend {@link ProxiedServerFixture} (give it the server's address and a way to
- * open a store connected to an address; it puts a {@link FaultProxy} in front of every node) or
- * use {@link InProcessFixture} (stores with no network, faults simulated by a {@link
+ * open a store connected to an address; it puts a {@link FaultProxy} in front of every node) or use
+ * {@link InProcessFixture} (stores with no network, faults simulated by a {@link
  * FaultyLeaseStore}).
  *
- * <p>Every store must time out its calls well within {@link Timings#renewDeadline()} (half of it
- * is a good choice): the partition scenario blackholes a node and expects its calls to fail, not
- * to hang.
+ * <p>Every store must time out its calls well within {@link Timings#renewDeadline()} (half of it is
+ * a good choice): the partition scenario blackholes a node and expects its calls to fail, not to
+ * hang.
  */
 // close() may throw whatever closing a server throws, InterruptedException included.
 @SuppressWarnings("try")
@@ -29,22 +29,31 @@ public interface ConformanceFixture extends AutoCloseable {
    */
   void start() throws Exception;
 
-  /** Opens the store of the simulated node {@code node}, whose traffic {@link NodeConnection#faults()} controls. */
+  /**
+   * Opens the store of the simulated node {@code node}, whose traffic {@link
+   * NodeConnection#faults()} controls.
+   */
   NodeConnection connect(String node) throws Exception;
 
-  /** The timings scenarios use; {@link Timings#SHORT} unless the backend needs others (etcd counts whole seconds). */
+  /**
+   * The timings scenarios use; {@link Timings#SHORT} unless the backend needs others (etcd counts
+   * whole seconds).
+   */
   default Timings timings() {
     return Timings.SHORT;
   }
 
-  /** Whether the stores offer {@link dev.baton.election.LeaseStore#watch}; the suite checks the claim. */
+  /**
+   * Whether the stores offer {@link dev.baton.election.LeaseStore#watch}; the suite checks the
+   * claim.
+   */
   default boolean canWatch() {
     return false;
   }
 
   /**
-   * True when the server judges expiry (a database's clock, an etcd lease, a ZooKeeper session), so a
-   * fresh candidate takes an expired lease at once. False for stores that judge it by each
+   * True when the server judges expiry (a database's clock, an etcd lease, a ZooKeeper session), so
+   * a fresh candidate takes an expired lease at once. False for stores that judge it by each
    * follower's observed time, where a follower waits a lease duration from when it first saw the
    * record.
    */
@@ -70,8 +79,8 @@ public interface ConformanceFixture extends AutoCloseable {
   void restore() throws Exception;
 
   /**
-   * Election names this backend cannot store; building an elector for one must fail with a
-   * {@link dev.baton.election.ConfigurationException} naming it. Empty when it takes any name.
+   * Election names this backend cannot store; building an elector for one must fail with a {@link
+   * dev.baton.election.ConfigurationException} naming it. Empty when it takes any name.
    */
   default List<String> refusedElectionNames() {
     return List.of();

@@ -39,8 +39,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What every scenario stands on: the fixture (started once per class), the simulated nodes, the
  * history, and cleanup. After every scenario it heals every fault, closes every elector the
- * scenario built, and checks the history of every election the scenario used, so each scenario
- * also proves that leadership never overlapped and tokens only grew.
+ * scenario built, and checks the history of every election the scenario used, so each scenario also
+ * proves that leadership never overlapped and tokens only grew.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.DisplayName.class)
@@ -194,12 +194,21 @@ abstract class ConformanceSupport {
    * scheduler. The suite's own listener comes last, so it records a revocation after the work
    * stopped.
    */
-  final Candidate candidate(Node node, String election, Timings timings, Consumer<ElectorBuilder> customize) {
+  final Candidate candidate(
+      Node node, String election, Timings timings, Consumer<ElectorBuilder> customize) {
     return candidate(node, node.store(), election, timings, customize);
   }
 
-  /** {@link #candidate(Node, String, Timings, Consumer)} on {@code store}, which wraps the node's recorded store. */
-  final Candidate candidate(Node node, LeaseStore store, String election, Timings timings, Consumer<ElectorBuilder> customize) {
+  /**
+   * {@link #candidate(Node, String, Timings, Consumer)} on {@code store}, which wraps the node's
+   * recorded store.
+   */
+  final Candidate candidate(
+      Node node,
+      LeaseStore store,
+      String election,
+      Timings timings,
+      Consumer<ElectorBuilder> customize) {
     synchronized (elections) {
       elections.merge(election, timings.renewDeadline(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
     }
@@ -244,7 +253,11 @@ abstract class ConformanceSupport {
   }
 
   final ConditionFactory waiting(String what, Duration atMost) {
-    ConditionFactory wait = Awaitility.await(what).atMost(atMost).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10));
+    ConditionFactory wait =
+        Awaitility.await(what)
+            .atMost(atMost)
+            .pollDelay(Duration.ZERO)
+            .pollInterval(Duration.ofMillis(10));
     return userCodeThrows ? wait.dontCatchUncaughtExceptions() : wait;
   }
 
@@ -260,14 +273,16 @@ abstract class ConformanceSupport {
   final Candidate awaitSoleLeader(Collection<Candidate> among) {
     List<Candidate> leaders =
         waiting("until exactly one of " + among + " leads")
-            .until(() -> among.stream().filter(c -> c.toldTerm().isPresent()).toList(), l -> l.size() == 1);
+            .until(
+                () -> among.stream().filter(c -> c.toldTerm().isPresent()).toList(),
+                l -> l.size() == 1);
     return leaders.get(0);
   }
 
   /**
    * Waits until one of {@code among} leads (and was told so) in a term granted by a call that
-   * returned after {@code sinceNanos} (it may have been sent before, and waited), and returns
-   * that term.
+   * returned after {@code sinceNanos} (it may have been sent before, and waited), and returns that
+   * term.
    */
   final Term awaitNewTerm(Collection<Candidate> among, long sinceNanos) {
     return waiting("until one of " + among + " is elected after " + history.at(sinceNanos))
@@ -276,7 +291,13 @@ abstract class ConformanceSupport {
                 among.stream()
                     .map(Candidate::toldTerm)
                     .flatMap(Optional::stream)
-                    .filter(t -> history.grants(t.election()).stream().anyMatch(g -> g.token().equals(t.token()) && g.endNanos() - sinceNanos > 0))
+                    .filter(
+                        t ->
+                            history.grants(t.election()).stream()
+                                .anyMatch(
+                                    g ->
+                                        g.token().equals(t.token())
+                                            && g.endNanos() - sinceNanos > 0))
                     .findFirst(),
             Optional::isPresent)
         .orElseThrow();
@@ -293,14 +314,24 @@ abstract class ConformanceSupport {
     waiting("until all of " + among + " agree that " + leader.name() + " leads")
         .untilAsserted(
             () -> {
-              Map<String, Optional<String>> views = among.stream().collect(Collectors.toMap(Candidate::name, Candidate::currentLeader));
-              assertThat(views).allSatisfy((name, view) -> assertThat(view).as("%s's view of the leader", name).contains(leader.name()));
+              Map<String, Optional<String>> views =
+                  among.stream()
+                      .collect(Collectors.toMap(Candidate::name, Candidate::currentLeader));
+              assertThat(views)
+                  .allSatisfy(
+                      (name, view) ->
+                          assertThat(view)
+                              .as("%s's view of the leader", name)
+                              .contains(leader.name()));
             });
   }
 
   /** The first grant of {@code election} whose call returned after {@code sinceNanos}. */
   final History.Call firstGrantAfter(String election, long sinceNanos) {
-    return history.grants(election).stream().filter(g -> g.endNanos() - sinceNanos > 0).min(java.util.Comparator.comparingLong(History.Call::endNanos)).orElseThrow();
+    return history.grants(election).stream()
+        .filter(g -> g.endNanos() - sinceNanos > 0)
+        .min(java.util.Comparator.comparingLong(History.Call::endNanos))
+        .orElseThrow();
   }
 
   // ---------------------------------------------------------------- helpers that need cleanup
@@ -314,8 +345,8 @@ abstract class ConformanceSupport {
   }
 
   /**
-   * A scheduler whose timers never fire within a scenario: an elector on it can only act on what
-   * it does at once (its first attempt on start, watch events), never on a tick.
+   * A scheduler whose timers never fire within a scenario: an elector on it can only act on what it
+   * does at once (its first attempt on start, watch events), never on a tick.
    */
   final ScheduledExecutorService frozenScheduler() {
     ScheduledThreadPoolExecutor frozen =
@@ -337,7 +368,8 @@ abstract class ConformanceSupport {
 
   /** Work that writes to {@code register} every tenth of a retry period while its term is valid. */
   final LeaderWork leaderWork(Node node, FencedRegister register, Executor executor) {
-    return new LeaderWork(node.name(), register, ticker, executor, timings.retryPeriod().dividedBy(10), history);
+    return new LeaderWork(
+        node.name(), register, ticker, executor, timings.retryPeriod().dividedBy(10), history);
   }
 
   /**

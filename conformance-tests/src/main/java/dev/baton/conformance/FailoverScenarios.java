@@ -23,11 +23,15 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Scenarios where something goes wrong: a crash, a partition, a stall, an outage, and the lease contract under pressure. */
+/**
+ * Scenarios where something goes wrong: a crash, a partition, a stall, an outage, and the lease
+ * contract under pressure.
+ */
 abstract class FailoverScenarios extends BasicScenarios {
 
   @Test
-  @DisplayName("04a crash: when the leader is cut off without releasing, another leads no earlier than its lease allows and no later than lease + retry + allowance")
+  @DisplayName(
+      "04a crash: when the leader is cut off without releasing, another leads no earlier than its lease allows and no later than lease + retry + allowance")
   void whenTheLeaderCrashesAnotherLeadsWithinTheBoundsOfTheLease() {
     String election = newElection("s04a");
     List<Node> nodes = nodes(3);
@@ -42,32 +46,53 @@ abstract class FailoverScenarios extends BasicScenarios {
     Call grant = firstGrantAfter(election, cutAt);
     Call lastOfCrashed = history.lastConfirmed(election, crashed.name()).orElseThrow();
     long leaseRanOut = lastOfCrashed.startNanos() + lastOfCrashed.ttl().toNanos();
-    log.info("s04a: {} took over {} ms after the crash (lease {} ms)", next.name(), (grant.endNanos() - cutAt) / 1_000_000, lastOfCrashed.ttl().toMillis());
+    log.info(
+        "s04a: {} took over {} ms after the crash (lease {} ms)",
+        next.name(),
+        (grant.endNanos() - cutAt) / 1_000_000,
+        lastOfCrashed.ttl().toMillis());
     assertThat(grant.endNanos())
-        .as("%s was granted at %s, but %s's lease ran until %s", next.name(), at(grant.endNanos()), crashed.name(), at(leaseRanOut))
+        .as(
+            "%s was granted at %s, but %s's lease ran until %s",
+            next.name(), at(grant.endNanos()), crashed.name(), at(leaseRanOut))
         .isGreaterThanOrEqualTo(leaseRanOut);
     // Where followers judge expiry by observed time, they may see the last renewal a poll late.
     long polls = fixture.judgesExpiryOnServer() ? 1 : 2;
-    Duration bound = lastOfCrashed.ttl().plus(jittered(timings.retryPeriod()).multipliedBy(polls)).plus(timings.allowance());
-    assertThat(Duration.ofNanos(grant.endNanos() - cutAt)).as("failover after a crash, at most lease + retry + allowance").isLessThanOrEqualTo(bound);
+    Duration bound =
+        lastOfCrashed
+            .ttl()
+            .plus(jittered(timings.retryPeriod()).multipliedBy(polls))
+            .plus(timings.allowance());
+    assertThat(Duration.ofNanos(grant.endNanos() - cutAt))
+        .as("failover after a crash, at most lease + retry + allowance")
+        .isLessThanOrEqualTo(bound);
 
-    waiting("until the crashed leader stops leading on its own").until(() -> !crashed.revoked().isEmpty());
+    waiting("until the crashed leader stops leading on its own")
+        .until(() -> !crashed.revoked().isEmpty());
     nodes.get(0).faults().heal();
     awaitAgreement(List.of(crashed, others.get(0), others.get(1)), next);
     assertThat(crashed.isLeader()).isFalse();
   }
 
   @Test
-  @DisplayName("04b a candidate that starts after a crashed holder's lease ran out takes it by its first attempt where the server judges expiry")
+  @DisplayName(
+      "04b a candidate that starts after a crashed holder's lease ran out takes it by its first attempt where the server judges expiry")
   void aCandidateTakesALeaseThatRanOutByItsFirstAttempt() {
     String election = newElection("s04b");
     Node crashed = node("node-1");
     Node fresh = node("node-2");
-    crashed.store().tryAcquire(election, crashed.name(), timings.leaseDuration()).lease().orElseThrow();
+    crashed
+        .store()
+        .tryAcquire(election, crashed.name(), timings.leaseDuration())
+        .lease()
+        .orElseThrow();
     List<Long> events = new CopyOnWriteArrayList<>();
     boolean expiryIsWatched = fresh.store().watchReportsExpiry();
     if (expiryIsWatched) {
-      fresh.store().watch(election, () -> events.add(System.nanoTime())).ifPresent(w -> cleanup(w::close));
+      fresh
+          .store()
+          .watch(election, () -> events.add(System.nanoTime()))
+          .ifPresent(w -> cleanup(w::close));
     }
     long cutAt = System.nanoTime();
     crashed.faults().cut();
@@ -78,13 +103,17 @@ abstract class FailoverScenarios extends BasicScenarios {
       startAndAwaitLeading(candidate(fresh, election));
       return;
     }
-    waiting("until the store shows the lease ran out").until(() -> fresh.store().read(election).isEmpty());
+    waiting("until the store shows the lease ran out")
+        .until(() -> fresh.store().read(election).isEmpty());
     if (expiryIsWatched) {
-      waiting("until the watch reports the expiry", timings.retryPeriod().plus(timings.allowance())).until(() -> events.stream().anyMatch(t -> t - cutAt > 0));
+      waiting("until the watch reports the expiry", timings.retryPeriod().plus(timings.allowance()))
+          .until(() -> events.stream().anyMatch(t -> t - cutAt > 0));
     }
     Candidate newcomer = candidate(fresh, election, timings, b -> b.scheduler(frozenScheduler()));
     startAndAwaitLeading(newcomer);
-    assertThat(history.calls(election, c -> c.kind() == Kind.ACQUIRE && c.candidate().equals(fresh.name())))
+    assertThat(
+            history.calls(
+                election, c -> c.kind() == Kind.ACQUIRE && c.candidate().equals(fresh.name())))
         .as("the newcomer's attempts")
         .first()
         .extracting(Call::outcome)
@@ -92,7 +121,8 @@ abstract class FailoverScenarios extends BasicScenarios {
   }
 
   @Test
-  @DisplayName("05 partition: a blackholed leader steps down by its renew deadline, before anyone else leads, and follows after the heal")
+  @DisplayName(
+      "05 partition: a blackholed leader steps down by its renew deadline, before anyone else leads, and follows after the heal")
   void aPartitionedLeaderStepsDownBeforeAnyoneElseLeadsAndFollowsAfterTheHeal() {
     String election = newElection("s05");
     List<Node> nodes = nodes(3);
@@ -103,12 +133,19 @@ abstract class FailoverScenarios extends BasicScenarios {
 
     long blackholedAt = System.nanoTime();
     nodes.get(0).faults().blackhole();
-    waiting("until the partitioned leader steps down", timings.renewDeadline().plus(timings.allowance())).until(() -> !partitioned.revoked().isEmpty());
+    waiting(
+            "until the partitioned leader steps down",
+            timings.renewDeadline().plus(timings.allowance()))
+        .until(() -> !partitioned.revoked().isEmpty());
     Candidate next = awaitNewLeader(others, blackholedAt);
 
     long revoked = revokedAt(election, partitioned.name(), token);
     Call grant = firstGrantAfter(election, blackholedAt);
-    assertThat(revoked).as("%s stepped down at %s, %s could lead from %s", partitioned.name(), at(revoked), next.name(), at(grant.endNanos())).isLessThan(grant.endNanos());
+    assertThat(revoked)
+        .as(
+            "%s stepped down at %s, %s could lead from %s",
+            partitioned.name(), at(revoked), next.name(), at(grant.endNanos()))
+        .isLessThan(grant.endNanos());
 
     nodes.get(0).faults().heal();
     awaitAgreement(List.of(partitioned, others.get(0), others.get(1)), next);
@@ -116,7 +153,8 @@ abstract class FailoverScenarios extends BasicScenarios {
   }
 
   @Test
-  @DisplayName("06 stall: a leader stalled longer than its lease does no leader work on waking, and the register refuses its stale token")
+  @DisplayName(
+      "06 stall: a leader stalled longer than its lease does no leader work on waking, and the register refuses its stale token")
   void aLeaderStalledLongerThanItsLeaseDoesNoLeaderWorkOnWaking() {
     String election = newElection("s06");
     List<Node> nodes = nodes(3);
@@ -124,12 +162,27 @@ abstract class FailoverScenarios extends BasicScenarios {
     Node stalledNode = nodes.get(0);
     PausableExecutor executor = stalledNode.executor();
     LeaderWork stalledWork = leaderWork(stalledNode, register, executor);
-    Candidate stalled = startAndAwaitLeading(candidate(stalledNode, election, timings, b -> b.executor(executor).whileLeader(stalledWork)));
+    Candidate stalled =
+        startAndAwaitLeading(
+            candidate(
+                stalledNode,
+                election,
+                timings,
+                b -> b.executor(executor).whileLeader(stalledWork)));
     List<Candidate> others =
-        nodes.subList(1, 3).stream().map(n -> candidate(n, election, timings, b -> b.whileLeader(leaderWork(n, register, Runnable::run)))).toList();
+        nodes.subList(1, 3).stream()
+            .map(
+                n ->
+                    candidate(
+                        n,
+                        election,
+                        timings,
+                        b -> b.whileLeader(leaderWork(n, register, Runnable::run))))
+            .toList();
     others.forEach(c -> c.elector().start());
     awaitAgreement(others, stalled);
-    waiting("until the leader's work writes").until(() -> !register.writesBy(stalled.name()).isEmpty());
+    waiting("until the leader's work writes")
+        .until(() -> !register.writesBy(stalled.name()).isEmpty());
 
     Term term = stalled.lastElected().orElseThrow();
     long pausedAt = System.nanoTime();
@@ -139,24 +192,35 @@ abstract class FailoverScenarios extends BasicScenarios {
     executor.execute(() -> lateWrite.set(register.write(stalled.name(), term.token())));
 
     Candidate next = awaitNewLeader(others, pausedAt);
-    waiting("until the new leader writes").until(() -> register.highest().orElseThrow().isNewerThan(term.token()));
+    waiting("until the new leader writes")
+        .until(() -> register.highest().orElseThrow().isNewerThan(term.token()));
     assertThat(term.isValid()).as("the stalled leader's term, judged by its own clock").isFalse();
     long resumedAt = System.nanoTime();
     executor.resume();
 
     waiting("until the stalled leader steps down").until(() -> !stalled.revoked().isEmpty());
     waiting("until the late write lands").until(() -> lateWrite.get() != null);
-    assertThat(lateWrite.get()).as("the register took a write with the stale token %s", term.token()).isFalse();
-    assertThat(register.refused()).extracting(FencedRegister.Write::writer, FencedRegister.Write::token).containsExactly(tuple(stalled.name(), term.token()));
-    assertThat(register.writesBy(stalled.name())).filteredOn(w -> w.accepted() && w.atNanos() - resumedAt > 0).as("writes the stalled leader made on waking").isEmpty();
-    assertThat(stalledWork.skippedTicks()).as("ticks that ran on waking and found the term invalid").isPositive();
+    assertThat(lateWrite.get())
+        .as("the register took a write with the stale token %s", term.token())
+        .isFalse();
+    assertThat(register.refused())
+        .extracting(FencedRegister.Write::writer, FencedRegister.Write::token)
+        .containsExactly(tuple(stalled.name(), term.token()));
+    assertThat(register.writesBy(stalled.name()))
+        .filteredOn(w -> w.accepted() && w.atNanos() - resumedAt > 0)
+        .as("writes the stalled leader made on waking")
+        .isEmpty();
+    assertThat(stalledWork.skippedTicks())
+        .as("ticks that ran on waking and found the term invalid")
+        .isPositive();
     assertThat(stalledWork.anomalies()).isEmpty();
     awaitAgreement(List.of(stalled, others.get(0), others.get(1)), next);
     assertThat(stalled.isLeader()).isFalse();
   }
 
   @Test
-  @DisplayName("08a the lease contract: candidates hammering tryAcquire are never granted before t0 + ttl of the holder's last confirmed call")
+  @DisplayName(
+      "08a the lease contract: candidates hammering tryAcquire are never granted before t0 + ttl of the holder's last confirmed call")
   void candidatesHammeringTryAcquireAreNeverGrantedBeforeTheLeaseRunsOut() {
     String election = newElection("s08a");
     List<Node> nodes = nodes(3);
@@ -169,11 +233,15 @@ abstract class FailoverScenarios extends BasicScenarios {
           running -> {
             while (running.getAsBoolean() && won.get() == null) {
               try {
-                n.store().tryAcquire(election, id, timings.leaseDuration()).lease().ifPresent(l -> {
-                  if (!won.compareAndSet(null, l)) {
-                    n.store().release(l);
-                  }
-                });
+                n.store()
+                    .tryAcquire(election, id, timings.leaseDuration())
+                    .lease()
+                    .ifPresent(
+                        l -> {
+                          if (!won.compareAndSet(null, l)) {
+                            n.store().release(l);
+                          }
+                        });
               } catch (LeaseStoreException e) {
                 log.debug("s08a: {} could not reach the store: {}", id, e.toString());
               }
@@ -183,23 +251,45 @@ abstract class FailoverScenarios extends BasicScenarios {
     }
     long hammering = System.nanoTime();
     waiting("until the holder renewed three times under fire")
-        .until(() -> history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.startNanos() - hammering > 0).size() >= 3);
-    assertThat(won.get()).as("a lease granted to a hammering candidate while the holder renews").isNull();
+        .until(
+            () ->
+                history
+                        .calls(
+                            election,
+                            c ->
+                                c.kind() == Kind.RENEW
+                                    && c.outcome() == Outcome.OK
+                                    && c.startNanos() - hammering > 0)
+                        .size()
+                    >= 3);
+    assertThat(won.get())
+        .as("a lease granted to a hammering candidate while the holder renews")
+        .isNull();
 
     long cutAt = System.nanoTime();
     nodes.get(0).faults().cut();
     Lease lease = waiting("until a hammering candidate is granted").until(won::get, l -> l != null);
-    Call grant = history.grants(election).stream().filter(g -> g.token().equals(lease.token())).findFirst().orElseThrow();
+    Call grant =
+        history.grants(election).stream()
+            .filter(g -> g.token().equals(lease.token()))
+            .findFirst()
+            .orElseThrow();
     Call last = history.lastConfirmed(election, holder.name()).orElseThrow();
     assertThat(grant.endNanos())
-        .as("%s granted at %s, the holder's last confirmed call began at %s with ttl %s", lease.candidate(), at(grant.endNanos()), at(last.startNanos()), last.ttl())
+        .as(
+            "%s granted at %s, the holder's last confirmed call began at %s with ttl %s",
+            lease.candidate(), at(grant.endNanos()), at(last.startNanos()), last.ttl())
         .isGreaterThanOrEqualTo(last.startNanos() + last.ttl().toNanos());
-    log.info("s08a: {} granted {} ms after the cut", lease.candidate(), (grant.endNanos() - cutAt) / 1_000_000);
+    log.info(
+        "s08a: {} granted {} ms after the cut",
+        lease.candidate(),
+        (grant.endNanos() - cutAt) / 1_000_000);
     node(lease.candidate().substring("hammer-".length())).store().release(lease);
   }
 
   @Test
-  @DisplayName("08b the store keeps the contract call by call: refusal names the holder, renew keeps the token, stale renewals and releases change nothing")
+  @DisplayName(
+      "08b the store keeps the contract call by call: refusal names the holder, renew keeps the token, stale renewals and releases change nothing")
   void theStoreKeepsTheContractCallByCall() {
     String election = newElection("s08b");
     LeaseStore x = node("node-1").store();
@@ -215,13 +305,19 @@ abstract class FailoverScenarios extends BasicScenarios {
 
     Acquisition refused = y.tryAcquire(election, "node-2", ttl);
     assertThat(refused.isGranted()).as("an acquire while another holds it").isFalse();
-    assertThat(refused.holder()).hasValueSatisfying(h -> assertThat(List.of(h.holder(), h.token())).containsExactly("node-1", x1.token()));
+    assertThat(refused.holder())
+        .hasValueSatisfying(
+            h -> assertThat(List.of(h.holder(), h.token())).containsExactly("node-1", x1.token()));
 
     Lease renewed = x.renew(x1);
     assertThat(renewed.token()).as("a renewal keeps the token").isEqualTo(x1.token());
     Lease x2 = granted(x.tryAcquire(election, "node-1", ttl));
-    assertThat(x2.token()).as("the holder's own acquire begins a new term").isGreaterThan(x1.token());
-    assertThatThrownBy(() -> x.renew(x1)).as("renewing a term that was superseded").isInstanceOf(LeaseLostException.class);
+    assertThat(x2.token())
+        .as("the holder's own acquire begins a new term")
+        .isGreaterThan(x1.token());
+    assertThatThrownBy(() -> x.renew(x1))
+        .as("renewing a term that was superseded")
+        .isInstanceOf(LeaseLostException.class);
     x.release(x1);
     assertHeldBy(y, election, "node-1", x2.token());
 
@@ -229,24 +325,29 @@ abstract class FailoverScenarios extends BasicScenarios {
     assertThat(y.read(election)).as("after the release").isEmpty();
     Lease y1 = granted(y.tryAcquire(election, "node-2", ttl));
     assertThat(y1.token()).isGreaterThan(x2.token());
-    assertThatThrownBy(() -> x.renew(x2)).as("renewing a released lease another candidate now holds").isInstanceOf(LeaseLostException.class);
+    assertThatThrownBy(() -> x.renew(x2))
+        .as("renewing a released lease another candidate now holds")
+        .isInstanceOf(LeaseLostException.class);
     y.release(y1);
   }
 
   @Test
-  @DisplayName("10 lose and regain: term work stops when a term is lost and starts afresh with the next one")
+  @DisplayName(
+      "10 lose and regain: term work stops when a term is lost and starts afresh with the next one")
   void termWorkStopsWhenATermIsLostAndStartsAfreshWithTheNext() {
     String election = newElection("s10");
     List<Node> nodes = nodes(2);
     FencedRegister register = new FencedRegister();
     LeaderWork work = leaderWork(nodes.get(0), register, Runnable::run);
     LeaderWork otherWork = leaderWork(nodes.get(1), register, Runnable::run);
-    Candidate node1 = startAndAwaitLeading(candidate(nodes.get(0), election, timings, b -> b.whileLeader(work)));
+    Candidate node1 =
+        startAndAwaitLeading(candidate(nodes.get(0), election, timings, b -> b.whileLeader(work)));
     Candidate node2 = candidate(nodes.get(1), election, timings, b -> b.whileLeader(otherWork));
     node2.elector().start();
     awaitAgreement(List.of(node1, node2), node1);
     Term first = node1.lastElected().orElseThrow();
-    waiting("until the first term's work writes").until(() -> register.highest().filter(first.token()::equals).isPresent());
+    waiting("until the first term's work writes")
+        .until(() -> register.highest().filter(first.token()::equals).isPresent());
 
     long cutAt = System.nanoTime();
     nodes.get(0).faults().cut();
@@ -261,7 +362,8 @@ abstract class FailoverScenarios extends BasicScenarios {
     node2.elector().close();
     awaitNewLeader(List.of(node1), handingBack);
     Term second = node1.lastElected().orElseThrow();
-    waiting("until the second term's work writes").until(() -> register.highest().filter(second.token()::equals).isPresent());
+    waiting("until the second term's work writes")
+        .until(() -> register.highest().filter(second.token()::equals).isPresent());
 
     assertThat(second.token()).isGreaterThan(first.token());
     assertThat(work.started()).containsExactly(first, second);
@@ -270,11 +372,14 @@ abstract class FailoverScenarios extends BasicScenarios {
     assertThat(node1.revoked()).containsExactly(first);
     assertThat(work.anomalies()).isEmpty();
     assertThat(otherWork.anomalies()).isEmpty();
-    assertThat(register.refused()).as("writes refused: some leader wrote while another's term was valid").isEmpty();
+    assertThat(register.refused())
+        .as("writes refused: some leader wrote while another's term was valid")
+        .isEmpty();
   }
 
   @Test
-  @DisplayName("11 outage: the leader steps down by its deadline, and leadership returns after the store does without restarting any elector")
+  @DisplayName(
+      "11 outage: the leader steps down by its deadline, and leadership returns after the store does without restarting any elector")
   void afterAnOutageLeadershipReturnsWithoutRestartingAnyElector() throws Exception {
     String election = newElection("s11");
     List<Node> nodes = nodes(3);
@@ -285,47 +390,74 @@ abstract class FailoverScenarios extends BasicScenarios {
 
     long outageAt = System.nanoTime();
     fixture.serverOutage();
-    waiting("until the leader steps down", timings.renewDeadline().plus(timings.allowance())).until(() -> !leader.revoked().isEmpty());
+    waiting("until the leader steps down", timings.renewDeadline().plus(timings.allowance()))
+        .until(() -> !leader.revoked().isEmpty());
     waiting("until every candidate has failed to reach the store")
-        .until(() -> all.stream().allMatch(c -> !history.calls(election, call -> call.candidate().equals(c.name()) && call.outcome() == Outcome.FAILED && call.startNanos() - outageAt > 0).isEmpty()));
+        .until(
+            () ->
+                all.stream()
+                    .allMatch(
+                        c ->
+                            !history
+                                .calls(
+                                    election,
+                                    call ->
+                                        call.candidate().equals(c.name())
+                                            && call.outcome() == Outcome.FAILED
+                                            && call.startNanos() - outageAt > 0)
+                                .isEmpty()));
     assertThat(all).noneMatch(Candidate::isLeader);
 
     long restoredAt = System.nanoTime();
     fixture.restore();
     Candidate back = awaitNewLeader(all, restoredAt);
-    log.info("s11: {} leads again {} ms after the store returned (outage stops the server: {})", back.name(), (firstGrantAfter(election, restoredAt).endNanos() - restoredAt) / 1_000_000, fixture.outageStopsServer());
-    assertThat(history.grants(election)).filteredOn(g -> g.startNanos() - outageAt > 0 && g.endNanos() - restoredAt < 0).as("grants during the outage").isEmpty();
+    log.info(
+        "s11: {} leads again {} ms after the store returned (outage stops the server: {})",
+        back.name(),
+        (firstGrantAfter(election, restoredAt).endNanos() - restoredAt) / 1_000_000,
+        fixture.outageStopsServer());
+    assertThat(history.grants(election))
+        .filteredOn(g -> g.startNanos() - outageAt > 0 && g.endNanos() - restoredAt < 0)
+        .as("grants during the outage")
+        .isEmpty();
     awaitAgreement(all, back);
     assertThat(all).allMatch(c -> c.elector().isRunning());
   }
 
-  /** How long the leader's work takes to stop in scenario 16: long enough for any follower to try. */
+  /**
+   * How long the leader's work takes to stop in scenario 16: long enough for any follower to try.
+   */
   static final Duration SLOW_STOP = Duration.ofSeconds(1);
 
   @Test
-  @DisplayName("16a slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (renewals one by one)")
+  @DisplayName(
+      "16a slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (renewals one by one)")
   void aLateRenewalLetsNobodyInBeforeTheOldWorkStopped() {
     lateRenewalDuringASlowStop("s16a", 1);
   }
 
   @Test
-  @DisplayName("16b slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (batched renewals)")
+  @DisplayName(
+      "16b slow stop: a renewal that returns after the renew deadline lets nobody in before the old work stopped (batched renewals)")
   void aLateBatchedRenewalLetsNobodyInBeforeTheOldWorkStopped() {
     lateRenewalDuringASlowStop("s16b", Math.max(2, node("node-1").store().renewBatchLimit()));
   }
 
   /**
    * The leader's renewal is held on its way until the renew deadline has ended the term, then
-   * reaches the store and succeeds there: the lease is the old leader's again, while its work
-   * takes {@link #SLOW_STOP} to stop. Whatever the elector does with that renewed lease, it may
-   * give it up only once the work stopped.
+   * reaches the store and succeeds there: the lease is the old leader's again, while its work takes
+   * {@link #SLOW_STOP} to stop. Whatever the elector does with that renewed lease, it may give it
+   * up only once the work stopped.
    */
   private void lateRenewalDuringASlowStop(String scenario, int batchLimit) {
     String election = newElection(scenario);
     List<Node> nodes = nodes(2);
-    HeldRenewals door = cleanup(new HeldRenewals(nodes.get(0).store(), batchLimit, timings.patience()));
+    HeldRenewals door =
+        cleanup(new HeldRenewals(nodes.get(0).store(), batchLimit, timings.patience()));
     FaultyUserCode work = FaultyUserCode.slowToStop(SLOW_STOP, history);
-    Candidate leader = startAndAwaitLeading(candidate(nodes.get(0), door, election, timings, b -> b.whileLeader(work)));
+    Candidate leader =
+        startAndAwaitLeading(
+            candidate(nodes.get(0), door, election, timings, b -> b.whileLeader(work)));
     Candidate follower = candidate(nodes.get(1), election);
     follower.elector().start();
     awaitAgreement(List.of(leader, follower), leader);
@@ -333,19 +465,50 @@ abstract class FailoverScenarios extends BasicScenarios {
 
     door.hold();
     waiting("until a renewal of " + leader.name() + " is held").until(() -> door.held() > 0);
-    waiting("until the renew deadline ends " + leader.name() + "'s term", timings.renewDeadline().plus(timings.allowance())).until(term::isEnded);
+    waiting(
+            "until the renew deadline ends " + leader.name() + "'s term",
+            timings.renewDeadline().plus(timings.allowance()))
+        .until(term::isEnded);
     long lateAt = System.nanoTime();
     door.letThrough();
 
-    long stopped = waiting("until " + leader.name() + "'s work stopped").until(() -> work.stoppedAt(term), Optional::isPresent).orElseThrow();
-    // Either may lead next: the old leader holds the lease again, and may take it anew as its holder.
+    long stopped =
+        waiting("until " + leader.name() + "'s work stopped")
+            .until(() -> work.stoppedAt(term), Optional::isPresent)
+            .orElseThrow();
+    // Either may lead next: the old leader holds the lease again, and may take it anew as its
+    // holder.
     Term next = awaitNewTerm(List.of(leader, follower), lateAt);
-    List<Call> late = history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - lateAt >= 0);
-    List<Call> early = history.grants(election).stream().filter(g -> g.candidate().equals(follower.name()) && g.endNanos() - stopped < 0).toList();
-    log.info("{}: the held renewal {}; {} leads next with token {}, the old work stopped {} ms after the renewal was let through", scenario, late.isEmpty() ? "never reached the store" : late.get(0).outcome(), next.candidate(), next.token(), (stopped - lateAt) / 1_000_000);
-    assertThat(early.stream().map(g -> g.candidate() + " granted token " + g.token() + " at " + at(g.endNanos())).toList())
-        .as("grants to %s while %s's work for token %s was still stopping (until %s); the held renewal was let through at %s and answered %s",
-            follower.name(), leader.name(), term.token(), at(stopped), at(lateAt), late.stream().map(c -> c.outcome() + " at " + at(c.endNanos())).toList())
+    List<Call> late =
+        history.calls(
+            election,
+            c ->
+                c.kind() == Kind.RENEW
+                    && c.token().equals(term.token())
+                    && c.startNanos() - lateAt >= 0);
+    List<Call> early =
+        history.grants(election).stream()
+            .filter(g -> g.candidate().equals(follower.name()) && g.endNanos() - stopped < 0)
+            .toList();
+    log.info(
+        "{}: the held renewal {}; {} leads next with token {}, the old work stopped {} ms after the renewal was let through",
+        scenario,
+        late.isEmpty() ? "never reached the store" : late.get(0).outcome(),
+        next.candidate(),
+        next.token(),
+        (stopped - lateAt) / 1_000_000);
+    assertThat(
+            early.stream()
+                .map(g -> g.candidate() + " granted token " + g.token() + " at " + at(g.endNanos()))
+                .toList())
+        .as(
+            "grants to %s while %s's work for token %s was still stopping (until %s); the held renewal was let through at %s and answered %s",
+            follower.name(),
+            leader.name(),
+            term.token(),
+            at(stopped),
+            at(lateAt),
+            late.stream().map(c -> c.outcome() + " at " + at(c.endNanos())).toList())
         .isEmpty();
     assertThat(leader.revoked()).as("terms revoked of %s", leader.name()).startsWith(term);
     Candidate leading = next.candidate().equals(leader.name()) ? leader : follower;
@@ -353,7 +516,8 @@ abstract class FailoverScenarios extends BasicScenarios {
   }
 
   @Test
-  @DisplayName("18 lease lost: a leader whose lease the store granted anew under another token steps down at its next renewal, before its renew deadline")
+  @DisplayName(
+      "18 lease lost: a leader whose lease the store granted anew under another token steps down at its next renewal, before its renew deadline")
   void aLeaderWhoseLeaseWasGrantedAnewStepsDownAtItsNextRenewal() {
     String election = newElection("s18");
     Node node = node("node-1");
@@ -361,24 +525,68 @@ abstract class FailoverScenarios extends BasicScenarios {
     Term term = leader.toldTerm().orElseThrow();
     // Just after a confirmed renewal, so the term has most of its renew deadline left.
     long since = System.nanoTime();
-    waiting("until " + leader.name() + " renewed").until(() -> !history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.OK && c.startNanos() - since > 0).isEmpty());
+    waiting("until " + leader.name() + " renewed")
+        .until(
+            () ->
+                !history
+                    .calls(
+                        election,
+                        c ->
+                            c.kind() == Kind.RENEW
+                                && c.outcome() == Outcome.OK
+                                && c.startNanos() - since > 0)
+                    .isEmpty());
 
-    // Every grant begins a new term, a re-grant to the holder too (07a): the elector's lease is stale now.
+    // Every grant begins a new term, a re-grant to the holder too (07a): the elector's lease is
+    // stale now.
     Lease anew = granted(node.store().tryAcquire(election, node.name(), timings.leaseDuration()));
     cleanup(() -> node.store().release(anew));
     long takenAt = System.nanoTime();
     long revoked = revokedAt(election, leader.name(), term.token());
 
-    long deadline = history.calls(election, c -> c.confirmedLease() && c.token().equals(term.token())).stream().mapToLong(Call::startNanos).max().orElseThrow() + timings.renewDeadline().toNanos();
-    List<Call> refusals = history.calls(election, c -> c.kind() == Kind.RENEW && c.outcome() == Outcome.REFUSED && c.token().equals(term.token()));
-    assertThat(refusals).as("renewals of token %s the store refused after it granted %s at %s", term.token(), anew.token(), at(takenAt)).isNotEmpty();
+    long deadline =
+        history.calls(election, c -> c.confirmedLease() && c.token().equals(term.token())).stream()
+                .mapToLong(Call::startNanos)
+                .max()
+                .orElseThrow()
+            + timings.renewDeadline().toNanos();
+    List<Call> refusals =
+        history.calls(
+            election,
+            c ->
+                c.kind() == Kind.RENEW
+                    && c.outcome() == Outcome.REFUSED
+                    && c.token().equals(term.token()));
+    assertThat(refusals)
+        .as(
+            "renewals of token %s the store refused after it granted %s at %s",
+            term.token(), anew.token(), at(takenAt))
+        .isNotEmpty();
     long firstRefusal = refusals.stream().mapToLong(Call::endNanos).min().orElseThrow();
-    log.info("s18: the store answered 'lease lost' {} ms after the take-over; onRevoked {} ms after that, {} ms before the renew deadline", (firstRefusal - takenAt) / 1_000_000, (revoked - firstRefusal) / 1_000_000, (deadline - revoked) / 1_000_000);
-    assertThat(history.calls(election, c -> c.kind() == Kind.RENEW && c.token().equals(term.token()) && c.startNanos() - firstRefusal > 0).stream().map(c -> at(c.startNanos()) + " " + c.outcome()).toList())
-        .as("renewals of token %s sent after the store answered 'lease lost' at %s: a lost lease is no passing failure", term.token(), at(firstRefusal))
+    log.info(
+        "s18: the store answered 'lease lost' {} ms after the take-over; onRevoked {} ms after that, {} ms before the renew deadline",
+        (firstRefusal - takenAt) / 1_000_000,
+        (revoked - firstRefusal) / 1_000_000,
+        (deadline - revoked) / 1_000_000);
+    assertThat(
+            history
+                .calls(
+                    election,
+                    c ->
+                        c.kind() == Kind.RENEW
+                            && c.token().equals(term.token())
+                            && c.startNanos() - firstRefusal > 0)
+                .stream()
+                .map(c -> at(c.startNanos()) + " " + c.outcome())
+                .toList())
+        .as(
+            "renewals of token %s sent after the store answered 'lease lost' at %s: a lost lease is no passing failure",
+            term.token(), at(firstRefusal))
         .isEmpty();
     assertThat(revoked)
-        .as("%s was revoked at %s; the store answered 'lease lost' at %s, and the renew deadline was %s", leader.name(), at(revoked), at(firstRefusal), at(deadline))
+        .as(
+            "%s was revoked at %s; the store answered 'lease lost' at %s, and the renew deadline was %s",
+            leader.name(), at(revoked), at(firstRefusal), at(deadline))
         .isLessThan(deadline);
   }
 
@@ -391,7 +599,8 @@ abstract class FailoverScenarios extends BasicScenarios {
   static void assertHeldBy(LeaseStore store, String election, String holder, FencingToken token) {
     assertThat(store.read(election))
         .as("the holder of %s", election)
-        .hasValueSatisfying(r -> assertThat(List.of(r.holder(), r.token())).containsExactly(holder, token));
+        .hasValueSatisfying(
+            r -> assertThat(List.of(r.holder(), r.token())).containsExactly(holder, token));
   }
 
   static Duration jittered(Duration retry) {

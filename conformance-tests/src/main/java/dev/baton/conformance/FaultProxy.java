@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A TCP proxy on 127.0.0.1 (an ephemeral port) between one node and one server, which a test can
- * cut, blackhole, stop reading from (either way) or heal. It counts bytes each way and connections, for tests and benchmarks.
+ * cut, blackhole, stop reading from (either way) or heal. It counts bytes each way and connections,
+ * for tests and benchmarks.
  *
- * <p>Plain blocking sockets on daemon threads: one to accept, two per connection. Closing the
- * proxy closes every connection and ends every thread.
+ * <p>Plain blocking sockets on daemon threads: one to accept, two per connection. Closing the proxy
+ * closes every connection and ends every thread.
  */
 public final class FaultProxy implements FaultInjector, AutoCloseable {
 
@@ -36,9 +37,14 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
     OPEN,
     CUT,
     BLACKHOLE,
-    /** Nothing is read from clients: their send buffers fill, as behind a link that drops silently. */
+    /**
+     * Nothing is read from clients: their send buffers fill, as behind a link that drops silently.
+     */
     REQUESTS_UNREAD,
-    /** Requests reach the server, whose answers are not read: it acts on requests whose answers are late. */
+    /**
+     * Requests reach the server, whose answers are not read: it acts on requests whose answers are
+     * late.
+     */
     ANSWERS_UNREAD
   }
 
@@ -52,6 +58,7 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   private final AtomicInteger threadCount = new AtomicInteger();
   private volatile Mode mode = Mode.OPEN;
   private volatile boolean closed;
+
   /** Notified when reading may resume. */
   private final Object unread = new Object();
 
@@ -81,7 +88,8 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   public static FaultProxy start(InetSocketAddress upstream, int receiveBufferBytes) {
     requireNonNull(upstream, "upstream");
     if (upstream.getAddress() == null || !upstream.getAddress().isLoopbackAddress()) {
-      throw new IllegalArgumentException("upstream must be a loopback address, but was " + upstream);
+      throw new IllegalArgumentException(
+          "upstream must be a loopback address, but was " + upstream);
     }
     try {
       return new FaultProxy(upstream, receiveBufferBytes);
@@ -120,9 +128,9 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
 
   /**
    * Stops reading what clients send until {@link #heal()}: unlike {@link #blackhole()}, the bytes
-   * stay in the client's send buffer and the proxy's receive buffer, so once both are full a
-   * client blocks in its socket write, where Java has no timeout. Answers already on their way
-   * still reach the client. Held bytes flow on after the heal.
+   * stay in the client's send buffer and the proxy's receive buffer, so once both are full a client
+   * blocks in its socket write, where Java has no timeout. Answers already on their way still reach
+   * the client. Held bytes flow on after the heal.
    */
   public void stopReadingRequests() {
     mode = Mode.REQUESTS_UNREAD;
@@ -212,7 +220,8 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
       if (now == Mode.BLACKHOLE) {
         // Accepted and read, never answered, never forwarded: a partition as the client sees it.
         c.torn = true;
-        daemon(name + "-drop-" + threadCount.incrementAndGet(), () -> c.pump(client, null, null)).start();
+        daemon(name + "-drop-" + threadCount.incrementAndGet(), () -> c.pump(client, null, null))
+            .start();
         continue;
       }
       daemon(name + "-open-" + threadCount.incrementAndGet(), () -> c.openUpstream()).start();
@@ -222,6 +231,7 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   private final class Connection {
     private final Socket client;
     private volatile Socket server;
+
     /** Bytes were dropped or never had a server: the stream cannot be resumed after a heal. */
     private volatile boolean torn;
 

@@ -6,8 +6,8 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
-import dev.baton.election.Renewal;
 import dev.baton.election.LeaseStoreException;
+import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
 import java.time.Duration;
 import java.util.List;
@@ -17,12 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
- * One node's view of a store that has no network to cut (an in-memory store, an embedded
- * database): it simulates the faults a {@link FaultProxy} causes. Cut: every call fails at once
- * with {@link LeaseStoreException}. Blackholed: every call waits until its call timeout (or a
- * heal) and then fails, and the store never sees it. While not open, watch events are not
- * delivered; a cut delivers one to every watcher, as a watch losing its connection would, and a
- * heal another, as a re-established watch would, since events may have been missed.
+ * One node's view of a store that has no network to cut (an in-memory store, an embedded database):
+ * it simulates the faults a {@link FaultProxy} causes. Cut: every call fails at once with {@link
+ * LeaseStoreException}. Blackholed: every call waits until its call timeout (or a heal) and then
+ * fails, and the store never sees it. While not open, watch events are not delivered; a cut
+ * delivers one to every watcher, as a watch losing its connection would, and a heal another, as a
+ * re-established watch would, since events may have been missed.
  *
  * <p>Never closes the store it wraps: several nodes usually share it.
  */
@@ -198,10 +198,13 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
             lock.wait(Math.max(1, left / 1_000_000));
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LeaseStoreException(election, "interrupted while the store did not answer", e);
+            throw new LeaseStoreException(
+                election, "interrupted while the store did not answer", e);
           }
         }
-        throw new LeaseStoreException(election, "no answer within the call timeout of " + callTimeout.toMillis() + " ms (blackholed)");
+        throw new LeaseStoreException(
+            election,
+            "no answer within the call timeout of " + callTimeout.toMillis() + " ms (blackholed)");
       }
       if (mode == Mode.CUT) {
         throw new LeaseStoreException(election, "connection to the store refused (cut)");

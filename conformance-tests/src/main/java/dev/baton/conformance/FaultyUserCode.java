@@ -16,9 +16,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Leader work, or a listener, that misbehaves as application code does: it takes a long time to
- * stop, or throws an {@link Error} (not an exception) once. Install it with {@code whileLeader}
- * for the work faults and with {@code listener} for the listener fault. It records when each
- * term's work started and stopped, the stops also in the {@link History}.
+ * stop, or throws an {@link Error} (not an exception) once. Install it with {@code whileLeader} for
+ * the work faults and with {@code listener} for the listener fault. It records when each term's
+ * work started and stopped, the stops also in the {@link History}.
  */
 final class FaultyUserCode implements TermWork, ElectionListener {
 
@@ -56,7 +56,8 @@ final class FaultyUserCode implements TermWork, ElectionListener {
   }
 
   static FaultyUserCode slowToStop(Duration stopTime, History history) {
-    return new FaultyUserCode(Fault.SLOW_STOP, requireNonNull(stopTime, "stopTime"), requireNonNull(history, "history"));
+    return new FaultyUserCode(
+        Fault.SLOW_STOP, requireNonNull(stopTime, "stopTime"), requireNonNull(history, "history"));
   }
 
   static FaultyUserCode throwing(Fault fault, History history) {
@@ -73,7 +74,8 @@ final class FaultyUserCode implements TermWork, ElectionListener {
   @Override
   public AutoCloseable start(Term term) {
     if (fault == Fault.ERROR_ON_START && thrown.compareAndSet(false, true)) {
-      throw new PlantedError("planted by the conformance suite: TermWork.start failed for token " + term.token());
+      throw new PlantedError(
+          "planted by the conformance suite: TermWork.start failed for token " + term.token());
     }
     started.add(term);
     return () -> {
@@ -86,7 +88,10 @@ final class FaultyUserCode implements TermWork, ElectionListener {
       }
       stopped(term);
       if (fault == Fault.ERROR_ON_STOP && thrown.compareAndSet(false, true)) {
-        throw new PlantedError("planted by the conformance suite: stopping the work of token " + term.token() + " failed");
+        throw new PlantedError(
+            "planted by the conformance suite: stopping the work of token "
+                + term.token()
+                + " failed");
       }
     };
   }
@@ -95,7 +100,8 @@ final class FaultyUserCode implements TermWork, ElectionListener {
   public void onElected(Term term) {
     started.add(term);
     if (fault == Fault.ERROR_IN_LISTENER && thrown.compareAndSet(false, true)) {
-      throw new PlantedError("planted by the conformance suite: onElected failed for token " + term.token());
+      throw new PlantedError(
+          "planted by the conformance suite: onElected failed for token " + term.token());
     }
   }
 
@@ -103,7 +109,8 @@ final class FaultyUserCode implements TermWork, ElectionListener {
   public void onRevoked(Term term) {
     stopped(term);
     if (fault == Fault.ERROR_IN_LISTENER && revokeThrown.compareAndSet(false, true)) {
-      throw new PlantedError("planted by the conformance suite: onRevoked failed for token " + term.token());
+      throw new PlantedError(
+          "planted by the conformance suite: onRevoked failed for token " + term.token());
     }
   }
 

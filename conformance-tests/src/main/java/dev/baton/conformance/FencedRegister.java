@@ -14,13 +14,19 @@ import java.util.Optional;
  */
 public final class FencedRegister {
 
-  /** One write attempt: who, with which token, when ({@link System#nanoTime()}), and whether it was taken. */
+  /**
+   * One write attempt: who, with which token, when ({@link System#nanoTime()}), and whether it was
+   * taken.
+   */
   public record Write(String writer, FencingToken token, long atNanos, boolean accepted) {}
 
   private final List<Write> writes = new ArrayList<>();
   private FencingToken highest;
 
-  /** Writes on behalf of {@code writer} holding {@code token}; false when an older token was refused. */
+  /**
+   * Writes on behalf of {@code writer} holding {@code token}; false when an older token was
+   * refused.
+   */
   public synchronized boolean write(String writer, FencingToken token) {
     requireNonNull(writer, "writer");
     requireNonNull(token, "token");

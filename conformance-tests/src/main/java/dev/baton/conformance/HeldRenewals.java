@@ -14,9 +14,9 @@ import java.util.List;
 /**
  * A node's store whose renewals can be held at the door and then let through, as a network that
  * delays a request (and then delivers it) would: a renewal that reaches the store only after its
- * elector's renew deadline, and succeeds there. It also fixes how many leases the elector may
- * renew per call, so one scenario runs the elector's direct renewals ({@code batchLimit} 1,
- * {@link #renew}) and another its batched ones ({@link #renewAll}), on any backend.
+ * elector's renew deadline, and succeeds there. It also fixes how many leases the elector may renew
+ * per call, so one scenario runs the elector's direct renewals ({@code batchLimit} 1, {@link
+ * #renew}) and another its batched ones ({@link #renewAll}), on any backend.
  *
  * <p>Everything else goes straight to the node's (recorded) store, which it never closes; {@link
  * #close()} lets held renewals through.

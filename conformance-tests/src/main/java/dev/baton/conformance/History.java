@@ -30,12 +30,12 @@ import java.util.function.Predicate;
  *   <li>the lease contract held: no candidate was granted before {@code t0 + ttl} of another
  *       candidate's last successful acquire or renew that started at {@code t0}, unless that lease
  *       was released first;
- *   <li>no candidate was granted while another candidate's term still had work stopping, unless that
- *       term's lease had run out on its own by then: a leader gives its lease up only after its work
- *       stopped (its {@code onRevoked} returned, or its work said so with {@link #recordWorkStopped}),
- *       so the next leader's work never runs beside it;
- *   <li>every single answer kept the contract (renew keeps the token, a grant's TTL is never shorter
- *       than asked, nobody is told "held" by itself).
+ *   <li>no candidate was granted while another candidate's term still had work stopping, unless
+ *       that term's lease had run out on its own by then: a leader gives its lease up only after
+ *       its work stopped (its {@code onRevoked} returned, or its work said so with {@link
+ *       #recordWorkStopped}), so the next leader's work never runs beside it;
+ *   <li>every single answer kept the contract (renew keeps the token, a grant's TTL is never
+ *       shorter than asked, nobody is told "held" by itself).
  * </ul>
  *
  * <p>Times are {@link System#nanoTime()}; messages print them relative to the history's creation.
@@ -67,7 +67,15 @@ public final class History {
    * @param ttl the effective TTL the store answered with; null when it did not grant
    */
   public record Call(
-      String election, String node, String candidate, Kind kind, long startNanos, long endNanos, Outcome outcome, FencingToken token, Duration ttl) {
+      String election,
+      String node,
+      String candidate,
+      Kind kind,
+      long startNanos,
+      long endNanos,
+      Outcome outcome,
+      FencingToken token,
+      Duration ttl) {
 
     boolean confirmedLease() {
       return outcome == Outcome.OK && (kind == Kind.ACQUIRE || kind == Kind.RENEW);
@@ -78,8 +86,15 @@ public final class History {
     }
   }
 
-  /** A term an elector began ({@code onElected}) and, once it ended, when {@code onRevoked} came. */
-  public record TermRecord(String election, String candidate, FencingToken token, long electedNanos, Optional<Long> revokedNanos) {}
+  /**
+   * A term an elector began ({@code onElected}) and, once it ended, when {@code onRevoked} came.
+   */
+  public record TermRecord(
+      String election,
+      String candidate,
+      FencingToken token,
+      long electedNanos,
+      Optional<Long> revokedNanos) {}
 
   private final long origin = System.nanoTime();
   private final Map<String, List<Call>> calls = new HashMap<>();
@@ -96,7 +111,8 @@ public final class History {
    * #check}. The wrapper never closes {@code store}.
    */
   public LeaseStore recording(String node, LeaseStore store) {
-    return new RecordingLeaseStore(requireNonNull(node, "node"), requireNonNull(store, "store"), this);
+    return new RecordingLeaseStore(
+        requireNonNull(node, "node"), requireNonNull(store, "store"), this);
   }
 
   public synchronized void recordCall(Call call) {
@@ -117,12 +133,21 @@ public final class History {
     long now = System.nanoTime();
     for (int i = terms.size() - 1; i >= 0; i--) {
       TermRecord t = terms.get(i);
-      if (t.election.equals(election) && t.candidate.equals(candidate) && t.token.equals(token) && t.revokedNanos.isEmpty()) {
+      if (t.election.equals(election)
+          && t.candidate.equals(candidate)
+          && t.token.equals(token)
+          && t.revokedNanos.isEmpty()) {
         terms.set(i, new TermRecord(election, candidate, token, t.electedNanos, Optional.of(now)));
         return;
       }
     }
-    breaches.add(election + ": " + candidate + " was revoked for token " + token + " without being elected for it");
+    breaches.add(
+        election
+            + ": "
+            + candidate
+            + " was revoked for token "
+            + token
+            + " without being elected for it");
   }
 
   /**
@@ -130,11 +155,16 @@ public final class History {
    * not stop within {@code onRevoked} (or runs before the listener that records the revocation);
    * the later of this and the revocation counts as the moment the term's work stopped.
    */
-  public synchronized void recordWorkStopped(String election, String candidate, FencingToken token) {
-    workStops.merge(workKey(election, candidate, token), System.nanoTime(), (a, b) -> b - a > 0 ? b : a);
+  public synchronized void recordWorkStopped(
+      String election, String candidate, FencingToken token) {
+    workStops.merge(
+        workKey(election, candidate, token), System.nanoTime(), (a, b) -> b - a > 0 ? b : a);
   }
 
-  /** When the work of a term stopped: the later of its {@code onRevoked} and a recorded stop; empty while either is missing. */
+  /**
+   * When the work of a term stopped: the later of its {@code onRevoked} and a recorded stop; empty
+   * while either is missing.
+   */
   public synchronized Optional<Long> workStoppedNanos(TermRecord term) {
     Long stop = workStops.get(workKey(term.election, term.candidate, term.token));
     if (term.revokedNanos.isEmpty()) {
@@ -160,12 +190,15 @@ public final class History {
 
   /** Granted acquires of {@code election}, in the order their calls started. */
   public List<Call> grants(String election) {
-    return calls(election, Call::isGrant).stream().sorted(Comparator.comparingLong(Call::startNanos)).toList();
+    return calls(election, Call::isGrant).stream()
+        .sorted(Comparator.comparingLong(Call::startNanos))
+        .toList();
   }
 
   /** The last call that confirmed {@code candidate}'s lease (a grant or a renewal). */
   public Optional<Call> lastConfirmed(String election, String candidate) {
-    return calls(election, c -> c.candidate.equals(candidate) && c.confirmedLease()).stream().max(Comparator.comparingLong(Call::startNanos));
+    return calls(election, c -> c.candidate.equals(candidate) && c.confirmedLease()).stream()
+        .max(Comparator.comparingLong(Call::startNanos));
   }
 
   public synchronized List<TermRecord> terms(String election) {
@@ -189,8 +222,8 @@ public final class History {
   }
 
   /**
-   * {@link #check(String, Duration)} for a store whose calls may last up to {@code longestCall}
-   * (a driver that cannot bound a call to a frozen server): every other check is the same.
+   * {@link #check(String, Duration)} for a store whose calls may last up to {@code longestCall} (a
+   * driver that cannot bound a call to a frozen server): every other check is the same.
    */
   public void check(String election, Duration renewDeadline, Duration longestCall) {
     List<String> problems = new ArrayList<>();
@@ -204,29 +237,58 @@ public final class History {
     checkTerms(terms(election), mine, renewDeadline, problems);
     checkWorkStoppedBeforeOthersGranted(terms(election), mine, problems);
     if (!problems.isEmpty()) {
-      throw new AssertionError("election '" + election + "' broke the lease contract:\n  " + String.join("\n  ", problems));
+      throw new AssertionError(
+          "election '"
+              + election
+              + "' broke the lease contract:\n  "
+              + String.join("\n  ", problems));
     }
   }
 
-  /** A call must return or fail within the store's call timeout, which is shorter than the renew deadline. */
+  /**
+   * A call must return or fail within the store's call timeout, which is shorter than the renew
+   * deadline.
+   */
   private void checkDurations(List<Call> mine, Duration renewDeadline, List<String> problems) {
     mine.stream()
         .filter(c -> c.endNanos - c.startNanos >= renewDeadline.toNanos())
         .forEach(
             c ->
                 problems.add(
-                    c.kind + " by " + c.candidate + " on " + c.node + " took " + (c.endNanos - c.startNanos) / 1_000_000 + " ms (" + at(c.startNanos) + ", " + c.outcome
-                        + "), not less than " + renewDeadline.toMillis() + " ms: the store's call timeout must be shorter than the renew deadline"));
+                    c.kind
+                        + " by "
+                        + c.candidate
+                        + " on "
+                        + c.node
+                        + " took "
+                        + (c.endNanos - c.startNanos) / 1_000_000
+                        + " ms ("
+                        + at(c.startNanos)
+                        + ", "
+                        + c.outcome
+                        + "), not less than "
+                        + renewDeadline.toMillis()
+                        + " ms: the store's call timeout must be shorter than the renew deadline"));
   }
 
   private void checkTokens(List<Call> mine, List<String> problems) {
-    List<Call> grants = mine.stream().filter(Call::isGrant).sorted(Comparator.comparingLong(Call::startNanos)).toList();
+    List<Call> grants =
+        mine.stream()
+            .filter(Call::isGrant)
+            .sorted(Comparator.comparingLong(Call::startNanos))
+            .toList();
     for (int i = 0; i < grants.size(); i++) {
       Call a = grants.get(i);
       for (int j = i + 1; j < grants.size(); j++) {
         Call b = grants.get(j);
         if (a.token.equals(b.token)) {
-          problems.add("token " + a.token + " was granted twice: to " + describe(a) + " and to " + describe(b));
+          problems.add(
+              "token "
+                  + a.token
+                  + " was granted twice: to "
+                  + describe(a)
+                  + " and to "
+                  + describe(b));
         } else if (a.endNanos < b.startNanos && !b.token.isNewerThan(a.token)) {
           problems.add("tokens went backwards: " + describe(a) + " then " + describe(b));
         }
@@ -235,7 +297,8 @@ public final class History {
   }
 
   private void checkExclusion(List<Call> mine, List<String> problems) {
-    List<Call> releases = mine.stream().filter(c -> c.kind == Kind.RELEASE && c.token != null).toList();
+    List<Call> releases =
+        mine.stream().filter(c -> c.kind == Kind.RELEASE && c.token != null).toList();
     List<Call> confirmed = mine.stream().filter(Call::confirmedLease).toList();
     for (Call grant : mine.stream().filter(Call::isGrant).toList()) {
       Call worst = null;
@@ -252,8 +315,17 @@ public final class History {
       }
       if (worst != null && grant.endNanos - worstEnd < 0) {
         problems.add(
-            describe(grant) + " although " + worst.candidate + "'s lease (token " + worst.token + ", confirmed by a call started at " + at(worst.startNanos)
-                + " with ttl " + worst.ttl.toMillis() + " ms) ran until " + at(worstEnd));
+            describe(grant)
+                + " although "
+                + worst.candidate
+                + "'s lease (token "
+                + worst.token
+                + ", confirmed by a call started at "
+                + at(worst.startNanos)
+                + " with ttl "
+                + worst.ttl.toMillis()
+                + " ms) ran until "
+                + at(worstEnd));
       }
     }
   }
@@ -277,40 +349,84 @@ public final class History {
     return end;
   }
 
-  private void checkTerms(List<TermRecord> mine, List<Call> calls, Duration renewDeadline, List<String> problems) {
+  private void checkTerms(
+      List<TermRecord> mine, List<Call> calls, Duration renewDeadline, List<String> problems) {
     record Interval(TermRecord term, long start, long end) {}
     List<Interval> intervals = new ArrayList<>();
     for (TermRecord t : mine) {
-      Optional<Call> grant = calls.stream().filter(c -> c.isGrant() && c.token.equals(t.token) && c.candidate.equals(t.candidate)).findFirst();
+      Optional<Call> grant =
+          calls.stream()
+              .filter(
+                  c -> c.isGrant() && c.token.equals(t.token) && c.candidate.equals(t.candidate))
+              .findFirst();
       if (grant.isEmpty()) {
-        problems.add(t.candidate + " was elected with token " + t.token + " at " + at(t.electedNanos) + ", which no acquire granted it");
+        problems.add(
+            t.candidate
+                + " was elected with token "
+                + t.token
+                + " at "
+                + at(t.electedNanos)
+                + ", which no acquire granted it");
         continue;
       }
       long lastConfirmedStart =
           calls.stream()
-              .filter(c -> c.confirmedLease() && c.token.equals(t.token) && c.candidate.equals(t.candidate))
+              .filter(
+                  c ->
+                      c.confirmedLease()
+                          && c.token.equals(t.token)
+                          && c.candidate.equals(t.candidate))
               .mapToLong(Call::startNanos)
               .max()
               .orElseThrow();
       long validUntil = lastConfirmedStart + renewDeadline.toNanos();
       long end = t.revokedNanos.map(r -> Math.min(r, validUntil)).orElse(validUntil);
       if (grant.get().endNanos - t.electedNanos > 0) {
-        problems.add(t.candidate + " was elected with token " + t.token + " at " + at(t.electedNanos) + ", before the store granted it");
+        problems.add(
+            t.candidate
+                + " was elected with token "
+                + t.token
+                + " at "
+                + at(t.electedNanos)
+                + ", before the store granted it");
       }
       intervals.add(new Interval(t, grant.get().endNanos, end));
     }
     for (int i = 0; i < intervals.size(); i++) {
       for (int j = i + 1; j < intervals.size(); j++) {
-        Interval a = intervals.get(i).start - intervals.get(j).start <= 0 ? intervals.get(i) : intervals.get(j);
+        Interval a =
+            intervals.get(i).start - intervals.get(j).start <= 0
+                ? intervals.get(i)
+                : intervals.get(j);
         Interval b = a == intervals.get(i) ? intervals.get(j) : intervals.get(i);
         // A candidate's own terms are told in order: a re-grant to it that comes while its previous
         // term is still being revoked begins, for its work, only at its onElected.
-        long bStart = a.term.candidate.equals(b.term.candidate) ? Math.max(b.start, b.term.electedNanos) : b.start;
+        long bStart =
+            a.term.candidate.equals(b.term.candidate)
+                ? Math.max(b.start, b.term.electedNanos)
+                : b.start;
         if (a.start - b.end < 0 && bStart - a.end < 0) {
           problems.add(
-              "terms overlapped: " + a.term.candidate + " (token " + a.term.token + ", " + at(a.start) + " to " + at(a.end) + ") and "
-                  + b.term.candidate + " (token " + b.term.token + ", " + at(b.start) + " to " + at(b.end) + "); calls then:\n      "
-                  + String.join("\n      ", callsBetween(calls, Math.min(a.start, b.start), Math.max(a.end, b.end))));
+              "terms overlapped: "
+                  + a.term.candidate
+                  + " (token "
+                  + a.term.token
+                  + ", "
+                  + at(a.start)
+                  + " to "
+                  + at(a.end)
+                  + ") and "
+                  + b.term.candidate
+                  + " (token "
+                  + b.term.token
+                  + ", "
+                  + at(b.start)
+                  + " to "
+                  + at(b.end)
+                  + "); calls then:\n      "
+                  + String.join(
+                      "\n      ",
+                      callsBetween(calls, Math.min(a.start, b.start), Math.max(a.end, b.end))));
         }
       }
     }
@@ -322,26 +438,41 @@ public final class History {
    * promise that two terms' work never overlaps. A term whose work never stopped counts as still
    * stopping; a stalled leader's lease that ran out on its own excuses it.
    */
-  private void checkWorkStoppedBeforeOthersGranted(List<TermRecord> mine, List<Call> calls, List<String> problems) {
+  private void checkWorkStoppedBeforeOthersGranted(
+      List<TermRecord> mine, List<Call> calls, List<String> problems) {
     List<Call> grants = calls.stream().filter(Call::isGrant).toList();
     for (TermRecord t : mine) {
       long ranOut =
           calls.stream()
-              .filter(c -> c.confirmedLease() && c.token.equals(t.token) && c.candidate.equals(t.candidate))
+              .filter(
+                  c ->
+                      c.confirmedLease()
+                          && c.token.equals(t.token)
+                          && c.candidate.equals(t.candidate))
               .mapToLong(c -> c.startNanos + c.ttl.toNanos())
               .max()
               .orElse(t.electedNanos);
       Optional<Long> stopped = workStoppedNanos(t);
       for (Call g : grants) {
-        if (g.candidate.equals(t.candidate) || !g.token.isNewerThan(t.token) || g.endNanos - ranOut >= 0) {
+        if (g.candidate.equals(t.candidate)
+            || !g.token.isNewerThan(t.token)
+            || g.endNanos - ranOut >= 0) {
           continue;
         }
         if (stopped.isEmpty() || g.endNanos - stopped.get() < 0) {
           problems.add(
-              describe(g) + " while the work of " + t.candidate + "'s term (token " + t.token + ") was still stopping (stopped "
-                  + stopped.map(this::at).orElse("never") + ", its lease would have run out at " + at(ranOut)
+              describe(g)
+                  + " while the work of "
+                  + t.candidate
+                  + "'s term (token "
+                  + t.token
+                  + ") was still stopping (stopped "
+                  + stopped.map(this::at).orElse("never")
+                  + ", its lease would have run out at "
+                  + at(ranOut)
                   + "): a lease must be given up only after the work stopped; calls then:\n      "
-                  + String.join("\n      ", callsBetween(calls, t.electedNanos, stopped.orElse(g.endNanos))));
+                  + String.join(
+                      "\n      ", callsBetween(calls, t.electedNanos, stopped.orElse(g.endNanos))));
         }
       }
     }
@@ -349,14 +480,38 @@ public final class History {
 
   private List<String> callsBetween(List<Call> calls, long from, long to) {
     return calls.stream()
-        .filter(c -> c.endNanos - from >= 0 && c.startNanos - to <= 0 && !(c.kind == Kind.ACQUIRE && c.outcome == Outcome.REFUSED))
+        .filter(
+            c ->
+                c.endNanos - from >= 0
+                    && c.startNanos - to <= 0
+                    && !(c.kind == Kind.ACQUIRE && c.outcome == Outcome.REFUSED))
         .sorted(Comparator.comparingLong(Call::startNanos))
         .limit(40)
-        .map(c -> at(c.startNanos) + ".." + at(c.endNanos) + " " + c.node + " " + c.kind + " " + c.outcome + (c.token == null ? "" : " token " + c.token))
+        .map(
+            c ->
+                at(c.startNanos)
+                    + ".."
+                    + at(c.endNanos)
+                    + " "
+                    + c.node
+                    + " "
+                    + c.kind
+                    + " "
+                    + c.outcome
+                    + (c.token == null ? "" : " token " + c.token))
         .toList();
   }
 
   private String describe(Call c) {
-    return c.candidate + " on " + c.node + " was granted token " + c.token + " (call " + at(c.startNanos) + " to " + at(c.endNanos) + ")";
+    return c.candidate
+        + " on "
+        + c.node
+        + " was granted token "
+        + c.token
+        + " (call "
+        + at(c.startNanos)
+        + " to "
+        + at(c.endNanos)
+        + ")";
   }
 }

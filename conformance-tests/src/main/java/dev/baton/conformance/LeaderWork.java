@@ -12,10 +12,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Leader-only work as an application would write it: every tick, while its term is valid, it
- * writes to a {@link FencedRegister} with the term's token. Ticks run on the node's executor, so a
- * stalled node's ticks stall with it. It records starts, stops, ticks that found the term invalid,
- * and anything out of order.
+ * Leader-only work as an application would write it: every tick, while its term is valid, it writes
+ * to a {@link FencedRegister} with the term's token. Ticks run on the node's executor, so a stalled
+ * node's ticks stall with it. It records starts, stops, ticks that found the term invalid, and
+ * anything out of order.
  */
 final class LeaderWork implements TermWork {
 
@@ -30,7 +30,13 @@ final class LeaderWork implements TermWork {
   private final List<String> anomalies = new CopyOnWriteArrayList<>();
   private final AtomicInteger skippedTicks = new AtomicInteger();
 
-  LeaderWork(String writer, FencedRegister register, ScheduledExecutorService ticker, Executor executor, Duration period, History history) {
+  LeaderWork(
+      String writer,
+      FencedRegister register,
+      ScheduledExecutorService ticker,
+      Executor executor,
+      Duration period,
+      History history) {
     this.writer = writer;
     this.history = history;
     this.register = register;
@@ -42,14 +48,22 @@ final class LeaderWork implements TermWork {
   @Override
   public AutoCloseable start(Term term) {
     if (started.size() != stopped.size()) {
-      anomalies.add("work for token " + term.token() + " started while the work of token " + started.get(started.size() - 1).token() + " still ran");
+      anomalies.add(
+          "work for token "
+              + term.token()
+              + " started while the work of token "
+              + started.get(started.size() - 1).token()
+              + " still ran");
     }
     started.add(term);
-    ScheduledFuture<?> ticks = ticker.scheduleAtFixedRate(() -> executor.execute(() -> tick(term)), 0, period.toNanos(), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> ticks =
+        ticker.scheduleAtFixedRate(
+            () -> executor.execute(() -> tick(term)), 0, period.toNanos(), TimeUnit.NANOSECONDS);
     return () -> {
       ticks.cancel(false);
       if (!term.isEnded() || term.isValid()) {
-        anomalies.add("work for token " + term.token() + " was stopped while its term had not ended");
+        anomalies.add(
+            "work for token " + term.token() + " was stopped while its term had not ended");
       }
       stopped.add(term);
       history.recordWorkStopped(term.election(), term.candidate(), term.token());

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.conformance.History.Call;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
-import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.election.Renewal;
 import dev.baton.election.Term;
@@ -46,13 +46,19 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
 
   private static final int CHURN_CYCLES = 200;
   private static final int WARM_UP_CYCLES = 10;
+
   /** Threads a pool may keep idle after a burst; a leak of one per cycle shows up far above it. */
   private static final int THREAD_SLACK = 8;
-  /** Connections per node a pool may open in a burst after the warm-up; a leak shows up far above it. */
+
+  /**
+   * Connections per node a pool may open in a burst after the warm-up; a leak shows up far above
+   * it.
+   */
   private static final int CONNECTION_SLACK_PER_NODE = 2;
 
   @Test
-  @DisplayName("12 churn: 200 start and stop cycles leave no threads, connections, watches or leases behind")
+  @DisplayName(
+      "12 churn: 200 start and stop cycles leave no threads, connections, watches or leases behind")
   void startAndStopCyclesLeaveNothingBehind() {
     String election = newElection("s12");
     List<Node> nodes = nodes(2);
@@ -70,11 +76,26 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     int connectionBound = peakConnections + CONNECTION_SLACK_PER_NODE * nodes.size();
     // Idle pool threads may linger for their keep-alive (30 s for the shared worker pool).
     waiting("until the threads settle", timings.patience().plusSeconds(35))
-        .untilAsserted(() -> assertThat(liveThreads().size()).as("live threads, by name: %s", threadsByName()).isLessThanOrEqualTo(threadBound));
-    waiting("until the connections settle").untilAsserted(() -> assertThat(connections(nodes)).as("open connections to the server").isLessThanOrEqualTo(connectionBound));
-    waiting("until every watch is closed").until(() -> nodes.stream().allMatch(n -> n.store().liveWatches(election) == 0));
+        .untilAsserted(
+            () ->
+                assertThat(liveThreads().size())
+                    .as("live threads, by name: %s", threadsByName())
+                    .isLessThanOrEqualTo(threadBound));
+    waiting("until the connections settle")
+        .untilAsserted(
+            () ->
+                assertThat(connections(nodes))
+                    .as("open connections to the server")
+                    .isLessThanOrEqualTo(connectionBound));
+    waiting("until every watch is closed")
+        .until(() -> nodes.stream().allMatch(n -> n.store().liveWatches(election) == 0));
     waiting("until the lease is free").until(() -> nodes.get(0).store().read(election).isEmpty());
-    log.info("s12: {} threads live after churn (warm-up peak {}), {} connections (warm-up peak {})", liveThreads().size(), peakThreads, connections(nodes), peakConnections);
+    log.info(
+        "s12: {} threads live after churn (warm-up peak {}), {} connections (warm-up peak {})",
+        liveThreads().size(),
+        peakThreads,
+        connections(nodes),
+        peakConnections);
   }
 
   /** Starts two electors and closes them again; every other cycle without waiting for a leader. */
@@ -91,7 +112,12 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     assertThat(order).noneMatch(c -> c.elector().isRunning());
     // close() has returned for both: nothing of theirs may still reach the store, or it could end
     // the term of the next elector with the same candidate id.
-    assertThat(nodes).allSatisfy(n -> assertThat(n.store().callsInFlight()).as("store calls in flight on %s after close() returned (cycle %d)", n, i).isZero());
+    assertThat(nodes)
+        .allSatisfy(
+            n ->
+                assertThat(n.store().callsInFlight())
+                    .as("store calls in flight on %s after close() returned (cycle %d)", n, i)
+                    .isZero());
     forget(a);
     forget(b);
   }
@@ -105,7 +131,12 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
   }
 
   private static Map<String, Long> threadsByName() {
-    return liveThreads().stream().collect(Collectors.groupingBy(t -> t.getName().replaceAll("[-#]?\\d+$", ""), TreeMap::new, Collectors.counting()));
+    return liveThreads().stream()
+        .collect(
+            Collectors.groupingBy(
+                t -> t.getName().replaceAll("[-#]?\\d+$", ""),
+                TreeMap::new,
+                Collectors.counting()));
   }
 
   @Test
@@ -152,11 +183,13 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                       if (random.nextInt(4) == 0) {
                         Lease renewed = store.renew(lease);
                         if (!renewed.token().equals(lease.token())) {
-                          broken.add(id + " renewed token " + lease.token() + " into " + renewed.token());
+                          broken.add(
+                              id + " renewed token " + lease.token() + " into " + renewed.token());
                         }
                       }
                     } catch (LeaseStoreException | LeaseLostException e) {
-                      // A slow or refused renewal on a busy machine is no breach; two holders would be.
+                      // A slow or refused renewal on a busy machine is no breach; two holders would
+                      // be.
                       storeErrors.incrementAndGet();
                     } finally {
                       holders.decrementAndGet();
@@ -173,13 +206,15 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     }
     waiting("until " + targetGrants + " grants").until(() -> grants.get() >= targetGrants);
     workers.forEach(ConformanceSupport.Background::close);
-    log.info("s13: {} grants to {} threads, {} store errors", grants.get(), threads, storeErrors.get());
+    log.info(
+        "s13: {} grants to {} threads, {} store errors", grants.get(), threads, storeErrors.get());
     assertThat(mostHolders.get()).as("most holders at once").isEqualTo(1);
     assertThat(broken).isEmpty();
   }
 
   @Test
-  @DisplayName("15a renewAll renews every live lease of a batch and refuses each lost one on its own, in order")
+  @DisplayName(
+      "15a renewAll renews every live lease of a batch and refuses each lost one on its own, in order")
   void renewAllRenewsEveryLiveLeaseAndRefusesEachLostOneOnItsOwn() {
     List<Node> nodes = nodes(2);
     LeaseStore store = nodes.get(0).store();
@@ -190,7 +225,8 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
 
     String expired = newElection("s15-expired");
     Lease expiredLease = granted(store.tryAcquire(expired, "s15-a", ttl));
-    waiting("until the lease of " + expired + " ran out").until(() -> store.read(expired).isEmpty());
+    waiting("until the lease of " + expired + " ran out")
+        .until(() -> store.read(expired).isEmpty());
 
     String live1 = newElection("s15-live1");
     String released = newElection("s15-released");
@@ -204,27 +240,51 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     store.release(takenOverLease);
     Lease successor = granted(other.tryAcquire(takenOver, "s15-b", ttl));
 
-    List<Lease> batch = List.of(live1Lease, releasedLease, live2Lease, takenOverLease, expiredLease);
+    List<Lease> batch =
+        List.of(live1Lease, releasedLease, live2Lease, takenOverLease, expiredLease);
     List<Renewal> outcomes = new ArrayList<>();
     for (int from = 0; from < batch.size(); from += store.renewBatchLimit()) {
-      List<Lease> chunk = batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()));
+      List<Lease> chunk =
+          batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()));
       List<Renewal> answered = store.renewAll(chunk);
-      assertThat(answered).as("outcomes of a renewAll of %d leases", chunk.size()).hasSameSizeAs(chunk);
+      assertThat(answered)
+          .as("outcomes of a renewAll of %d leases", chunk.size())
+          .hasSameSizeAs(chunk);
       outcomes.addAll(answered);
     }
 
     for (int i : new int[] {0, 2}) {
       Lease asked = batch.get(i);
-      Lease renewed = outcomes.get(i).lease().orElseThrow(() -> new AssertionError(asked.election() + " was not renewed: " + outcomes.get(asked == live1Lease ? 0 : 2)));
+      Lease renewed =
+          outcomes
+              .get(i)
+              .lease()
+              .orElseThrow(
+                  () ->
+                      new AssertionError(
+                          asked.election()
+                              + " was not renewed: "
+                              + outcomes.get(asked == live1Lease ? 0 : 2)));
       assertThat(renewed.election()).isEqualTo(asked.election());
-      assertThat(renewed.token()).as("token of renewed %s", asked.election()).isEqualTo(asked.token());
-      assertThat(renewed.ttl()).as("ttl of renewed %s", asked.election()).isGreaterThanOrEqualTo(ttl);
-      assertThat(other.tryAcquire(asked.election(), "s15-b", ttl).isGranted()).as("another's acquire of renewed %s", asked.election()).isFalse();
+      assertThat(renewed.token())
+          .as("token of renewed %s", asked.election())
+          .isEqualTo(asked.token());
+      assertThat(renewed.ttl())
+          .as("ttl of renewed %s", asked.election())
+          .isGreaterThanOrEqualTo(ttl);
+      assertThat(other.tryAcquire(asked.election(), "s15-b", ttl).isGranted())
+          .as("another's acquire of renewed %s", asked.election())
+          .isFalse();
     }
     for (int i : new int[] {1, 3, 4}) {
-      assertThat(outcomes.get(i).failure()).as("outcome for %s", batch.get(i).election()).containsInstanceOf(LeaseLostException.class);
+      assertThat(outcomes.get(i).failure())
+          .as("outcome for %s", batch.get(i).election())
+          .containsInstanceOf(LeaseLostException.class);
     }
-    assertThat(store.read(takenOver)).as("holder of %s after the batch", takenOver).map(r -> r.holder()).contains("s15-b");
+    assertThat(store.read(takenOver))
+        .as("holder of %s after the batch", takenOver)
+        .map(r -> r.holder())
+        .contains("s15-b");
 
     store.release(outcomes.get(0).lease().orElseThrow());
     store.release(outcomes.get(2).lease().orElseThrow());
@@ -232,7 +292,8 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
   }
 
   @Test
-  @DisplayName("15b renewAll refuses a lease its own holder was granted again under a new token, and renews the new one")
+  @DisplayName(
+      "15b renewAll refuses a lease its own holder was granted again under a new token, and renews the new one")
   void renewAllRefusesATermItsOwnHolderWasGrantedAgain() {
     LeaseStore store = node("node-1").store();
     Duration ttl = timings.leaseDuration();
@@ -247,16 +308,30 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     List<Lease> batch = List.of(liveLease, old);
     List<Renewal> outcomes = new ArrayList<>();
     for (int from = 0; from < batch.size(); from += store.renewBatchLimit()) {
-      outcomes.addAll(store.renewAll(batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()))));
+      outcomes.addAll(
+          store.renewAll(
+              batch.subList(from, Math.min(batch.size(), from + store.renewBatchLimit()))));
     }
     assertThat(outcomes).as("outcomes of renewAll").hasSize(2);
     assertThat(outcomes.get(0).lease()).as("renewal of the live lease of %s", live).isPresent();
     assertThat(outcomes.get(1).failure())
-        .as("renewal of %s under token %s, superseded by the holder's own grant of token %s", regranted, old.token(), anew.token())
+        .as(
+            "renewal of %s under token %s, superseded by the holder's own grant of token %s",
+            regranted, old.token(), anew.token())
         .containsInstanceOf(LeaseLostException.class);
 
     List<Renewal> current = store.renewAll(List.of(anew));
-    Lease renewed = current.get(0).lease().orElseThrow(() -> new AssertionError("the holder's current lease of " + regranted + " was not renewed: " + current.get(0)));
+    Lease renewed =
+        current
+            .get(0)
+            .lease()
+            .orElseThrow(
+                () ->
+                    new AssertionError(
+                        "the holder's current lease of "
+                            + regranted
+                            + " was not renewed: "
+                            + current.get(0)));
     assertThat(renewed.token()).as("token of the renewed current lease").isEqualTo(anew.token());
     assertHeldBy(store, regranted, "s15b-a", anew.token());
 
@@ -265,28 +340,31 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
   }
 
   @Test
-  @DisplayName("17a an Error thrown by TermWork.start gives the term up at once, and the elector leads again later")
+  @DisplayName(
+      "17a an Error thrown by TermWork.start gives the term up at once, and the elector leads again later")
   void anErrorFromStartingTheWorkGivesTheTermUp() {
     errorInUserCode("s17a", FaultyUserCode.Fault.ERROR_ON_START);
   }
 
   @Test
-  @DisplayName("17b an Error thrown when the work stops still ends the term and releases the lease, and the elector leads again later")
+  @DisplayName(
+      "17b an Error thrown when the work stops still ends the term and releases the lease, and the elector leads again later")
   void anErrorFromStoppingTheWorkStillReleasesTheLease() {
     errorInUserCode("s17b", FaultyUserCode.Fault.ERROR_ON_STOP);
   }
 
   @Test
-  @DisplayName("17c an Error thrown by a listener's onElected and onRevoked is contained: the others are told, the lease is released, the elector leads again later")
+  @DisplayName(
+      "17c an Error thrown by a listener's onElected and onRevoked is contained: the others are told, the lease is released, the elector leads again later")
   void anErrorFromAListenerIsContained() {
     errorInUserCode("s17c", FaultyUserCode.Fault.ERROR_IN_LISTENER);
   }
 
   /**
    * Node 1's user code throws an {@link Error} once; node 2 follows. The term with the failure ends
-   * (on its own when the work could not start, by {@code stepDown()} otherwise) and node 1 gives its
-   * lease back, so node 2 leads before node 1's lease could have run out. Then node 2 closes, node
-   * 1 leads again and is told so, and its {@code close()} ends it for good.
+   * (on its own when the work could not start, by {@code stepDown()} otherwise) and node 1 gives
+   * its lease back, so node 2 leads before node 1's lease could have run out. Then node 2 closes,
+   * node 1 leads again and is told so, and its {@code close()} ends it for good.
    */
   private void errorInUserCode(String scenario, FaultyUserCode.Fault fault) {
     userCodeThrows();
@@ -294,24 +372,40 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     List<Node> nodes = nodes(2);
     FaultyUserCode code = FaultyUserCode.throwing(fault, history);
     boolean inWork = fault != FaultyUserCode.Fault.ERROR_IN_LISTENER;
-    Candidate faulty = candidate(nodes.get(0), election, timings, b -> {
-      if (inWork) {
-        b.whileLeader(code);
-      } else {
-        b.listener(code);
-      }
-    });
+    Candidate faulty =
+        candidate(
+            nodes.get(0),
+            election,
+            timings,
+            b -> {
+              if (inWork) {
+                b.whileLeader(code);
+              } else {
+                b.listener(code);
+              }
+            });
     faulty.elector().start();
-    Call first = waiting("until " + faulty.name() + " is granted").until(() -> history.grants(election), g -> !g.isEmpty()).get(0);
+    Call first =
+        waiting("until " + faulty.name() + " is granted")
+            .until(() -> history.grants(election), g -> !g.isEmpty())
+            .get(0);
     Candidate other = candidate(nodes.get(1), election);
     other.elector().start();
     if (fault == FaultyUserCode.Fault.ERROR_ON_START) {
-      waiting("until " + faulty.name() + " gives up the term whose work failed to start").until(() -> !faulty.isLeader());
+      waiting("until " + faulty.name() + " gives up the term whose work failed to start")
+          .until(() -> !faulty.isLeader());
     } else {
-      waiting("until " + faulty.name() + " is told that it leads").until(() -> !faulty.elected().isEmpty());
+      waiting("until " + faulty.name() + " is told that it leads")
+          .until(() -> !faulty.elected().isEmpty());
       Term failing = faulty.elected().get(0);
       faulty.elector().stepDown();
-      waiting("until " + faulty.name() + "'s listener after the failing one is told that token " + failing.token() + " was revoked").until(() -> faulty.revoked().contains(failing));
+      waiting(
+              "until "
+                  + faulty.name()
+                  + "'s listener after the failing one is told that token "
+                  + failing.token()
+                  + " was revoked")
+          .until(() -> faulty.revoked().contains(failing));
     }
 
     awaitNewLeader(List.of(other), first.endNanos());
@@ -319,16 +413,23 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     Call lastOfFaulty = history.lastConfirmed(election, faulty.name()).orElseThrow();
     long ranOut = lastOfFaulty.startNanos() + lastOfFaulty.ttl().toNanos();
     assertThat(grant.endNanos())
-        .as("%s was granted at %s, when %s's lease ran out (%s): %s did not give its lease back after the Error", other.name(), at(grant.endNanos()), faulty.name(), at(ranOut), faulty.name())
+        .as(
+            "%s was granted at %s, when %s's lease ran out (%s): %s did not give its lease back after the Error",
+            other.name(), at(grant.endNanos()), faulty.name(), at(ranOut), faulty.name())
         .isLessThan(ranOut);
 
     long handingBack = System.nanoTime();
     other.elector().close();
     Term again = awaitNewTerm(List.of(faulty), handingBack);
-    waiting("until " + faulty.name() + "'s user code runs for token " + again.token()).until(() -> code.started().contains(again));
+    waiting("until " + faulty.name() + "'s user code runs for token " + again.token())
+        .until(() -> code.started().contains(again));
     faulty.elector().close();
-    assertThat(faulty.elector().isRunning()).as("%s is running after close() returned", faulty.name()).isFalse();
+    assertThat(faulty.elector().isRunning())
+        .as("%s is running after close() returned", faulty.name())
+        .isFalse();
     assertThat(faulty.revoked()).as("terms revoked of %s", faulty.name()).contains(again);
-    assertThat(code.stoppedAt(again)).as("the stop of %s's user code for token %s", faulty.name(), again.token()).isPresent();
+    assertThat(code.stoppedAt(again))
+        .as("the stop of %s's user code for token %s", faulty.name(), again.token())
+        .isPresent();
   }
 }

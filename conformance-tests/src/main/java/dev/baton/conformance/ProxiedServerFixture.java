@@ -46,7 +46,9 @@ public abstract class ProxiedServerFixture implements ConformanceFixture {
   private final Deque<AutoCloseable> resources = new ArrayDeque<>();
   private List<InetSocketAddress> servers;
 
-  /** Starts or reaches the server(s) and returns their addresses (loopback), once per test class. */
+  /**
+   * Starts or reaches the server(s) and returns their addresses (loopback), once per test class.
+   */
   protected abstract List<InetSocketAddress> startServers() throws Exception;
 
   /**
@@ -54,9 +56,13 @@ public abstract class ProxiedServerFixture implements ConformanceFixture {
    * node's proxies, in the order of {@link #startServers()}). Its calls must time out well within
    * the renew deadline.
    */
-  protected abstract LeaseStore openStore(String node, List<InetSocketAddress> through) throws Exception;
+  protected abstract LeaseStore openStore(String node, List<InetSocketAddress> through)
+      throws Exception;
 
-  /** Stops what {@link #startServers()} started; nothing by default (the server was already running). */
+  /**
+   * Stops what {@link #startServers()} started; nothing by default (the server was already
+   * running).
+   */
   protected void stopServers() throws Exception {}
 
   /** Closes {@code resource} (a pool, a client) when the fixture closes, after the stores. */

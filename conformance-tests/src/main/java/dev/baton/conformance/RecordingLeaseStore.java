@@ -51,24 +51,62 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
     try {
       result = delegate().tryAcquire(election, candidate, ttl);
     } catch (RuntimeException e) {
-      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, System.nanoTime(), Outcome.FAILED, null, null));
+      history.recordCall(
+          new Call(
+              election,
+              node,
+              candidate,
+              Kind.ACQUIRE,
+              start,
+              System.nanoTime(),
+              Outcome.FAILED,
+              null,
+              null));
       throw e;
     }
     long end = System.nanoTime();
     if (result.isGranted()) {
       Lease lease = result.lease().orElseThrow();
-      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, end, Outcome.OK, lease.token(), lease.ttl()));
+      history.recordCall(
+          new Call(
+              election,
+              node,
+              candidate,
+              Kind.ACQUIRE,
+              start,
+              end,
+              Outcome.OK,
+              lease.token(),
+              lease.ttl()));
       if (!lease.election().equals(election) || !lease.candidate().equals(candidate)) {
-        history.recordBreach(election, "tryAcquire by " + candidate + " returned a lease for " + lease.candidate() + " of '" + lease.election() + "'");
+        history.recordBreach(
+            election,
+            "tryAcquire by "
+                + candidate
+                + " returned a lease for "
+                + lease.candidate()
+                + " of '"
+                + lease.election()
+                + "'");
       }
       if (lease.ttl().compareTo(ttl) < 0) {
-        history.recordBreach(election, "tryAcquire asked for ttl " + ttl + " but the lease has the shorter " + lease.ttl());
+        history.recordBreach(
+            election,
+            "tryAcquire asked for ttl " + ttl + " but the lease has the shorter " + lease.ttl());
       }
     } else {
       LeaseRecord holder = result.holder().orElseThrow();
-      history.recordCall(new Call(election, node, candidate, Kind.ACQUIRE, start, end, Outcome.REFUSED, null, null));
+      history.recordCall(
+          new Call(
+              election, node, candidate, Kind.ACQUIRE, start, end, Outcome.REFUSED, null, null));
       if (holder.holder().equals(candidate)) {
-        history.recordBreach(election, "tryAcquire by " + candidate + " answered 'held by " + candidate + "': a holder's own acquire must grant a new term");
+        history.recordBreach(
+            election,
+            "tryAcquire by "
+                + candidate
+                + " answered 'held by "
+                + candidate
+                + "': a holder's own acquire must grant a new term");
       }
     }
     return result;
@@ -111,7 +149,15 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
         throw e;
       }
       if (outcomes.size() != leases.size()) {
-        leases.forEach(l -> history.recordBreach(l.election(), "renewAll of " + leases.size() + " leases answered " + outcomes.size() + " outcomes"));
+        leases.forEach(
+            l ->
+                history.recordBreach(
+                    l.election(),
+                    "renewAll of "
+                        + leases.size()
+                        + " leases answered "
+                        + outcomes.size()
+                        + " outcomes"));
         return outcomes;
       }
       for (int i = 0; i < leases.size(); i++) {
@@ -125,17 +171,33 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
 
   private void recordRenewal(Lease lease, long start, Renewal outcome) {
     if (outcome.failure().isPresent()) {
-      Outcome o = outcome.failure().get() instanceof LeaseLostException ? Outcome.REFUSED : Outcome.FAILED;
+      Outcome o =
+          outcome.failure().get() instanceof LeaseLostException ? Outcome.REFUSED : Outcome.FAILED;
       history.recordCall(call(lease, Kind.RENEW, start, o, null));
       return;
     }
     Lease renewed = outcome.lease().orElseThrow();
     history.recordCall(call(lease, Kind.RENEW, start, Outcome.OK, renewed.ttl()));
-    if (!renewed.token().equals(lease.token()) || !renewed.candidate().equals(lease.candidate()) || !renewed.election().equals(lease.election())) {
-      history.recordBreach(lease.election(), "renew of token " + lease.token() + " by " + lease.candidate() + " returned token " + renewed.token() + " of " + renewed.candidate() + " in '" + renewed.election() + "'");
+    if (!renewed.token().equals(lease.token())
+        || !renewed.candidate().equals(lease.candidate())
+        || !renewed.election().equals(lease.election())) {
+      history.recordBreach(
+          lease.election(),
+          "renew of token "
+              + lease.token()
+              + " by "
+              + lease.candidate()
+              + " returned token "
+              + renewed.token()
+              + " of "
+              + renewed.candidate()
+              + " in '"
+              + renewed.election()
+              + "'");
     }
     if (renewed.ttl().compareTo(lease.ttl()) < 0) {
-      history.recordBreach(lease.election(), "renew shortened the ttl from " + lease.ttl() + " to " + renewed.ttl());
+      history.recordBreach(
+          lease.election(), "renew shortened the ttl from " + lease.ttl() + " to " + renewed.ttl());
     }
   }
 
@@ -160,7 +222,16 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
   }
 
   private Call call(Lease lease, Kind kind, long start, Outcome outcome, Duration ttl) {
-    return new Call(lease.election(), node, lease.candidate(), kind, start, System.nanoTime(), outcome, lease.token(), ttl);
+    return new Call(
+        lease.election(),
+        node,
+        lease.candidate(),
+        kind,
+        start,
+        System.nanoTime(),
+        outcome,
+        lease.token(),
+        ttl);
   }
 
   @Override
@@ -172,7 +243,8 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
     AtomicInteger live = liveWatches.computeIfAbsent(election, k -> new AtomicInteger());
     live.incrementAndGet();
     Subscription sub = inner.get();
-    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
     return Optional.of(
         () -> {
           if (closed.compareAndSet(false, true)) {

@@ -49,6 +49,9 @@ public final class RequiredServer {
 
   /** {@link #require} for a TCP server on loopback. */
   public static void requireTcp(String what, String host, int port, String howToStart) {
-    require(reachable(host, port, Duration.ofSeconds(2)), what + " at " + host + ":" + port, howToStart);
+    require(
+        reachable(host, port, Duration.ofSeconds(2)),
+        what + " at " + host + ":" + port,
+        howToStart);
   }
 }

@@ -22,6 +22,7 @@ public final class ServerPorts {
 
   private static final int LOWEST = 10_000;
   private static final int TRIES = 200;
+
   /** Handed out in this JVM and never handed out again, so two servers never share a port. */
   private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
@@ -42,7 +43,8 @@ public final class ServerPorts {
         // Some other process listens there; it stays handed out so that no later try picks it.
       }
     }
-    throw new IllegalStateException("no free loopback port between " + LOWEST + " and " + below + " after " + TRIES + " tries");
+    throw new IllegalStateException(
+        "no free loopback port between " + LOWEST + " and " + below + " after " + TRIES + " tries");
   }
 
   private static int ephemeralRangeStart() {

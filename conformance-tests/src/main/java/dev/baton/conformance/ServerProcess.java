@@ -33,10 +33,16 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
 
   /**
    * Starts {@code mainClass} with {@code args} in a new JVM with {@code systemProperties} (each
-   * {@code -Dkey=value}), its output in {@code log}, and waits until it listens on {@code port}
-   * on the loopback address.
+   * {@code -Dkey=value}), its output in {@code log}, and waits until it listens on {@code port} on
+   * the loopback address.
    */
-  public static ServerProcess start(String name, Path log, List<String> systemProperties, String mainClass, List<String> args, int port) {
+  public static ServerProcess start(
+      String name,
+      Path log,
+      List<String> systemProperties,
+      String mainClass,
+      List<String> args,
+      int port) {
     List<String> argv = new ArrayList<>();
     argv.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     argv.addAll(List.of("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
@@ -56,7 +62,14 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
           .pollInterval(Duration.ofMillis(50))
           .until(() -> !p.isAlive() || listens(port));
       if (!p.isAlive()) {
-        throw new IllegalStateException(name + " exited with " + p.exitValue() + " before it listened; the end of its output (" + log + "):\n" + tail(log));
+        throw new IllegalStateException(
+            name
+                + " exited with "
+                + p.exitValue()
+                + " before it listened; the end of its output ("
+                + log
+                + "):\n"
+                + tail(log));
       }
     } catch (RuntimeException | Error e) {
       server.close();
@@ -104,9 +117,20 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
       throw new IllegalStateException(this + " is not running; its output: " + log);
     }
     try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).redirectErrorStream(true).start();
+      Process kill =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+              .redirectErrorStream(true)
+              .start();
       if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + process.pid() + " (" + this + ") failed: " + new String(kill.getInputStream().readAllBytes()));
+        throw new IllegalStateException(
+            "kill -"
+                + signal
+                + " "
+                + process.pid()
+                + " ("
+                + this
+                + ") failed: "
+                + new String(kill.getInputStream().readAllBytes()));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot run kill -" + signal + " " + process.pid(), e);

@@ -14,11 +14,16 @@ import java.time.Duration;
  *     fails (thread scheduling and garbage collection on a shared CI machine); it widens upper
  *     bounds only, never the safety checks
  */
-public record Timings(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, Duration allowance) {
+public record Timings(
+    Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, Duration allowance) {
 
   /** Lease 3 s, renew deadline 2 s, retry 500 ms, allowance 3 s: the default for every backend. */
   public static final Timings SHORT =
-      new Timings(Duration.ofSeconds(3), Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofSeconds(3));
+      new Timings(
+          Duration.ofSeconds(3),
+          Duration.ofSeconds(2),
+          Duration.ofMillis(500),
+          Duration.ofSeconds(3));
 
   public Timings {
     requireNonNull(leaseDuration, "leaseDuration");
@@ -26,11 +31,20 @@ public record Timings(Duration leaseDuration, Duration renewDeadline, Duration r
     requireNonNull(retryPeriod, "retryPeriod");
     requireNonNull(allowance, "allowance");
     if (retryPeriod.isNegative() || retryPeriod.isZero() || allowance.isNegative()) {
-      throw new IllegalArgumentException("retryPeriod must be positive and allowance not negative, but were " + retryPeriod + " and " + allowance);
+      throw new IllegalArgumentException(
+          "retryPeriod must be positive and allowance not negative, but were "
+              + retryPeriod
+              + " and "
+              + allowance);
     }
     if (renewDeadline.compareTo(leaseDuration) >= 0 || retryPeriod.compareTo(renewDeadline) >= 0) {
       throw new IllegalArgumentException(
-          "timings must satisfy leaseDuration > renewDeadline > retryPeriod, but were " + leaseDuration + " / " + renewDeadline + " / " + retryPeriod);
+          "timings must satisfy leaseDuration > renewDeadline > retryPeriod, but were "
+              + leaseDuration
+              + " / "
+              + renewDeadline
+              + " / "
+              + retryPeriod);
     }
   }
 

@@ -44,7 +44,9 @@ class FaultProxyTest {
             "echo-accept");
     acceptor.setDaemon(true);
     acceptor.start();
-    proxy = FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), echo.getLocalPort()));
+    proxy =
+        FaultProxy.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), echo.getLocalPort()));
   }
 
   @AfterEach
@@ -98,7 +100,9 @@ class FaultProxyTest {
     try (Socket before = connect()) {
       assertThat(roundTrip(before, "a")).isEqualTo("a");
       proxy.cut();
-      assertThat(before.getInputStream().read()).as("an open connection after the cut").isEqualTo(-1);
+      assertThat(before.getInputStream().read())
+          .as("an open connection after the cut")
+          .isEqualTo(-1);
     }
     try (Socket during = connect()) {
       assertThat(during.getInputStream().read()).as("a new connection while cut").isEqualTo(-1);
@@ -120,16 +124,20 @@ class FaultProxyTest {
       torn.setSoTimeout(300);
       torn.getOutputStream().write('x');
       // Proving that nothing comes back needs a time limit; 300 ms is ample on loopback.
-      assertThatThrownBy(() -> torn.getInputStream().read()).isInstanceOf(SocketTimeoutException.class);
+      assertThatThrownBy(() -> torn.getInputStream().read())
+          .isInstanceOf(SocketTimeoutException.class);
       try (Socket during = connect()) {
         during.setSoTimeout(300);
         during.getOutputStream().write('y');
-        assertThatThrownBy(() -> during.getInputStream().read()).isInstanceOf(SocketTimeoutException.class);
+        assertThatThrownBy(() -> during.getInputStream().read())
+            .isInstanceOf(SocketTimeoutException.class);
       }
 
       proxy.heal();
       torn.setSoTimeout(2_000);
-      assertThat(torn.getInputStream().read()).as("a connection that lost bytes, after the heal").isEqualTo(-1);
+      assertThat(torn.getInputStream().read())
+          .as("a connection that lost bytes, after the heal")
+          .isEqualTo(-1);
       assertThat(roundTrip(idle, "still")).as("a connection that lost nothing").isEqualTo("still");
       try (Socket fresh = connect()) {
         assertThat(roundTrip(fresh, "new")).isEqualTo("new");
@@ -138,7 +146,8 @@ class FaultProxyTest {
   }
 
   @Test
-  void notReadingRequestsFillsTheClientsSendBufferUntilItsWriteBlocksAndHealResumes() throws IOException {
+  void notReadingRequestsFillsTheClientsSendBufferUntilItsWriteBlocksAndHealResumes()
+      throws IOException {
     try (Socket s = connect()) {
       assertThat(roundTrip(s, "1")).isEqualTo("1");
       proxy.stopReadingRequests();
@@ -173,12 +182,19 @@ class FaultProxyTest {
                 return stalled && writer.isAlive();
               });
       // What the loopback buffers on both sides absorbed: a larger write of a client blocks.
-      System.out.println("a client wrote " + written.get() / 1024 + " KiB through a proxy that stopped reading before its write blocked");
-      assertThat(proxy.bytesToServer()).as("nothing reaches the server").isLessThanOrEqualTo(before + 16 * 1024);
+      System.out.println(
+          "a client wrote "
+              + written.get() / 1024
+              + " KiB through a proxy that stopped reading before its write blocked");
+      assertThat(proxy.bytesToServer())
+          .as("nothing reaches the server")
+          .isLessThanOrEqualTo(before + 16 * 1024);
       assertThat(written.get()).as("written before blocking").isLessThan(64L * 1024 * 1024);
 
       proxy.heal();
-      await().atMost(Duration.ofSeconds(20)).until(() -> proxy.bytesToServer() > before + 16 * 1024);
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> proxy.bytesToServer() > before + 16 * 1024);
     }
   }
 
@@ -191,7 +207,8 @@ class FaultProxyTest {
       s.getOutputStream().write('x');
       await().atMost(Duration.ofSeconds(20)).until(() -> proxy.bytesToServer() == 2);
       // Proving that nothing comes back needs a time limit; 300 ms is ample on loopback.
-      assertThatThrownBy(() -> s.getInputStream().read()).isInstanceOf(SocketTimeoutException.class);
+      assertThatThrownBy(() -> s.getInputStream().read())
+          .isInstanceOf(SocketTimeoutException.class);
 
       proxy.heal();
       s.setSoTimeout(2_000);

@@ -21,11 +21,31 @@ class HistoryTest {
   private final long t = System.nanoTime();
 
   private void grant(String candidate, long token, long start, long end) {
-    history.recordCall(new Call("e", candidate, candidate, Kind.ACQUIRE, start, end, Outcome.OK, FencingToken.of(token), TTL));
+    history.recordCall(
+        new Call(
+            "e",
+            candidate,
+            candidate,
+            Kind.ACQUIRE,
+            start,
+            end,
+            Outcome.OK,
+            FencingToken.of(token),
+            TTL));
   }
 
   private void release(String candidate, long token, long start) {
-    history.recordCall(new Call("e", candidate, candidate, Kind.RELEASE, start, start + 1000, Outcome.OK, FencingToken.of(token), null));
+    history.recordCall(
+        new Call(
+            "e",
+            candidate,
+            candidate,
+            Kind.RELEASE,
+            start,
+            start + 1000,
+            Outcome.OK,
+            FencingToken.of(token),
+            null));
   }
 
   @Test
@@ -41,7 +61,9 @@ class HistoryTest {
   void catchesAGrantBeforeAnotherCandidatesLeaseRanOut() {
     grant("a", 1, t, t + 1000);
     grant("b", 2, t + 2 * S, t + 2 * S + 1000);
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("b on b was granted token 2");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("b on b was granted token 2");
   }
 
   @Test
@@ -49,7 +71,9 @@ class HistoryTest {
     grant("a", 5, t, t + 1000);
     release("a", 5, t + 2000);
     grant("b", 4, t + 3000, t + 4000);
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("tokens went backwards");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("tokens went backwards");
   }
 
   @Test
@@ -61,7 +85,9 @@ class HistoryTest {
     grant("b", 2, System.nanoTime(), System.nanoTime());
     // b's onElected comes while a's term is neither revoked nor past its deadline.
     history.recordElected("e", "b", FencingToken.of(2));
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("terms overlapped");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("terms overlapped");
   }
 
   @Test
@@ -78,14 +104,17 @@ class HistoryTest {
 
   @Test
   void catchesACallThatOutlastedTheRenewDeadline() {
-    history.recordCall(new Call("e", "a", "a", Kind.RENEW, t, t + 2 * S, Outcome.FAILED, FencingToken.of(1), null));
+    history.recordCall(
+        new Call(
+            "e", "a", "a", Kind.RENEW, t, t + 2 * S, Outcome.FAILED, FencingToken.of(1), null));
     assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("took 2000 ms");
   }
 
   @Test
   void reportsBreachesOfSingleAnswers() {
     history.recordBreach("e", "renew changed the token");
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).hasMessageContaining("renew changed the token");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .hasMessageContaining("renew changed the token");
   }
 
   @Test
@@ -93,13 +122,17 @@ class HistoryTest {
     long now = System.nanoTime();
     grant("a", 1, now - 1000, now - 500);
     history.recordElected("e", "a", FencingToken.of(1));
-    // The term ends (its validity judged by the deadline), the lease is released at once, b comes in...
+    // The term ends (its validity judged by the deadline), the lease is released at once, b comes
+    // in...
     release("a", 1, now + 1000);
     grant("b", 2, now + 3000, now + 4000);
     // ...and only then has a's work stopped.
     history.recordWorkStopped("e", "a", FencingToken.of(1));
     history.recordRevoked("e", "a", FencingToken.of(1));
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("b on b was granted token 2").hasMessageContaining("was still stopping");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("b on b was granted token 2")
+        .hasMessageContaining("was still stopping");
   }
 
   @Test
@@ -136,6 +169,8 @@ class HistoryTest {
     // Two electors sharing the id: the second is told while the first still leads.
     history.recordElected("e", "a", FencingToken.of(2));
     history.recordRevoked("e", "a", FencingToken.of(1));
-    assertThatThrownBy(() -> history.check("e", DEADLINE)).isInstanceOf(AssertionError.class).hasMessageContaining("terms overlapped");
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("terms overlapped");
   }
 }

@@ -22,7 +22,8 @@ class ScenarioTableTest {
   private static final Pattern TABLE_ROW = Pattern.compile("^\\| (\\d{2}) \\|", Pattern.MULTILINE);
 
   @Test
-  @DisplayName("scenario numbers run from 01 without gaps, and the README's table has one row for each")
+  @DisplayName(
+      "scenario numbers run from 01 without gaps, and the README's table has one row for each")
   void scenarioNumbersAreContiguousAndTheReadmeListsThem() throws IOException {
     TreeSet<Integer> scenarios = new TreeSet<>();
     for (Class<?> c = LeaseStoreConformance.class; c != Object.class; c = c.getSuperclass()) {
@@ -30,12 +31,18 @@ class ScenarioTableTest {
         DisplayName name = m.getAnnotation(DisplayName.class);
         if (name != null) {
           Matcher n = NUMBER.matcher(name.value());
-          assertThat(n.find()).as("the display name of %s.%s starts with a two-digit number: '%s'", c.getSimpleName(), m.getName(), name.value()).isTrue();
+          assertThat(n.find())
+              .as(
+                  "the display name of %s.%s starts with a two-digit number: '%s'",
+                  c.getSimpleName(), m.getName(), name.value())
+              .isTrue();
           scenarios.add(Integer.parseInt(n.group(1)));
         }
       }
     }
-    assertThat(scenarios).as("scenario numbers").containsExactlyElementsOf(IntStream.rangeClosed(1, scenarios.last()).boxed().toList());
+    assertThat(scenarios)
+        .as("scenario numbers")
+        .containsExactlyElementsOf(IntStream.rangeClosed(1, scenarios.last()).boxed().toList());
 
     String readme = Files.readString(repositoryRoot().resolve("README.md"));
     String suite = readme.substring(readme.indexOf("## The conformance suite"));
@@ -48,7 +55,10 @@ class ScenarioTableTest {
     assertThat(rows).as("rows of the README's scenario table").containsExactlyElementsOf(scenarios);
   }
 
-  /** The module's parent: surefire names the module's directory, whatever directory Maven was started in. */
+  /**
+   * The module's parent: surefire names the module's directory, whatever directory Maven was
+   * started in.
+   */
   private static Path repositoryRoot() {
     return Path.of(System.getProperty("basedir", "")).toAbsolutePath().getParent();
   }

@@ -5,8 +5,8 @@ import static java.util.Objects.requireNonNull;
 import java.util.Optional;
 
 /**
- * The answer to {@link LeaseStore#tryAcquire}: either a {@link Lease} was granted, or somebody
- * else holds the election. Being refused is a normal answer, not an error.
+ * The answer to {@link LeaseStore#tryAcquire}: either a {@link Lease} was granted, or somebody else
+ * holds the election. Being refused is a normal answer, not an error.
  */
 public final class Acquisition {
 

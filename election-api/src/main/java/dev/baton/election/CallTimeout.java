@@ -11,8 +11,8 @@ import java.time.Duration;
  * down.
  *
  * <p>Unless set, the call timeout is half the renew deadline but at most {@link #DEFAULT} (3 s):
- * with the default renew deadline of 10 s that leaves room for three renewals that time out, and
- * a short renew deadline never needs a call timeout of its own.
+ * with the default renew deadline of 10 s that leaves room for three renewals that time out, and a
+ * short renew deadline never needs a call timeout of its own.
  */
 public final class CallTimeout {
 
@@ -44,8 +44,15 @@ public final class CallTimeout {
     requireNonNull(callTimeout, key);
     if (callTimeout.isNegative() || callTimeout.isZero()) {
       throw new ConfigurationException(
-          key + ": " + Durations.format(callTimeout.abs()) + (callTimeout.isNegative() ? " (negative)" : "")
-              + " must be " + RULE + " it is used with (default " + Durations.format(DEFAULT) + ")");
+          key
+              + ": "
+              + Durations.format(callTimeout.abs())
+              + (callTimeout.isNegative() ? " (negative)" : "")
+              + " must be "
+              + RULE
+              + " it is used with (default "
+              + Durations.format(DEFAULT)
+              + ")");
     }
     return callTimeout;
   }
@@ -60,10 +67,20 @@ public final class CallTimeout {
     requireNonNull(renewDeadline, "renewDeadline");
     if (callTimeout.multipliedBy(2).compareTo(renewDeadline) > 0) {
       throw new ConfigurationException(
-          key + ": " + Durations.format(callTimeout) + " must be " + RULE + " (" + ElectionProperties.RENEW_DEADLINE
-              + " is " + Durations.format(renewDeadline) + ", so at most " + Durations.format(renewDeadline.dividedBy(2))
+          key
+              + ": "
+              + Durations.format(callTimeout)
+              + " must be "
+              + RULE
+              + " ("
+              + ElectionProperties.RENEW_DEADLINE
+              + " is "
+              + Durations.format(renewDeadline)
+              + ", so at most "
+              + Durations.format(renewDeadline.dividedBy(2))
               + "), so that a leader whose store stops answering can try again before it must step down;"
-              + " leave it unset for the default, half the renew deadline up to " + Durations.format(DEFAULT));
+              + " leave it unset for the default, half the renew deadline up to "
+              + Durations.format(DEFAULT));
     }
     return callTimeout;
   }
@@ -78,7 +95,11 @@ public final class CallTimeout {
   public static Duration read(ElectionProperties properties, String key) {
     requireNonNull(properties, "properties");
     requireNonNull(key, "key");
-    Duration renewDeadline = properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
-    return properties.duration(key).map(t -> check(key, t, renewDeadline)).orElseGet(() -> defaultFor(renewDeadline));
+    Duration renewDeadline =
+        properties.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE);
+    return properties
+        .duration(key)
+        .map(t -> check(key, t, renewDeadline))
+        .orElseGet(() -> defaultFor(renewDeadline));
   }
 }

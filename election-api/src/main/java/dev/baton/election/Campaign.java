@@ -18,9 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The state machine behind an {@link Elector}: the current {@link Phase}, the one method that moves
- * between phases ({@link #transition}, checked against {@link Phase#MOVES}), and the one routine
- * by which every term ends ({@link #endTerm}), so that "end the term, stop its work, then release"
- * is written once. What the phases share (store calls, the watch, callbacks, timers) lives here.
+ * between phases ({@link #transition}, checked against {@link Phase#MOVES}), and the one routine by
+ * which every term ends ({@link #endTerm}), so that "end the term, stop its work, then release" is
+ * written once. What the phases share (store calls, the watch, callbacks, timers) lives here.
  *
  * <p>Everything but the volatile fields read by {@link Elector}'s queries runs on {@link #engine},
  * one task at a time.
@@ -80,7 +80,8 @@ final class Campaign {
     this.closeOnShutdown = b.closeOnShutdown;
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
     this.failures = new FailureStreak(log, logId, store.describe());
-    this.batcher = store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;
+    this.batcher =
+        store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;
   }
 
   // ---------------------------------------------------------------- requests (engine)
@@ -122,7 +123,8 @@ final class Campaign {
 
   void workFailed(Term term) {
     if (phase instanceof Leading && ((Leading) phase).term() == term) {
-      ((Leading) phase).stepDown(StepDownReason.WORK_FAILED, "leader work failed; giving the term up");
+      ((Leading) phase)
+          .stepDown(StepDownReason.WORK_FAILED, "leader work failed; giving the term up");
     }
   }
 
@@ -135,7 +137,8 @@ final class Campaign {
   void transition(Phase next, Runnable onTheWay) {
     Phase from = phase;
     if (!Phase.legal(from.kind(), next.kind())) {
-      throw new IllegalStateException(logId + ": no move from " + from.kind() + " to " + next.kind());
+      throw new IllegalStateException(
+          logId + ": no move from " + from.kind() + " to " + next.kind());
     }
     from.exited();
     phase = next;
@@ -155,7 +158,12 @@ final class Campaign {
   void endTerm(Leading leading, StepDownReason why, String detail, Optional<String> nextLeader) {
     Term t = leading.term();
     if (why == StepDownReason.DEADLINE_PASSED) {
-      log.error("{}: {} ({}); stepping down with token {}", logId, detail, Durations.format(renewDeadline), t.token());
+      log.error(
+          "{}: {} ({}); stepping down with token {}",
+          logId,
+          detail,
+          Durations.format(renewDeadline),
+          t.token());
     } else {
       log.info("{}: {}; ending the term with token {}", logId, detail, t.token());
     }
@@ -204,7 +212,9 @@ final class Campaign {
   }
 
   RenewalSchedule renewalsFor(Leading leading) {
-    return batcher == null ? new RenewalSchedule.Direct(this, leading) : new RenewalSchedule.Batched(this, leading, batcher);
+    return batcher == null
+        ? new RenewalSchedule.Direct(this, leading)
+        : new RenewalSchedule.Batched(this, leading, batcher);
   }
 
   // ---------------------------------------------------------------- what readers see (any thread)
@@ -270,8 +280,8 @@ final class Campaign {
   }
 
   /**
-   * Runs a blocking store call on the worker pool and hands its outcome back to the engine. When the
-   * pool refuses the call, that is its outcome: a failure, handled like any other.
+   * Runs a blocking store call on the worker pool and hands its outcome back to the engine. When
+   * the pool refuses the call, that is its outcome: a failure, handled like any other.
    */
   <T> void call(StoreCall<T> body, Consumer<T> onResult, Consumer<RuntimeException> onError) {
     storeOpStarted();
@@ -284,7 +294,12 @@ final class Campaign {
             engine.runOrExecute(() -> handOver(() -> onError.accept(e)));
             return;
           } catch (Error e) {
-            engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "store call failed", e))));
+            engine.execute(
+                () ->
+                    handOver(
+                        () ->
+                            onError.accept(
+                                new LeaseStoreException(election, "store call failed", e))));
             throw e;
           }
           // This pool thread is free now: carry on with the outcome here rather than wake another.
@@ -293,11 +308,20 @@ final class Campaign {
     try {
       worker.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
-      engine.execute(() -> handOver(() -> onError.accept(new LeaseStoreException(election, "the executor refused the store call", refused))));
+      engine.execute(
+          () ->
+              handOver(
+                  () ->
+                      onError.accept(
+                          new LeaseStoreException(
+                              election, "the executor refused the store call", refused))));
     }
   }
 
-  /** Runs a call's outcome on the engine, then counts the call finished (after any release it started). */
+  /**
+   * Runs a call's outcome on the engine, then counts the call finished (after any release it
+   * started).
+   */
   void handOver(Runnable outcome) {
     try {
       outcome.run();
@@ -309,8 +333,8 @@ final class Campaign {
   /**
    * Releases behind every callback queued so far, so after the onRevoked of any term that has
    * ended. Every release goes this way, a grant that never became a term (answered after close(),
-   * or refused) included: while an earlier term's work is still stopping, the lease in the store
-   * is what keeps the next leader out.
+   * or refused) included: while an earlier term's work is still stopping, the lease in the store is
+   * what keeps the next leader out.
    */
   void releaseAfterWork(Lease l) {
     storeOpStarted();
@@ -321,13 +345,19 @@ final class Campaign {
     try {
       store.release(l);
     } catch (RuntimeException e) {
-      log.warn("{}: could not release the lease with token {}; it will expire on its own: {}", logId, l.token(), FailureStreak.causes(e));
+      log.warn(
+          "{}: could not release the lease with token {}; it will expire on its own: {}",
+          logId,
+          l.token(),
+          FailureStreak.causes(e));
     } finally {
       storeOpEnded();
     }
   }
 
-  /** Watches the election; {@code whenLive} gets the subscription, or empty when polling must do. */
+  /**
+   * Watches the election; {@code whenLive} gets the subscription, or empty when polling must do.
+   */
   void watch(Runnable onEvent, Consumer<Optional<Subscription>> whenLive) {
     storeOpStarted();
     Runnable task =
@@ -338,7 +368,11 @@ final class Campaign {
             // need not wait for a pool thread to be handed over.
             sub = store.watch(election, () -> engine.runOrExecute(onEvent));
           } catch (RuntimeException ex) {
-            log.warn("{}: cannot watch the election on {}; polling instead", logId, store.describe(), ex);
+            log.warn(
+                "{}: cannot watch the election on {}; polling instead",
+                logId,
+                store.describe(),
+                ex);
             sub = Optional.empty();
           }
           Optional<Subscription> result = sub;
@@ -396,7 +430,10 @@ final class Campaign {
     return scheduler.schedule(() -> engine.execute(action), delay.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  /** How much earlier than due a renewal may go, so that renewals due close together share a call or a wake-up. */
+  /**
+   * How much earlier than due a renewal may go, so that renewals due close together share a call or
+   * a wake-up.
+   */
   long renewSlack() {
     return Math.min(retryPeriod.toNanos() / 8, TimeUnit.MILLISECONDS.toNanos(100));
   }

@@ -7,14 +7,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs an action if a call is still going at its deadline, for the blocking a socket timeout
- * cannot end: Java sockets have no write timeout, so a call whose request fills the socket buffers
- * of a link that stopped acknowledging blocks until TCP gives up, many minutes later. Backends arm
- * one around such a call and abort its connection when it goes off.
+ * Runs an action if a call is still going at its deadline, for the blocking a socket timeout cannot
+ * end: Java sockets have no write timeout, so a call whose request fills the socket buffers of a
+ * link that stopped acknowledging blocks until TCP gives up, many minutes later. Backends arm one
+ * around such a call and abort its connection when it goes off.
  *
  * <p>Shares the process's one timer thread; the action runs on a pool thread, since aborting a
- * connection can itself block. Disarming and going off exclude each other: after {@link
- * #disarm()} returns true the action never runs.
+ * connection can itself block. Disarming and going off exclude each other: after {@link #disarm()}
+ * returns true the action never runs.
  */
 public final class DeadlineAlarm implements AutoCloseable {
 
@@ -38,7 +38,10 @@ public final class DeadlineAlarm implements AutoCloseable {
                 TimeUnit.NANOSECONDS);
   }
 
-  /** Runs {@code action} once {@code deadlineNanos} on {@code clock} has passed, unless disarmed first. */
+  /**
+   * Runs {@code action} once {@code deadlineNanos} on {@code clock} has passed, unless disarmed
+   * first.
+   */
   public static DeadlineAlarm arm(MonotonicClock clock, long deadlineNanos, Runnable action) {
     requireNonNull(clock, "clock");
     requireNonNull(action, "action");

@@ -3,8 +3,8 @@ package dev.baton.election;
 import java.util.Optional;
 
 /**
- * The root of Baton's exceptions. Unchecked; carries the election it concerns when there is one,
- * so a log line says which election failed without the caller adding it.
+ * The root of Baton's exceptions. Unchecked; carries the election it concerns when there is one, so
+ * a log line says which election failed without the caller adding it.
  */
 public class ElectionException extends RuntimeException {
 

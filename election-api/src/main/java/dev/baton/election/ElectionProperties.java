@@ -29,12 +29,12 @@ import org.slf4j.LoggerFactory;
  * election.renew-deadline}, {@code ELECTION_JDBC_URL} overrides {@code election.jdbc.url}.
  *
  * <p>Immutable. Values are read and checked by the typed getters, which fail with a {@link
- * ConfigurationException} naming the key, the value and what is accepted. Values of keys that
- * name secrets (passwords, tokens) never appear in messages.
+ * ConfigurationException} naming the key, the value and what is accepted. Values of keys that name
+ * secrets (passwords, tokens) never appear in messages.
  *
  * <p>Core keys: {@code election.backend}, {@code election.name}, {@code election.candidate-id},
- * {@code election.lease-duration}, {@code election.renew-deadline}, {@code
- * election.retry-period}. Each backend adds its own under {@code election.<backend>.}.
+ * {@code election.lease-duration}, {@code election.renew-deadline}, {@code election.retry-period}.
+ * Each backend adds its own under {@code election.<backend>.}.
  */
 public final class ElectionProperties {
 
@@ -53,10 +53,14 @@ public final class ElectionProperties {
 
   private final Map<String, String> values;
   private final Map<String, String> environment;
-  /** Keys whose prefix is a near miss of {@code election.}: refused by the key check, never read. */
+
+  /**
+   * Keys whose prefix is a near miss of {@code election.}: refused by the key check, never read.
+   */
   private final Set<String> misspelt;
 
-  private ElectionProperties(Map<String, String> values, Map<String, String> environment, Set<String> misspelt) {
+  private ElectionProperties(
+      Map<String, String> values, Map<String, String> environment, Set<String> misspelt) {
     this.values = Collections.unmodifiableMap(new TreeMap<>(values));
     this.environment = Collections.unmodifiableMap(new TreeMap<>(environment));
     this.misspelt = Collections.unmodifiableSet(new TreeSet<>(misspelt));
@@ -99,7 +103,8 @@ public final class ElectionProperties {
     } catch (NoSuchFileException e) {
       throw new ConfigurationException("configuration file " + file + " does not exist");
     } catch (IOException | IllegalArgumentException e) {
-      throw new ConfigurationException("cannot read configuration file " + file + ": " + e.getMessage(), e);
+      throw new ConfigurationException(
+          "cannot read configuration file " + file + ": " + e.getMessage(), e);
     }
     return of(properties, System.getenv());
   }
@@ -120,7 +125,10 @@ public final class ElectionProperties {
     return new ElectionProperties(copy, env, misspelt);
   }
 
-  /** The environment variable that overrides {@code key}: {@code election.jdbc.url} → {@code ELECTION_JDBC_URL}. */
+  /**
+   * The environment variable that overrides {@code key}: {@code election.jdbc.url} → {@code
+   * ELECTION_JDBC_URL}.
+   */
   public static String environmentName(String key) {
     return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
   }
@@ -128,11 +136,18 @@ public final class ElectionProperties {
   /** True for keys whose values must never be printed. */
   public static boolean isSecret(String key) {
     String k = key.toLowerCase(Locale.ROOT);
-    return k.contains("password") || k.contains("token") || k.contains("secret") || k.endsWith(".key") || k.endsWith(".digest") || k.contains("credential")
+    return k.contains("password")
+        || k.contains("token")
+        || k.contains("secret")
+        || k.endsWith(".key")
+        || k.endsWith(".digest")
+        || k.contains("credential")
         || k.contains("connection-string");
   }
 
-  /** The value as it may be shown in a message: secrets are hidden, and so are passwords in URLs. */
+  /**
+   * The value as it may be shown in a message: secrets are hidden, and so are passwords in URLs.
+   */
   public static String shown(String key, String value) {
     return isSecret(key) ? "<hidden>" : "'" + UrlSecrets.redact(value) + "'";
   }
@@ -151,7 +166,10 @@ public final class ElectionProperties {
         .orElseThrow(
             () ->
                 new ConfigurationException(
-                    key + " is required but not set (set it in the properties or as " + environmentName(key) + ")"));
+                    key
+                        + " is required but not set (set it in the properties or as "
+                        + environmentName(key)
+                        + ")"));
   }
 
   /**
@@ -200,7 +218,13 @@ public final class ElectionProperties {
       return n;
     } catch (NumberFormatException e) {
       throw new ConfigurationException(
-          key + ": " + shown(key, value.get()) + " is not a whole number from " + min + " to " + max);
+          key
+              + ": "
+              + shown(key, value.get())
+              + " is not a whole number from "
+              + min
+              + " to "
+              + max);
     }
   }
 
@@ -211,8 +235,8 @@ public final class ElectionProperties {
 
   /**
    * Opens the configured backend's store: {@code election.backend} when set, otherwise the only
-   * backend jar on the classpath. The in-memory store ({@code memory}) is chosen only by name.
-   * Keys that no backend or the core reads are refused as likely typos.
+   * backend jar on the classpath. The in-memory store ({@code memory}) is chosen only by name. Keys
+   * that no backend or the core reads are refused as likely typos.
    */
   public LeaseStore openStore() {
     return openStore(Thread.currentThread().getContextClassLoader());
@@ -220,12 +244,13 @@ public final class ElectionProperties {
 
   /**
    * {@link #openStore()} typed as the backend's own store, for what only that backend offers (the
-   * JDBC store's guarded writes): {@code openStore(JdbcLeaseStore.class)}. Fails, without leaving
-   * a store open, when the configured backend opens another kind of store.
+   * JDBC store's guarded writes): {@code openStore(JdbcLeaseStore.class)}. Fails, without leaving a
+   * store open, when the configured backend opens another kind of store.
    */
   public <S extends LeaseStore> S openStore(Class<S> type) {
     requireNonNull(type, "type");
-    Map<String, LeaseStoreProvider> found = providers(Thread.currentThread().getContextClassLoader());
+    Map<String, LeaseStoreProvider> found =
+        providers(Thread.currentThread().getContextClassLoader());
     LeaseStoreProvider provider = chooseProvider(found);
     LeaseStore store = open(provider, found);
     if (type.isInstance(store)) {
@@ -233,8 +258,14 @@ public final class ElectionProperties {
     }
     store.close();
     throw new ConfigurationException(
-        BACKEND + ": the code needs a store of type " + type.getSimpleName() + ", but backend '" + provider.name() + "' opens one of type "
-            + store.getClass().getSimpleName() + "; configure the backend the code was written for, or use openStore() and the LeaseStore interface");
+        BACKEND
+            + ": the code needs a store of type "
+            + type.getSimpleName()
+            + ", but backend '"
+            + provider.name()
+            + "' opens one of type "
+            + store.getClass().getSimpleName()
+            + "; configure the backend the code was written for, or use openStore() and the LeaseStore interface");
   }
 
   LeaseStore openStore(ClassLoader loader) {
@@ -255,13 +286,21 @@ public final class ElectionProperties {
    * misspelt prefix, as {@link #openStore()} does.
    */
   void checkKeys() {
-    Map<String, LeaseStoreProvider> found = providers(Thread.currentThread().getContextClassLoader());
+    Map<String, LeaseStoreProvider> found =
+        providers(Thread.currentThread().getContextClassLoader());
     Set<String> known = new TreeSet<>(CORE_KEYS);
     found.values().forEach(p -> known.addAll(p.keys()));
-    List<String> unknown = values.keySet().stream().filter(k -> !known.contains(k)).collect(Collectors.toList());
+    List<String> unknown =
+        values.keySet().stream().filter(k -> !known.contains(k)).collect(Collectors.toList());
     UnknownKeys.refuse(
-        unknown, misspelt, known, "accepted: " + String.join(", ", CORE_KEYS.stream().sorted().collect(Collectors.toList()))
-            + " and the keys of the backends on the classpath (" + String.join(", ", found.keySet()) + ")");
+        unknown,
+        misspelt,
+        known,
+        "accepted: "
+            + String.join(", ", CORE_KEYS.stream().sorted().collect(Collectors.toList()))
+            + " and the keys of the backends on the classpath ("
+            + String.join(", ", found.keySet())
+            + ")");
   }
 
   /** The backend that {@link #openStore()} would open, without opening it. */
@@ -275,12 +314,18 @@ public final class ElectionProperties {
       LeaseStoreProvider provider = found.get(chosen.get());
       if (provider == null) {
         throw new ConfigurationException(
-            BACKEND + ": unknown backend '" + chosen.get() + "'; found on the classpath: " + String.join(", ", found.keySet()));
+            BACKEND
+                + ": unknown backend '"
+                + chosen.get()
+                + "'; found on the classpath: "
+                + String.join(", ", found.keySet()));
       }
       return provider;
     }
     List<String> candidates =
-        found.keySet().stream().filter(n -> !n.equals(MemoryLeaseStoreProvider.NAME)).collect(Collectors.toList());
+        found.keySet().stream()
+            .filter(n -> !n.equals(MemoryLeaseStoreProvider.NAME))
+            .collect(Collectors.toList());
     if (candidates.size() == 1) {
       return found.get(candidates.get(0));
     }
@@ -294,7 +339,9 @@ public final class ElectionProperties {
               + "=memory for a single process");
     }
     throw new ConfigurationException(
-        BACKEND + " is not set and several backends are on the classpath; choose one of: " + String.join(", ", candidates));
+        BACKEND
+            + " is not set and several backends are on the classpath; choose one of: "
+            + String.join(", ", candidates));
   }
 
   private static Map<String, LeaseStoreProvider> providers(ClassLoader loader) {
@@ -327,11 +374,19 @@ public final class ElectionProperties {
       }
       unknown.add(key);
     }
-    UnknownKeys.refuse(unknown, misspelt, known, "backend '" + chosen.name() + "' accepts: " + String.join(", ", known));
-    Set<String> knownEnv = known.stream().map(ElectionProperties::environmentName).collect(Collectors.toSet());
+    UnknownKeys.refuse(
+        unknown,
+        misspelt,
+        known,
+        "backend '" + chosen.name() + "' accepts: " + String.join(", ", known));
+    Set<String> knownEnv =
+        known.stream().map(ElectionProperties::environmentName).collect(Collectors.toSet());
     for (String name : environment.keySet()) {
       if (!knownEnv.contains(name)) {
-        log.warn("Environment variable {} matches no configuration key of backend '{}'; it is ignored", name, chosen.name());
+        log.warn(
+            "Environment variable {} matches no configuration key of backend '{}'; it is ignored",
+            name,
+            chosen.name());
       }
     }
   }

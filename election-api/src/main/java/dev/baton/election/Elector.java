@@ -13,9 +13,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Timing follows client-go: a leader renews every {@code retryPeriod}; if no renewal has been
  * confirmed within {@code renewDeadline} of the start of the last confirmed one, it stops leading
- * even if the store cannot be reached, which is before its lease ({@code leaseDuration}) can
- * expire for anyone else. Followers try at once on start, again when the store's watch reports a
- * change, and otherwise when the holder's lease could next expire or every {@code retryPeriod}.
+ * even if the store cannot be reached, which is before its lease ({@code leaseDuration}) can expire
+ * for anyone else. Followers try at once on start, again when the store's watch reports a change,
+ * and otherwise when the holder's lease could next expire or every {@code retryPeriod}.
  *
  * <p>All electors share one timer thread and one pool for store calls and callbacks unless given
  * others; an elector owns no thread. Its state is changed by one task at a time: the phases
@@ -23,7 +23,9 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Elector implements AutoCloseable {
 
-  /** A retry waits between {@code retryPeriod} and this many times it, as client-go's JitterFactor. */
+  /**
+   * A retry waits between {@code retryPeriod} and this many times it, as client-go's JitterFactor.
+   */
   static final double JITTER = 1.2;
 
   private final Campaign campaign;
@@ -73,14 +75,16 @@ public final class Elector implements AutoCloseable {
     } catch (ExecutionException e) {
       Campaign.log.warn("{}: stopping failed", campaign.logId, e.getCause());
     } catch (TimeoutException e) {
-      Campaign.log.warn("{}: still stopping after {}; carrying on in the background", campaign.logId, Durations.format(limit));
+      Campaign.log.warn(
+          "{}: still stopping after {}; carrying on in the background",
+          campaign.logId,
+          Durations.format(limit));
     }
   }
 
   /**
-   * Gives leadership up on purpose: ends the term, releases the lease so another candidate can
-   * take it at once, and campaigns again after {@code 2 × retryPeriod}. Does nothing when not
-   * leading.
+   * Gives leadership up on purpose: ends the term, releases the lease so another candidate can take
+   * it at once, and campaigns again after {@code 2 × retryPeriod}. Does nothing when not leading.
    */
   public void stepDown() {
     campaign.engine.execute(campaign::stepDown);
@@ -141,6 +145,12 @@ public final class Elector implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "Elector{" + campaign.logId + ", state=" + campaign.published() + ", store=" + campaign.store.describe() + "}";
+    return "Elector{"
+        + campaign.logId
+        + ", state="
+        + campaign.published()
+        + ", store="
+        + campaign.store.describe()
+        + "}";
   }
 }

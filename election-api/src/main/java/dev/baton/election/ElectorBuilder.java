@@ -28,7 +28,8 @@ public final class ElectorBuilder {
   final List<ElectionListener> listeners = new ArrayList<>();
   final List<ElectorObserver> observers = new ArrayList<>();
   boolean closeOnShutdown = true;
-  // The timings set explicitly, so that a message about one the user never set can say it is a default.
+  // The timings set explicitly, so that a message about one the user never set can say it is a
+  // default.
   private final Set<String> timingsSet = new HashSet<>();
 
   ElectorBuilder(LeaseStore store) {
@@ -74,10 +75,10 @@ public final class ElectorBuilder {
   }
 
   /**
-   * Reads {@code election.name}, {@code election.candidate-id} and the three durations; values
-   * set on the builder before or after this call win in the order of the calls. Refuses, as
-   * likely typos, {@code election.*} keys that neither the core nor a backend on the classpath
-   * reads, and keys with a misspelt prefix ({@code electon.name}).
+   * Reads {@code election.name}, {@code election.candidate-id} and the three durations; values set
+   * on the builder before or after this call win in the order of the calls. Refuses, as likely
+   * typos, {@code election.*} keys that neither the core nor a backend on the classpath reads, and
+   * keys with a misspelt prefix ({@code electon.name}).
    */
   public ElectorBuilder configure(ElectionProperties properties) {
     requireNonNull(properties, "properties");
@@ -96,8 +97,8 @@ public final class ElectorBuilder {
   }
 
   /**
-   * Runs {@code work} for every term this node leads: started with the term, stopped (the
-   * returned {@link AutoCloseable} closed) when it ends, started again with the next term.
+   * Runs {@code work} for every term this node leads: started with the term, stopped (the returned
+   * {@link AutoCloseable} closed) when it ends, started again with the next term.
    */
   public ElectorBuilder whileLeader(TermWork work) {
     requireNonNull(work, "work");
@@ -127,8 +128,8 @@ public final class ElectorBuilder {
    * Whether the JVM's shutdown (SIGTERM, Ctrl-C, {@code System.exit}) closes this elector once
    * started, so its lease is released and another replica takes over at once. Default true: a
    * stopped replica should hand over in milliseconds, not after its lease runs out. Turn it off
-   * where something else closes the elector in its own shutdown order (a Spring context, say),
-   * so the leader's work stops while what it uses is still open.
+   * where something else closes the elector in its own shutdown order (a Spring context, say), so
+   * the leader's work stops while what it uses is still open.
    */
   public ElectorBuilder closeOnShutdown(boolean closeOnShutdown) {
     this.closeOnShutdown = closeOnShutdown;
@@ -143,13 +144,20 @@ public final class ElectorBuilder {
 
   public Elector build() {
     if (election == null || election.isBlank()) {
-      throw new ConfigurationException(ElectionProperties.NAME + " (election) must not be blank, but was " + (election == null ? "not set" : "'" + election + "'"));
+      throw new ConfigurationException(
+          ElectionProperties.NAME
+              + " (election) must not be blank, but was "
+              + (election == null ? "not set" : "'" + election + "'"));
     }
     if (candidate == null) {
       candidate = defaultCandidate();
     }
     if (candidate.isBlank()) {
-      throw new ConfigurationException(ElectionProperties.CANDIDATE_ID + " (candidate) must not be blank, but was '" + candidate + "'");
+      throw new ConfigurationException(
+          ElectionProperties.CANDIDATE_ID
+              + " (candidate) must not be blank, but was '"
+              + candidate
+              + "'");
     }
     TimingRules.check(leaseDuration, renewDeadline, retryPeriod, Elector.JITTER, timingsSet);
     store.checkElectionName(election);
@@ -173,6 +181,10 @@ public final class ElectorBuilder {
     // Host and pid say where the candidate runs; the suffix makes it this elector's alone. Host
     // and pid alone are shared by pods on the host network and by containers whose JVM is pid 1
     // under one host name, and a store re-grants a live lease to its holder's id at once.
-    return host + "-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    return host
+        + "-"
+        + ProcessHandle.current().pid()
+        + "-"
+        + UUID.randomUUID().toString().substring(0, 8);
   }
 }

@@ -27,7 +27,10 @@ public interface ElectorObserver {
   /** A renewal was confirmed, {@code latency} after the call began. */
   default void renewed(Term term, Duration latency) {}
 
-  /** A renewal failed without the store saying the lease is gone; the term goes on until its deadline. */
+  /**
+   * A renewal failed without the store saying the lease is gone; the term goes on until its
+   * deadline.
+   */
   default void renewalFailed(Term term, RuntimeException cause) {}
 
   /** A follower's attempt to acquire failed (the store could not answer). */

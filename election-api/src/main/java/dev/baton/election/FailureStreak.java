@@ -35,9 +35,11 @@ final class FailureStreak {
     boolean newKind = !kind.equals(lastKind);
     lastKind = kind;
     if (newKind && traced.add(kind)) {
-      log.warn("{}: {} on {} (failure {} in a row): {}", logId, what, storeName, inARow, causes(ex), ex);
+      log.warn(
+          "{}: {} on {} (failure {} in a row): {}", logId, what, storeName, inARow, causes(ex), ex);
     } else if (newKind || inARow % 10 == 0) {
-      log.warn("{}: {} on {} (failure {} in a row): {}", logId, what, storeName, inARow, causes(ex));
+      log.warn(
+          "{}: {} on {} (failure {} in a row): {}", logId, what, storeName, inARow, causes(ex));
     } else {
       log.debug("{}: {} (failure {} in a row): {}", logId, what, inARow, causes(ex));
     }

@@ -7,8 +7,8 @@ import java.util.concurrent.ScheduledFuture;
 /**
  * Following: campaigning for the lease. One acquire call in flight at a time (later requests
  * coalesce into one more); tries again when the watch reports a change, when the holder's lease
- * could first expire, or every retry period when there is no watch. A watch that reports expiry
- * is still checked by a look of its own every {@link #watchCheckPeriod}.
+ * could first expire, or every retry period when there is no watch. A watch that reports expiry is
+ * still checked by a look of its own every {@link #watchCheckPeriod}.
  *
  * <p>A follower that has just given a lease back (a step-down, a late grant) backs off first, and
  * ignores watch events until then: its own release must not call it straight back in ahead of the
@@ -116,7 +116,10 @@ final class Following extends Phase {
       leaderGone = true;
       leaderGoneAt = t0;
     }
-    c.call(() -> c.store.tryAcquire(c.election, c.candidate, c.leaseDuration), r -> acquired(t0, r), this::acquireFailed);
+    c.call(
+        () -> c.store.tryAcquire(c.election, c.candidate, c.leaseDuration),
+        r -> acquired(t0, r),
+        this::acquireFailed);
   }
 
   private void acquired(long t0, Acquisition result) {
@@ -134,7 +137,10 @@ final class Following extends Phase {
       if (c.clock.nanoTime() - validUntil >= 0) {
         // Confirmed so late that the renew deadline is already behind us: leading now could
         // outlast the lease. Give it back and try again.
-        Campaign.log.warn("{}: grant confirmed only after the renew deadline ({}); releasing it", c.logId, Durations.format(c.renewDeadline));
+        Campaign.log.warn(
+            "{}: grant confirmed only after the renew deadline ({}); releasing it",
+            c.logId,
+            Durations.format(c.renewDeadline));
         refuse(granted);
         return;
       }
@@ -143,11 +149,18 @@ final class Following extends Phase {
         // only step down at its renew deadline, after others could already be granted.
         Campaign.log.error(
             "{}: {} granted a lease of {}, not longer than the renew deadline ({}): leading on it could overlap the next leader; releasing it. Set election.renew-deadline below {}",
-            c.logId, c.store.describe(), Durations.format(granted.ttl()), Durations.format(c.renewDeadline), Durations.format(granted.ttl()));
+            c.logId,
+            c.store.describe(),
+            Durations.format(granted.ttl()),
+            Durations.format(c.renewDeadline),
+            Durations.format(granted.ttl()));
         refuse(granted);
         return;
       }
-      Optional<Duration> withoutLeader = leaderGone ? Optional.of(Duration.ofNanos(c.clock.nanoTime() - leaderGoneAt)) : Optional.empty();
+      Optional<Duration> withoutLeader =
+          leaderGone
+              ? Optional.of(Duration.ofNanos(c.clock.nanoTime() - leaderGoneAt))
+              : Optional.empty();
       c.transition(new Leading(c, granted, validUntil, withoutLeader), null);
       return;
     }
@@ -188,7 +201,8 @@ final class Following extends Phase {
       scheduleAttempt(Campaign.jittered(watchCheckPeriod(c.leaseDuration)));
       return;
     }
-    Duration spread = Campaign.spread(Duration.ofMillis(Math.min(50, c.retryPeriod.toMillis() / 10)));
+    Duration spread =
+        Campaign.spread(Duration.ofMillis(Math.min(50, c.retryPeriod.toMillis() / 10)));
     if (expiresIn.isPresent() && (watching || expiresIn.get().compareTo(c.retryPeriod) < 0)) {
       // Try right when the holder's lease could run out (releases arrive by watch); a small
       // spread keeps followers apart.

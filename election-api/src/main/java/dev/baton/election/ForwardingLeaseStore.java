@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A store that hands every call to another, for wrappers that change a few: one that records
- * calls, injects faults, or adapts another kind of store. Override what you change; {@link
- * #close()} closes the wrapped store unless overridden, for wrappers that do not own it.
+ * A store that hands every call to another, for wrappers that change a few: one that records calls,
+ * injects faults, or adapts another kind of store. Override what you change; {@link #close()}
+ * closes the wrapped store unless overridden, for wrappers that do not own it.
  */
 public abstract class ForwardingLeaseStore implements LeaseStore {
 

@@ -26,7 +26,8 @@ final class Leading extends Phase {
     this.c = c;
     this.withoutLeader = withoutLeader;
     this.lease = granted;
-    this.term = new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
+    this.term =
+        new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
     this.renewals = c.renewalsFor(this);
   }
 
@@ -45,7 +46,12 @@ final class Leading extends Phase {
 
   @Override
   void enter() {
-    Campaign.log.info("{}: elected with fencing token {} on {} (lease {})", c.logId, term.token(), c.store.describe(), Durations.format(lease.ttl()));
+    Campaign.log.info(
+        "{}: elected with fencing token {} on {} (lease {})",
+        c.logId,
+        term.token(),
+        c.store.describe(),
+        Durations.format(lease.ttl()));
     c.publishTerm(term);
     c.emit(l -> l.onElected(term));
     c.learnLeader(Optional.of(c.candidate));
@@ -53,7 +59,8 @@ final class Leading extends Phase {
     if (!renewals.watchesDeadline()) {
       deadline = new DeadlineTimer(this, true);
     }
-    renewals.renewAt(lease, term.validUntilNanos() - c.renewDeadline.toNanos() + c.retryPeriod.toNanos());
+    renewals.renewAt(
+        lease, term.validUntilNanos() - c.renewDeadline.toNanos() + c.retryPeriod.toNanos());
   }
 
   @Override
@@ -70,7 +77,11 @@ final class Leading extends Phase {
     if (c.clock.nanoTime() - term.validUntilNanos() < 0) {
       return false;
     }
-    c.endTerm(this, StepDownReason.DEADLINE_PASSED, "no renewal confirmed within the renew deadline", Optional.empty());
+    c.endTerm(
+        this,
+        StepDownReason.DEADLINE_PASSED,
+        "no renewal confirmed within the renew deadline",
+        Optional.empty());
     return true;
   }
 
@@ -109,14 +120,23 @@ final class Leading extends Phase {
       return;
     }
     if (ex instanceof LeaseLostException) {
-      c.endTerm(this, StepDownReason.LEASE_LOST, "lost leadership: " + ex.getMessage(), ((LeaseLostException) ex).holder());
+      c.endTerm(
+          this,
+          StepDownReason.LEASE_LOST,
+          "lost leadership: " + ex.getMessage(),
+          ((LeaseLostException) ex).holder());
       return;
     }
     c.observe(o -> o.renewalFailed(term, ex));
-    c.failures.failed("renewal failed; leading on until the renew deadline (" + Durations.format(term.remaining()) + " left)", ex);
+    c.failures.failed(
+        "renewal failed; leading on until the renew deadline ("
+            + Durations.format(term.remaining())
+            + " left)",
+        ex);
     guardDeadline();
     long now = c.clock.nanoTime();
-    renewals.renewAt(lease, now + Math.min(c.retryPeriod.toNanos(), Math.max(0, term.validUntilNanos() - now)));
+    renewals.renewAt(
+        lease, now + Math.min(c.retryPeriod.toNanos(), Math.max(0, term.validUntilNanos() - now)));
   }
 
   /** A renewal call is still out at a deadline of its batch. */

@@ -10,12 +10,13 @@ import java.time.Duration;
  * @param election the election's name
  * @param candidate the candidate that holds it
  * @param token the fencing token of this grant; renewals keep it
- * @param ttl the time-to-live the store really applies, which may be longer than the one asked
- *     for (a ZooKeeper server clamps session timeouts, etcd counts whole seconds)
- * @param handle opaque to everyone but the store that issued it: whatever that store needs to
- *     renew or release this grant (a resourceVersion, a lease id). Empty when it needs nothing.
+ * @param ttl the time-to-live the store really applies, which may be longer than the one asked for
+ *     (a ZooKeeper server clamps session timeouts, etcd counts whole seconds)
+ * @param handle opaque to everyone but the store that issued it: whatever that store needs to renew
+ *     or release this grant (a resourceVersion, a lease id). Empty when it needs nothing.
  */
-public record Lease(String election, String candidate, FencingToken token, Duration ttl, String handle) {
+public record Lease(
+    String election, String candidate, FencingToken token, Duration ttl, String handle) {
 
   public Lease {
     requireNonNull(election, "election");

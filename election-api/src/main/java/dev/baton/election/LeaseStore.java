@@ -13,35 +13,34 @@ import java.util.Optional;
  * <ol>
  *   <li><b>Exclusion.</b> If a {@link #tryAcquire} or {@link #renew} call that started at local
  *       monotonic time {@code t0} succeeds with effective TTL {@code ttl}, no other candidate is
- *       granted that election before {@code t0 + ttl}. The store enforces this with its own
- *       atomic primitive (one SQL statement, an etcd transaction, a ZooKeeper ephemeral create, a
- *       write guarded by a version), never by a read followed by a write in the client.
+ *       granted that election before {@code t0 + ttl}. The store enforces this with its own atomic
+ *       primitive (one SQL statement, an etcd transaction, a ZooKeeper ephemeral create, a write
+ *       guarded by a version), never by a read followed by a write in the client.
  *   <li><b>Time.</b> Expiry is judged by one clock all candidates share (the database's clock,
  *       etcd's lease, the ZooKeeper session) or, for stores that only offer compare-and-set, by
  *       each follower's own monotonic clock since it saw the record change ({@link
  *       ObservedTimeLeaseStore}). Never one machine's wall clock against another's.
  *   <li><b>Fencing.</b> Every granted {@code tryAcquire} begins a new term: its {@link
- *       FencingToken} is strictly greater than every token granted before for that election,
- *       even when the caller held it already. {@code renew} keeps the token.
+ *       FencingToken} is strictly greater than every token granted before for that election, even
+ *       when the caller held it already. {@code renew} keeps the token.
  *   <li><b>Errors.</b> "Somebody else holds it" is {@link Acquisition#held}, a normal answer. A
  *       renewal that finds the lease gone throws {@link LeaseLostException}. A store that cannot
- *       answer (connection, credentials, missing table, timeout) throws {@link
- *       LeaseStoreException} with the cause; it does not log and swallow.
- *   <li><b>Effective TTL.</b> A store that cannot honour the requested TTL exactly reports the
- *       TTL it really applies in the returned {@link Lease#ttl()}; it is never shorter than asked.
+ *       answer (connection, credentials, missing table, timeout) throws {@link LeaseStoreException}
+ *       with the cause; it does not log and swallow.
+ *   <li><b>Effective TTL.</b> A store that cannot honour the requested TTL exactly reports the TTL
+ *       it really applies in the returned {@link Lease#ttl()}; it is never shorter than asked.
  *   <li><b>Timeouts.</b> Every call returns or throws within the store's configured call timeout,
  *       which is shorter than any renew deadline it is used with. No call blocks indefinitely.
  * </ol>
  *
- * <p>A store is safe for concurrent use by many electors and elections; they share its
- * connection or session. A store built from a client the caller supplied never closes that
- * client.
+ * <p>A store is safe for concurrent use by many electors and elections; they share its connection
+ * or session. A store built from a client the caller supplied never closes that client.
  */
 public interface LeaseStore extends AutoCloseable {
 
   /**
-   * Grants {@code election} to {@code candidate} if it is free, expired, or already held by
-   * {@code candidate} (which then begins a new term), otherwise reports the current holder.
+   * Grants {@code election} to {@code candidate} if it is free, expired, or already held by {@code
+   * candidate} (which then begins a new term), otherwise reports the current holder.
    *
    * @param ttl the time-to-live asked for; the lease's {@link Lease#ttl()} is the one applied
    * @throws LeaseStoreException when the store could not answer
@@ -64,9 +63,9 @@ public interface LeaseStore extends AutoCloseable {
    * still renewed. When the store as a whole cannot answer, every lease fails with the same {@link
    * LeaseStoreException} (or this call throws it). The whole call returns within the call timeout.
    *
-   * <p>Electors sharing a store hand it their renewals together when {@link #renewBatchLimit()}
-   * is above 1, which is what lets one process lead thousands of elections cheaply. The default
-   * renews one lease at a time.
+   * <p>Electors sharing a store hand it their renewals together when {@link #renewBatchLimit()} is
+   * above 1, which is what lets one process lead thousands of elections cheaply. The default renews
+   * one lease at a time.
    *
    * @param leases at most {@link #renewBatchLimit()} leases of this store, each at most once
    */
@@ -83,8 +82,8 @@ public interface LeaseStore extends AutoCloseable {
   }
 
   /**
-   * The most leases one {@link #renewAll} call takes; 1 (the default) when the store has no
-   * cheaper way to renew several than one by one, in which case electors call {@link #renew}.
+   * The most leases one {@link #renewAll} call takes; 1 (the default) when the store has no cheaper
+   * way to renew several than one by one, in which case electors call {@link #renew}.
    */
   default int renewBatchLimit() {
     return 1;
@@ -106,10 +105,10 @@ public interface LeaseStore extends AutoCloseable {
   Optional<LeaseRecord> read(String election);
 
   /**
-   * Asks to be told when the election's record changes, so that followers can try at once
-   * instead of polling. {@code changed} runs on a thread of the store's, must not block, and may
-   * be called spuriously (also when the watch itself broke and was re-established, since events
-   * may have been missed). Empty when this store cannot watch.
+   * Asks to be told when the election's record changes, so that followers can try at once instead
+   * of polling. {@code changed} runs on a thread of the store's, must not block, and may be called
+   * spuriously (also when the watch itself broke and was re-established, since events may have been
+   * missed). Empty when this store cannot watch.
    *
    * <p>No change after {@code watch} returns may go unreported. A store whose watch only goes live
    * later (its server confirms it asynchronously) calls {@code changed} once when it does, so that
@@ -121,26 +120,26 @@ public interface LeaseStore extends AutoCloseable {
 
   /**
    * Whether {@link #watch} also reports expiry of a holder that stopped renewing (etcd, ZooKeeper),
-   * not only releases and takeovers. When it does, followers do not poll; they only look once
-   * every two lease durations (at least 30 s), in case the watch died without a word.
+   * not only releases and takeovers. When it does, followers do not poll; they only look once every
+   * two lease durations (at least 30 s), in case the watch died without a word.
    */
   default boolean watchReportsExpiry() {
     return false;
   }
 
   /**
-   * Refuses an election name this store cannot keep (too long, characters its keys or paths do
-   * not allow) with a {@link ConfigurationException} that names the value and what is accepted.
-   * Called when an {@link Elector} is built, so a bad name fails at start, not at the first call.
+   * Refuses an election name this store cannot keep (too long, characters its keys or paths do not
+   * allow) with a {@link ConfigurationException} that names the value and what is accepted. Called
+   * when an {@link Elector} is built, so a bad name fails at start, not at the first call.
    */
   default void checkElectionName(String election) {}
 
   /**
    * Refuses a lease duration this store cannot grant (Azure Blob leases last 15 to 60 s) with a
-   * {@link ConfigurationException} that names {@code leaseDuration}, the value and what is accepted.
-   * Called when an {@link Elector} is built, so a duration the store would refuse fails at start.
-   * Stores that round a TTL up (whole seconds, a server's minimum) accept any and report the TTL
-   * they apply in {@link Lease#ttl()}.
+   * {@link ConfigurationException} that names {@code leaseDuration}, the value and what is
+   * accepted. Called when an {@link Elector} is built, so a duration the store would refuse fails
+   * at start. Stores that round a TTL up (whole seconds, a server's minimum) accept any and report
+   * the TTL they apply in {@link Lease#ttl()}.
    */
   default void checkLeaseDuration(Duration leaseDuration) {}
 

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link LeaseStore} in this JVM's memory: for electors within one process, examples and tests.
  * It keeps the whole contract (exclusion, increasing fencing tokens, release, watch) with this
- * process's monotonic clock as the shared clock, which is exact because every candidate is in
- * the same process. Leadership does not survive the process, and other processes cannot see it.
+ * process's monotonic clock as the shared clock, which is exact because every candidate is in the
+ * same process. Leadership does not survive the process, and other processes cannot see it.
  */
 public final class MemoryLeaseStore implements LeaseStore {
 
@@ -40,7 +40,10 @@ public final class MemoryLeaseStore implements LeaseStore {
   private final Map<String, Entry> entries = new HashMap<>();
   private final Map<String, List<Runnable>> watchers = new HashMap<>();
 
-  /** On this process's clocks; its watch reports expiry as well as changes, so followers need not ask. */
+  /**
+   * On this process's clocks; its watch reports expiry as well as changes, so followers need not
+   * ask.
+   */
   public MemoryLeaseStore() {
     this.clock = MonotonicClock.system();
     this.wallClock = Clock.systemUTC();
@@ -91,7 +94,9 @@ public final class MemoryLeaseStore implements LeaseStore {
       e.ttl = ttl;
       e.expiresAtNanos = t0 + ttl.toNanos();
       e.renewedAt = wallClock.instant();
-      result = Acquisition.granted(new Lease(election, candidate, FencingToken.of(e.lastToken), ttl, ""));
+      result =
+          Acquisition.granted(
+              new Lease(election, candidate, FencingToken.of(e.lastToken), ttl, ""));
       watchExpiry(election, e, t0);
     }
     notifyWatchers(election);
@@ -134,9 +139,14 @@ public final class MemoryLeaseStore implements LeaseStore {
 
   private Lease renewLocked(Lease lease, long t0, Instant now) {
     Entry e = entries.get(lease.election());
-    if (e == null || !e.liveAt(t0) || !e.holder.equals(lease.candidate()) || e.lastToken != lease.token().value()) {
+    if (e == null
+        || !e.liveAt(t0)
+        || !e.holder.equals(lease.candidate())
+        || e.lastToken != lease.token().value()) {
       throw new LeaseLostException(
-          lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone", e == null || !e.liveAt(t0) ? null : e.holder);
+          lease.election(),
+          "lease of " + lease.candidate() + " (token " + lease.token() + ") is gone",
+          e == null || !e.liveAt(t0) ? null : e.holder);
     }
     e.expiresAtNanos = t0 + lease.ttl().toNanos();
     e.renewedAt = now;
@@ -148,7 +158,10 @@ public final class MemoryLeaseStore implements LeaseStore {
     requireNonNull(lease, "lease");
     synchronized (this) {
       Entry e = entries.get(lease.election());
-      if (e == null || e.holder == null || !e.holder.equals(lease.candidate()) || e.lastToken != lease.token().value()) {
+      if (e == null
+          || e.holder == null
+          || !e.holder.equals(lease.candidate())
+          || e.lastToken != lease.token().value()) {
         return;
       }
       e.holder = null;
@@ -230,18 +243,23 @@ public final class MemoryLeaseStore implements LeaseStore {
   }
 
   /**
-   * Keeps one timer per watched election with a live holder, at the holder's expiry. A renewal
-   * does not touch it: the timer, finding the lease renewed, sets itself again.
+   * Keeps one timer per watched election with a live holder, at the holder's expiry. A renewal does
+   * not touch it: the timer, finding the lease renewed, sets itself again.
    */
   private void watchExpiry(String election, Entry e, long now) {
-    if (expiryTimers == null || e.expiryTimer != null || !e.liveAt(now) || watchers.getOrDefault(election, List.of()).isEmpty()) {
+    if (expiryTimers == null
+        || e.expiryTimer != null
+        || !e.liveAt(now)
+        || watchers.getOrDefault(election, List.of()).isEmpty()) {
       return;
     }
     long due = e.expiresAtNanos;
     if (due - now > EXPIRY_GRID_NANOS) {
       due -= Math.floorMod(due, EXPIRY_GRID_NANOS);
     }
-    e.expiryTimer = expiryTimers.schedule(() -> expiryDue(election, e), Math.max(0, due - now), TimeUnit.NANOSECONDS);
+    e.expiryTimer =
+        expiryTimers.schedule(
+            () -> expiryDue(election, e), Math.max(0, due - now), TimeUnit.NANOSECONDS);
   }
 
   private void expiryDue(String election, Entry e) {

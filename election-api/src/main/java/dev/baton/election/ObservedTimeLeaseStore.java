@@ -18,9 +18,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns a compare-and-set {@link RecordStore} (Kubernetes Leases, conditional writes, ETags) into
- * a {@link LeaseStore}, judging expiry the way client-go's {@code leaderelection} package does.
- * Every such backend gets its lease semantics from here; none repeats them.
+ * Turns a compare-and-set {@link RecordStore} (Kubernetes Leases, conditional writes, ETags) into a
+ * {@link LeaseStore}, judging expiry the way client-go's {@code leaderelection} package does. Every
+ * such backend gets its lease semantics from here; none repeats them.
  *
  * <p><b>Time.</b> A record carries no expiry instant that two machines could agree on. Instead,
  * each reader notes its own monotonic time when it first sees a record version, and treats the
@@ -28,38 +28,38 @@ import org.slf4j.LoggerFactory;
  * <em>written in the record</em> (so a client-go holder's {@code leaseDurationSeconds} is honoured,
  * whatever this process would have chosen). A holder's write that started at {@code t0} lands
  * before any follower can see it, so no follower counts from earlier than {@code t0}: exclusion
- * holds without comparing clocks. The price, as in client-go, is that a follower that sees a
- * record for the first time waits a full lease duration, even if the holder died long ago; a
- * release (holder {@code ""}) is taken at once.
+ * holds without comparing clocks. The price, as in client-go, is that a follower that sees a record
+ * for the first time waits a full lease duration, even if the holder died long ago; a release
+ * (holder {@code ""}) is taken at once.
  *
  * <p><b>Watching.</b> Where the record store can watch, every version it delivers counts as seen
  * when it arrives, so followers track renewals without asking. Watchers of an election hear only
  * what they can act on: the holder or the transitions count changed (a release, a takeover, a new
- * term), the record appeared or went, the watch broke, or the observed lease ran out, which a
- * timer on the scheduler reports ({@link #watchReportsExpiry()}), re-armed by each renewal seen.
+ * term), the record appeared or went, the watch broke, or the observed lease ran out, which a timer
+ * on the scheduler reports ({@link #watchReportsExpiry()}), re-armed by each renewal seen.
  * Followers therefore send nothing while a holder renews.
  *
  * <p><b>Writes.</b> Every grant, renewal and release is a {@link RecordStore#replace} guarded by
  * the version last seen, so two candidates can never both succeed from one version. {@code
  * tryAcquire} starts from the record as a watch that is in step with the store last delivered it,
- * from nothing (a create) when this process has never been told of the election, else from a
- * read; it writes once, and when another write wins the race it reads to say who
- * holds it, and makes one more attempt only if that read shows the election free (a release or
- * deletion raced with it). A record seen late at worst costs that refused write: the version
- * guard, not the freshness of what was seen, decides. Each round trip is bounded by the record
- * store's call timeout. {@code renew} and {@code release} are one round trip each; {@code read}
- * always reads. A renewal refused because the record changed reads it once: if it still names the
- * renewing holder and term, the change was this holder's own renewal that landed after its call
- * had timed out, and the renewal is written again from the version seen, keeping the term.
+ * from nothing (a create) when this process has never been told of the election, else from a read;
+ * it writes once, and when another write wins the race it reads to say who holds it, and makes one
+ * more attempt only if that read shows the election free (a release or deletion raced with it). A
+ * record seen late at worst costs that refused write: the version guard, not the freshness of what
+ * was seen, decides. Each round trip is bounded by the record store's call timeout. {@code renew}
+ * and {@code release} are one round trip each; {@code read} always reads. A renewal refused because
+ * the record changed reads it once: if it still names the renewing holder and term, the change was
+ * this holder's own renewal that landed after its call had timed out, and the renewal is written
+ * again from the version seen, keeping the term.
  *
- * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and
- * the lease reports the TTL it really has.
+ * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and the
+ * lease reports the TTL it really has.
  *
  * <p><b>Deletion.</b> A record deleted while held (by an operator, a cleanup job) does not end the
  * holder's lease at once: the holder learns of it only when its next renewal fails, and may act
  * until then. So a process that saw the record held treats the holder as live until the lease it
- * saw runs out, as if the record were still there, and only then creates it afresh. A process
- * that never saw the record cannot know and creates it at once.
+ * saw runs out, as if the record were still there, and only then creates it afresh. A process that
+ * never saw the record cannot know and creates it at once.
  *
  * <p><b>Fencing.</b> The token is the record's {@code transitions} count. Every grant writes a
  * higher one, also a re-grant to the candidate that held it (client-go increments only when the
@@ -67,11 +67,11 @@ import org.slf4j.LoggerFactory;
  * deletes the record, the next grant creates it afresh: this store then continues from the highest
  * token it has seen for that election plus one, so tokens keep increasing for everyone who uses
  * this store object. A process that has never seen the old record starts again from 0, and a
- * downstream resource that remembers a higher token will refuse it until the count catches up:
- * do not delete a record that fences live data.
+ * downstream resource that remembers a higher token will refuse it until the count catches up: do
+ * not delete a record that fences live data.
  *
- * <p>Safe for concurrent use. Closing it closes the record store, which in turn closes only what
- * it created itself.
+ * <p>Safe for concurrent use. Closing it closes the record store, which in turn closes only what it
+ * created itself.
  */
 public final class ObservedTimeLeaseStore implements LeaseStore {
 
@@ -106,10 +106,14 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   /**
-   * @param scheduler runs the timers that tell watchers when an observed lease runs out; its
-   *     tasks are short and never block
+   * @param scheduler runs the timers that tell watchers when an observed lease runs out; its tasks
+   *     are short and never block
    */
-  public ObservedTimeLeaseStore(RecordStore records, MonotonicClock clock, Clock wallClock, ScheduledExecutorService scheduler) {
+  public ObservedTimeLeaseStore(
+      RecordStore records,
+      MonotonicClock clock,
+      Clock wallClock,
+      ScheduledExecutorService scheduler) {
     this.records = requireNonNull(records, "records");
     this.clock = requireNonNull(clock, "clock");
     this.wallClock = requireNonNull(wallClock, "wallClock");
@@ -129,7 +133,8 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     requireNonNull(candidate, "candidate");
     requireNonNull(ttl, "ttl");
     if (candidate.isEmpty()) {
-      throw new IllegalArgumentException("candidate must not be empty: an empty holder means released");
+      throw new IllegalArgumentException(
+          "candidate must not be empty: an empty holder means released");
     }
     Duration effectiveTtl = wholeSecondsUp(ttl);
     long t0 = clock.nanoTime();
@@ -140,7 +145,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     // that would have come first.
     Optional<Seen> current = sight.inStep() || sight.neverSeen() ? sight.seen() : read(sight);
     for (int attempt = 1; ; attempt++) {
-      Optional<LeaseRecord> holder = current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
+      Optional<LeaseRecord> holder =
+          current.isPresent()
+              ? current.flatMap(this::liveHolder)
+              : sight.vanished().flatMap(this::liveHolder);
       if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
         return Acquisition.held(holder.get());
       }
@@ -156,14 +164,20 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
         grants.put(new GrantKey(election, candidate), new Grant(token, now, t0));
         log.debug("election '{}': granted to {} with token {}", election, candidate, token);
         return Acquisition.granted(
-            new Lease(election, candidate, FencingToken.of(token), effectiveTtl, written.get().version()));
+            new Lease(
+                election,
+                candidate,
+                FencingToken.of(token),
+                effectiveTtl,
+                written.get().version()));
       }
       // Another write came first (or what we started from was out of date). Say who holds it now;
       // only if nobody does (it was released or deleted meanwhile) is another try worthwhile.
       current = read(sight);
       if (attempt == WRITE_ATTEMPTS) {
         Optional<Seen> last = current;
-        return Acquisition.held(last.flatMap(this::liveHolder).orElseGet(() -> vacant(sight, last)));
+        return Acquisition.held(
+            last.flatMap(this::liveHolder).orElseGet(() -> vacant(sight, last)));
       }
     }
   }
@@ -180,12 +194,19 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
       // pretend the lease never lapsed, even if nobody has written since.
       grants.remove(key, grant);
       throw new LeaseLostException(
-          lease.election(), "lease of " + lease.candidate() + " (token " + lease.token() + ") expired before it was renewed", null);
+          lease.election(),
+          "lease of "
+              + lease.candidate()
+              + " (token "
+              + lease.token()
+              + ") expired before it was renewed",
+          null);
     }
     Instant now = wallClock.instant();
     Instant acquireTime = known ? grant.acquireTime() : now;
     Duration ttl = wholeSecondsUp(lease.ttl());
-    ElectionRecord renewed = new ElectionRecord(lease.candidate(), ttl, acquireTime, now, lease.token().value());
+    ElectionRecord renewed =
+        new ElectionRecord(lease.candidate(), ttl, acquireTime, now, lease.token().value());
     Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), renewed);
     if (written.isEmpty()) {
       written = renewAfterOwnLateWrite(lease, renewed);
@@ -196,7 +217,11 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
       }
       throw new LeaseLostException(
           lease.election(),
-          "lease of " + lease.candidate() + " (token " + lease.token() + ") was taken over, released or deleted",
+          "lease of "
+              + lease.candidate()
+              + " (token "
+              + lease.token()
+              + ") was taken over, released or deleted",
           null);
     }
     sight(lease.election()).note(written, null);
@@ -217,10 +242,14 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
       return Optional.empty();
     }
     ElectionRecord record = now.get().record().record();
-    if (!record.holder().equals(lease.candidate()) || record.transitions() != lease.token().value()) {
+    if (!record.holder().equals(lease.candidate())
+        || record.transitions() != lease.token().value()) {
       return Optional.empty();
     }
-    log.debug("election '{}': {} renews after its own write that was applied late", lease.election(), lease.candidate());
+    log.debug(
+        "election '{}': {} renews after its own write that was applied late",
+        lease.election(),
+        lease.candidate());
     return records.replace(lease.election(), now.get().record().version(), renewed);
   }
 
@@ -230,7 +259,8 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     GrantKey key = new GrantKey(lease.election(), lease.candidate());
     grants.computeIfPresent(key, (k, g) -> g.token() == lease.token().value() ? null : g);
     Instant now = wallClock.instant();
-    ElectionRecord released = new ElectionRecord("", RELEASED_LEASE_DURATION, now, now, lease.token().value());
+    ElectionRecord released =
+        new ElectionRecord("", RELEASED_LEASE_DURATION, now, now, lease.token().value());
     // A conflict means the record changed since this lease was written: it is somebody else's
     // now (or ours under a newer token), and a release must never remove that.
     Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), released);
@@ -248,7 +278,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     Sight sight = sight(election);
     Optional<Seen> current = read(sight);
-    return current.isPresent() ? current.flatMap(this::liveHolder) : sight.vanished().flatMap(this::liveHolder);
+    return current.isPresent()
+        ? current.flatMap(this::liveHolder)
+        : sight.vanished().flatMap(this::liveHolder);
   }
 
   @Override
@@ -327,7 +359,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   private long remainingNanos(Seen seen) {
-    return seen.observedAtNanos() + seen.record().record().leaseDuration().toNanos() - clock.nanoTime();
+    return seen.observedAtNanos()
+        + seen.record().record().leaseDuration().toNanos()
+        - clock.nanoTime();
   }
 
   /**
@@ -344,7 +378,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
         Optional.of(Duration.ZERO));
   }
 
-  /** Whether a follower could act on the change: the record came or went, or its holder or term changed. */
+  /**
+   * Whether a follower could act on the change: the record came or went, or its holder or term
+   * changed.
+   */
   private static boolean changedHands(Seen before, Seen after) {
     if (before == null || after == null) {
       return before != after;
@@ -355,25 +392,31 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   /**
-   * What this process knows of one election's record: the version it saw last and when it first
-   * saw it, the highest token it has seen, and the watches to tell when something changes that a
+   * What this process knows of one election's record: the version it saw last and when it first saw
+   * it, the highest token it has seen, and the watches to tell when something changes that a
    * follower can act on. Its monitor guards its fields; watchers are told outside it.
    */
   private final class Sight {
     private final String election;
     private final List<ElectionWatch> watches = new ArrayList<>();
+
     /** Null when no record was seen, or the last thing seen was its deletion. */
     private Seen seen;
+
     /**
      * A held record seen last before its deletion: its holder may lead on until its next renewal
      * fails, so others wait out its lease as if it were still there. Null once a record is seen.
      */
     private Seen vanished;
+
     private long highestToken = -1;
+
     /** Whether any read, write or watch has told this process about the record yet. */
     private boolean told;
+
     private int watchesInStep;
     private ScheduledFuture<?> expiry;
+
     /** The sighting {@link #expiry} was set for; a timer for any other is stale. */
     private Seen expiryFor;
 
@@ -503,9 +546,14 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     private void schedule(Seen due, long delayNanos) {
       try {
         expiryFor = due;
-        expiry = scheduler.schedule(() -> expired(due), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        expiry =
+            scheduler.schedule(() -> expired(due), Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
-        log.warn("election '{}': cannot time when the lease of {} runs out, the scheduler refused; watchers will not hear of it", election, due.record().record().holder(), e);
+        log.warn(
+            "election '{}': cannot time when the lease of {} runs out, the scheduler refused; watchers will not hear of it",
+            election,
+            due.record().record().holder(),
+            e);
       }
     }
 
@@ -538,8 +586,10 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   private final class ElectionWatch implements RecordStore.RecordWatcher, Subscription {
     private final Sight sight;
     private final Runnable changed;
+
     /** Guarded by the sight's monitor: delivered the record since it opened or last broke. */
     private boolean inStep;
+
     private volatile boolean closed;
     private Subscription fromRecords;
 

@@ -3,13 +3,13 @@ package dev.baton.election;
 import java.util.Optional;
 
 /**
- * The smaller contract for stores that only offer compare-and-set on a versioned record
- * (Kubernetes Leases, DynamoDB conditional writes, blob ETags). {@link ObservedTimeLeaseStore}
- * turns one into a {@link LeaseStore}, judging expiry by each follower's own monotonic clock as
- * client-go does; the record store itself knows nothing of time.
+ * The smaller contract for stores that only offer compare-and-set on a versioned record (Kubernetes
+ * Leases, DynamoDB conditional writes, blob ETags). {@link ObservedTimeLeaseStore} turns one into a
+ * {@link LeaseStore}, judging expiry by each follower's own monotonic clock as client-go does; the
+ * record store itself knows nothing of time.
  *
- * <p>Every method returns or throws within the store's call timeout. A version conflict is a
- * normal answer (an empty result), not an exception; a store that cannot answer throws {@link
+ * <p>Every method returns or throws within the store's call timeout. A version conflict is a normal
+ * answer (an empty result), not an exception; a store that cannot answer throws {@link
  * LeaseStoreException}.
  */
 public interface RecordStore extends AutoCloseable {
@@ -21,8 +21,8 @@ public interface RecordStore extends AutoCloseable {
   Optional<VersionedRecord> create(String election, ElectionRecord record);
 
   /**
-   * Replaces the record only if its version is still {@code expectedVersion}; empty when it
-   * changed or was deleted in the meantime. Never an unconditional overwrite.
+   * Replaces the record only if its version is still {@code expectedVersion}; empty when it changed
+   * or was deleted in the meantime. Never an unconditional overwrite.
    */
   Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record);
 
@@ -35,7 +35,9 @@ public interface RecordStore extends AutoCloseable {
     return Optional.empty();
   }
 
-  /** What a {@link RecordStore#watch} reports, on a thread of the store's; neither call may block. */
+  /**
+   * What a {@link RecordStore#watch} reports, on a thread of the store's; neither call may block.
+   */
   interface RecordWatcher {
 
     /** The record as it is now: created or changed (present), or deleted (empty). */

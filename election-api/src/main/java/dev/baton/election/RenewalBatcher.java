@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Gathers the renewals of electors that share a store and hands them to {@link
- * LeaseStore#renewAll} together: one timer, one pool task and one store call per moment instead of
- * one of each per election, which is what lets one process lead thousands of elections.
+ * Gathers the renewals of electors that share a store and hands them to {@link LeaseStore#renewAll}
+ * together: one timer, one pool task and one store call per moment instead of one of each per
+ * election, which is what lets one process lead thousands of elections.
  *
  * <p>A renewal is due at a moment and may be sent a little earlier (its slack), never later: a
  * lease renewed early is only safer. Renewals whose moments round down to the same slot go out
@@ -68,11 +68,14 @@ final class RenewalBatcher {
 
   // One batcher per store and set of executors: electors built with their own scheduler, worker or
   // clock (tests do) keep to them. Weak so that a closed store and its batcher can be collected.
-  private static final Map<LeaseStore, List<WeakReference<RenewalBatcher>>> SHARED = new WeakHashMap<>();
+  private static final Map<LeaseStore, List<WeakReference<RenewalBatcher>>> SHARED =
+      new WeakHashMap<>();
 
-  static RenewalBatcher of(LeaseStore store, ScheduledExecutorService scheduler, Executor worker, MonotonicClock clock) {
+  static RenewalBatcher of(
+      LeaseStore store, ScheduledExecutorService scheduler, Executor worker, MonotonicClock clock) {
     synchronized (SHARED) {
-      List<WeakReference<RenewalBatcher>> batchers = SHARED.computeIfAbsent(store, s -> new ArrayList<>());
+      List<WeakReference<RenewalBatcher>> batchers =
+          SHARED.computeIfAbsent(store, s -> new ArrayList<>());
       batchers.removeIf(ref -> ref.get() == null);
       for (WeakReference<RenewalBatcher> ref : batchers) {
         RenewalBatcher b = ref.get();
@@ -93,7 +96,8 @@ final class RenewalBatcher {
   private final int limit;
   private final Map<Long, List<Ticket>> slots = new HashMap<>();
 
-  private RenewalBatcher(LeaseStore store, ScheduledExecutorService scheduler, Executor worker, MonotonicClock clock) {
+  private RenewalBatcher(
+      LeaseStore store, ScheduledExecutorService scheduler, Executor worker, MonotonicClock clock) {
     this.store = store;
     this.scheduler = scheduler;
     this.worker = worker;
@@ -103,8 +107,8 @@ final class RenewalBatcher {
 
   /**
    * Renews {@code lease} at {@code dueNanos} or up to {@code slackNanos} before, then reports to
-   * {@code outcome} unless the returned ticket is cancelled first. {@code deadlineNanos} is when the
-   * caller must hear back at the latest; it must not be before {@code dueNanos}.
+   * {@code outcome} unless the returned ticket is cancelled first. {@code deadlineNanos} is when
+   * the caller must hear back at the latest; it must not be before {@code dueNanos}.
    */
   Ticket renew(Lease lease, long dueNanos, long slackNanos, long deadlineNanos, Outcome outcome) {
     Ticket ticket = new Ticket(lease, deadlineNanos, outcome);
@@ -123,7 +127,8 @@ final class RenewalBatcher {
     }
     if (first) {
       long delay = Math.max(0, slot - clock.nanoTime());
-      scheduler.schedule(() -> hand(() -> send(slot), () -> refuse(takeSlot(slot))), delay, TimeUnit.NANOSECONDS);
+      scheduler.schedule(
+          () -> hand(() -> send(slot), () -> refuse(takeSlot(slot))), delay, TimeUnit.NANOSECONDS);
     }
     return ticket;
   }
@@ -135,9 +140,9 @@ final class RenewalBatcher {
   }
 
   /**
-   * Hands {@code task} to the worker pool; when the pool refuses it (bounded and full, shut down, no
-   * thread to be had), {@code refused} runs here instead: a renewal that cannot be sent must fail
-   * at once, so its leader hears of it and keeps its deadline, rather than wait for ever.
+   * Hands {@code task} to the worker pool; when the pool refuses it (bounded and full, shut down,
+   * no thread to be had), {@code refused} runs here instead: a renewal that cannot be sent must
+   * fail at once, so its leader hears of it and keeps its deadline, rather than wait for ever.
    */
   private void hand(Runnable task, Runnable refused) {
     try {
@@ -151,7 +156,11 @@ final class RenewalBatcher {
     long now = clock.nanoTime();
     for (Ticket t : tickets) {
       if (t.send()) {
-        t.outcome.arrived(t, now, Renewal.failed(new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
+        t.outcome.arrived(
+            t,
+            now,
+            Renewal.failed(
+                new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
       }
     }
   }
@@ -178,7 +187,11 @@ final class RenewalBatcher {
   private void refuseSent(List<Ticket> sent) {
     long now = clock.nanoTime();
     for (Ticket t : sent) {
-      t.outcome.arrived(t, now, Renewal.failed(new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
+      t.outcome.arrived(
+          t,
+          now,
+          Renewal.failed(
+              new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
     }
   }
 
@@ -194,12 +207,22 @@ final class RenewalBatcher {
     long started = clock.nanoTime();
     // One timer per call, not per lease: a call that hangs past a deadline must not hold up a
     // leader's stepping down.
-    ScheduledFuture<?> watchdog = scheduler.schedule(() -> batch.forEach(t -> t.outcome.overdue(t)), Math.max(0, deadline - started), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> watchdog =
+        scheduler.schedule(
+            () -> batch.forEach(t -> t.outcome.overdue(t)),
+            Math.max(0, deadline - started),
+            TimeUnit.NANOSECONDS);
     List<Renewal> renewals;
     try {
       renewals = store.renewAll(leases);
       if (renewals.size() != leases.size()) {
-        throw new IllegalStateException(store.describe() + " answered " + renewals.size() + " renewals for " + leases.size() + " leases");
+        throw new IllegalStateException(
+            store.describe()
+                + " answered "
+                + renewals.size()
+                + " renewals for "
+                + leases.size()
+                + " leases");
       }
     } catch (RuntimeException | Error e) {
       watchdog.cancel(false);

@@ -34,7 +34,9 @@ interface RenewalSchedule {
     @Override
     public void renewAt(Lease lease, long atNanos) {
       cancel();
-      timer = c.schedule(Duration.ofNanos(Math.max(0, atNanos - c.clock.nanoTime())), () -> renew(lease));
+      timer =
+          c.schedule(
+              Duration.ofNanos(Math.max(0, atNanos - c.clock.nanoTime())), () -> renew(lease));
     }
 
     private void renew(Lease lease) {
@@ -58,9 +60,9 @@ interface RenewalSchedule {
   }
 
   /**
-   * A ticket with the store's {@link RenewalBatcher}. The batcher watches each call it makes against
-   * the earliest renew deadline in it, so a leader needs no deadline timer of its own while its
-   * renewals go through.
+   * A ticket with the store's {@link RenewalBatcher}. The batcher watches each call it makes
+   * against the earliest renew deadline in it, so a leader needs no deadline timer of its own while
+   * its renewals go through.
    */
   final class Batched implements RenewalSchedule, RenewalBatcher.Outcome {
     private final Campaign c;
@@ -77,9 +79,11 @@ interface RenewalSchedule {
     @Override
     public void renewAt(Lease lease, long atNanos) {
       cancel();
-      // Counted as a call in flight from now on: an outcome may follow until the ticket is cancelled.
+      // Counted as a call in flight from now on: an outcome may follow until the ticket is
+      // cancelled.
       c.storeOpStarted();
-      ticket = batcher.renew(lease, atNanos, c.renewSlack(), leading.term().validUntilNanos(), this);
+      ticket =
+          batcher.renew(lease, atNanos, c.renewSlack(), leading.term().validUntilNanos(), this);
     }
 
     @Override

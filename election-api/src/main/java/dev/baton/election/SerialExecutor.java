@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs tasks one at a time, in submission order, on a shared executor: an elector's state is
- * confined to one of these instead of a thread of its own, and its listener callbacks come in
- * order through another.
+ * confined to one of these instead of a thread of its own, and its listener callbacks come in order
+ * through another.
  *
  * <p>Two promises the elector's safety rests on. A task that throws anything, an {@code Error}
  * included, is logged and the tasks behind it still run: otherwise one {@code AssertionError} in a
@@ -47,7 +47,9 @@ final class SerialExecutor implements Executor {
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
       if (!refusalReported) {
         refusalReported = true;
-        log.warn("The elector's executor refused a task ({}); running it on the calling thread", refused.toString());
+        log.warn(
+            "The elector's executor refused a task ({}); running it on the calling thread",
+            refused.toString());
       }
       drain(null);
     }

@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The defaults every elector in the process shares when the caller supplies none: one timer
- * thread, and a pool for blocking store calls and listener callbacks whose threads exist only
- * while there is work (it grows with calls in flight, not with the number of electors).
+ * The defaults every elector in the process shares when the caller supplies none: one timer thread,
+ * and a pool for blocking store calls and listener callbacks whose threads exist only while there
+ * is work (it grows with calls in flight, not with the number of electors).
  */
 final class SharedExecutors {
 
@@ -22,7 +22,8 @@ final class SharedExecutors {
     static final ScheduledExecutorService INSTANCE = create();
 
     private static ScheduledExecutorService create() {
-      ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, daemon("baton-scheduler"));
+      ScheduledThreadPoolExecutor executor =
+          new ScheduledThreadPoolExecutor(1, daemon("baton-scheduler"));
       executor.setRemoveOnCancelPolicy(true);
       return executor;
     }
@@ -30,7 +31,13 @@ final class SharedExecutors {
 
   private static final class Worker {
     static final Executor INSTANCE =
-        new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), daemon("baton-worker"));
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            30,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            daemon("baton-worker"));
   }
 
   static ScheduledExecutorService scheduler() {

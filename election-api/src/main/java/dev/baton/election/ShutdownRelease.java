@@ -15,19 +15,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Closes the electors that asked for it when the JVM shuts down (SIGTERM, Ctrl-C, the end of
- * {@code main} with no other thread left, {@code System.exit}): a replica that is stopped then
- * releases its lease and another takes over in milliseconds, not after the lease runs out.
+ * Closes the electors that asked for it when the JVM shuts down (SIGTERM, Ctrl-C, the end of {@code
+ * main} with no other thread left, {@code System.exit}): a replica that is stopped then releases
+ * its lease and another takes over in milliseconds, not after the lease runs out.
  *
  * <p>One hook for the whole process, registered on first use, and a set of the electors between
- * {@code start()} and {@code close()}: a closed elector leaves the set, so the hook never keeps
- * one reachable, and ten thousand electors do not mean ten thousand hook threads.
+ * {@code start()} and {@code close()}: a closed elector leaves the set, so the hook never keeps one
+ * reachable, and ten thousand electors do not mean ten thousand hook threads.
  */
 final class ShutdownRelease {
 
   private static final Logger log = LoggerFactory.getLogger(ShutdownRelease.class);
 
-  /** Parallel closes at shutdown: a release is one short call, and a few threads keep that quick. */
+  /**
+   * Parallel closes at shutdown: a release is one short call, and a few threads keep that quick.
+   */
   private static final int MAX_THREADS = 16;
 
   private static final Set<Elector> OPEN = ConcurrentHashMap.newKeySet();
@@ -39,7 +41,8 @@ final class ShutdownRelease {
   static void register(Elector elector) {
     if (HOOKED.compareAndSet(false, true)) {
       try {
-        Runtime.getRuntime().addShutdownHook(new Thread(ShutdownRelease::closeAll, "baton-shutdown"));
+        Runtime.getRuntime()
+            .addShutdownHook(new Thread(ShutdownRelease::closeAll, "baton-shutdown"));
       } catch (IllegalStateException shuttingDown) {
         // Started while the JVM is already on its way out: there is no shutdown left to hook.
         return;

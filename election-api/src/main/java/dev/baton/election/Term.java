@@ -11,13 +11,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One continuous period of leadership: from the grant the store confirmed to the moment this node
- * stopped leading (lost, stepped down, closed, or could not renew in time). A node that leads
- * again gets a new term with a higher fencing token.
+ * stopped leading (lost, stepped down, closed, or could not renew in time). A node that leads again
+ * gets a new term with a higher fencing token.
  *
- * <p>Leader work belongs to a term. Check {@link #isValid()} before each step that must only
- * happen while leading, pass {@link #token()} with every write to a shared resource, and stop
- * when {@link #ended()} completes. {@link ElectorBuilder#whileLeader} does the starting and
- * stopping for you.
+ * <p>Leader work belongs to a term. Check {@link #isValid()} before each step that must only happen
+ * while leading, pass {@link #token()} with every write to a shared resource, and stop when {@link
+ * #ended()} completes. {@link ElectorBuilder#whileLeader} does the starting and stopping for you.
  *
  * <p>The end of a term is told in order, with the elector's other callbacks and after the ones
  * before it (an {@code onElected} still running finishes first): the {@link #onEnd} actions, then
@@ -40,7 +39,13 @@ public final class Term {
   private volatile long validUntilNanos;
   private volatile long endedAtNanos;
 
-  Term(String election, String candidate, FencingToken token, MonotonicClock clock, Executor callbackExecutor, long validUntilNanos) {
+  Term(
+      String election,
+      String candidate,
+      FencingToken token,
+      MonotonicClock clock,
+      Executor callbackExecutor,
+      long validUntilNanos) {
     this.election = election;
     this.candidate = candidate;
     this.token = token;
@@ -136,13 +141,18 @@ public final class Term {
     try {
       action.run();
     } catch (Throwable e) {
-      log.warn("election '{}' candidate '{}': an onEnd action of the term with token {} threw", election, candidate, token, e);
+      log.warn(
+          "election '{}' candidate '{}': an onEnd action of the term with token {} threw",
+          election,
+          candidate,
+          token,
+          e);
     }
   }
 
   /**
-   * The monotonic time after which this term acted no more: the earlier of its end and its
-   * validity deadline. Meaningful once ended.
+   * The monotonic time after which this term acted no more: the earlier of its end and its validity
+   * deadline. Meaningful once ended.
    */
   long lastValidNanos() {
     return Math.min(endedAtNanos, validUntilNanos);
@@ -150,6 +160,13 @@ public final class Term {
 
   @Override
   public String toString() {
-    return "Term{election=" + election + ", candidate=" + candidate + ", token=" + token + (isEnded() ? ", ended" : "") + "}";
+    return "Term{election="
+        + election
+        + ", candidate="
+        + candidate
+        + ", token="
+        + token
+        + (isEnded() ? ", ended" : "")
+        + "}";
   }
 }

@@ -26,8 +26,14 @@ final class TermScopedWork implements ElectionListener {
       running = requireNonNull(work.start(term), "TermWork.start must return what stops the work");
       runningTerm = term;
     } catch (Exception | Error e) {
-      // An Error too (an AssertionError, a class that cannot load): the term is given up either way.
-      log.error("election '{}' candidate '{}': leader work failed to start for token {}; the term is given up", term.election(), term.candidate(), term.token(), e);
+      // An Error too (an AssertionError, a class that cannot load): the term is given up either
+      // way.
+      log.error(
+          "election '{}' candidate '{}': leader work failed to start for token {}; the term is given up",
+          term.election(),
+          term.candidate(),
+          term.token(),
+          e);
       throw new WorkFailedException(term, e);
     }
   }
@@ -43,7 +49,12 @@ final class TermScopedWork implements ElectionListener {
     try {
       stop.close();
     } catch (Exception | Error e) {
-      log.warn("election '{}' candidate '{}': stopping leader work of token {} failed", term.election(), term.candidate(), term.token(), e);
+      log.warn(
+          "election '{}' candidate '{}': stopping leader work of token {} failed",
+          term.election(),
+          term.candidate(),
+          term.token(),
+          e);
     }
   }
 }

@@ -16,28 +16,44 @@ final class TimingRules {
    * @param set the keys ({@link ElectionProperties#LEASE_DURATION} and the like) of the values the
    *     user chose; the others are the defaults
    */
-  static void check(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod, double jitter, Set<String> set) {
+  static void check(
+      Duration leaseDuration,
+      Duration renewDeadline,
+      Duration retryPeriod,
+      double jitter,
+      Set<String> set) {
     positive(ElectionProperties.LEASE_DURATION, "leaseDuration", leaseDuration);
     positive(ElectionProperties.RENEW_DEADLINE, "renewDeadline", renewDeadline);
     positive(ElectionProperties.RETRY_PERIOD, "retryPeriod", retryPeriod);
     if (renewDeadline.compareTo(leaseDuration) >= 0) {
       throw new ConfigurationException(
-          "renewDeadline (" + ElectionProperties.RENEW_DEADLINE + ") must be shorter than leaseDuration ("
-              + shown(ElectionProperties.LEASE_DURATION, leaseDuration, set) + "), but was " + shown(ElectionProperties.RENEW_DEADLINE, renewDeadline, set)
+          "renewDeadline ("
+              + ElectionProperties.RENEW_DEADLINE
+              + ") must be shorter than leaseDuration ("
+              + shown(ElectionProperties.LEASE_DURATION, leaseDuration, set)
+              + "), but was "
+              + shown(ElectionProperties.RENEW_DEADLINE, renewDeadline, set)
               + advice(set, ElectionProperties.LEASE_DURATION, ElectionProperties.RENEW_DEADLINE));
     }
     Duration jitteredRetry = Duration.ofNanos((long) (retryPeriod.toNanos() * jitter));
     if (jitteredRetry.compareTo(renewDeadline) >= 0) {
       throw new ConfigurationException(
-          "retryPeriod (" + ElectionProperties.RETRY_PERIOD + ") × " + jitter + " must be shorter than renewDeadline ("
-              + shown(ElectionProperties.RENEW_DEADLINE, renewDeadline, set) + "), but retryPeriod was " + shown(ElectionProperties.RETRY_PERIOD, retryPeriod, set)
+          "retryPeriod ("
+              + ElectionProperties.RETRY_PERIOD
+              + ") × "
+              + jitter
+              + " must be shorter than renewDeadline ("
+              + shown(ElectionProperties.RENEW_DEADLINE, renewDeadline, set)
+              + "), but retryPeriod was "
+              + shown(ElectionProperties.RETRY_PERIOD, retryPeriod, set)
               + advice(set, ElectionProperties.RENEW_DEADLINE, ElectionProperties.RETRY_PERIOD));
     }
   }
 
   private static void positive(String key, String field, Duration d) {
     if (d.isNegative() || d.isZero()) {
-      throw new ConfigurationException(field + " (" + key + ") must be positive, but was " + Durations.format(d));
+      throw new ConfigurationException(
+          field + " (" + key + ") must be positive, but was " + Durations.format(d));
     }
   }
 

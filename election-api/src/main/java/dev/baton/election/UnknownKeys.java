@@ -20,7 +20,10 @@ final class UnknownKeys {
 
   private UnknownKeys() {}
 
-  /** True for {@code electon.name}, {@code Election.name}: a prefix one or two edits from {@code election}. */
+  /**
+   * True for {@code electon.name}, {@code Election.name}: a prefix one or two edits from {@code
+   * election}.
+   */
   static boolean looksMisspelt(String key) {
     int dot = key.indexOf('.');
     if (dot < 0 || key.startsWith(ElectionProperties.PREFIX)) {
@@ -34,23 +37,48 @@ final class UnknownKeys {
    * Throws when {@code unknown} or {@code misspelt} is not empty, naming each key, the key it most
    * likely meant among {@code known}, and ending with {@code accepted}.
    */
-  static void refuse(Collection<String> unknown, Collection<String> misspelt, Collection<String> known, String accepted) {
+  static void refuse(
+      Collection<String> unknown,
+      Collection<String> misspelt,
+      Collection<String> known,
+      String accepted) {
     List<String> problems = new ArrayList<>();
     for (String key : misspelt) {
       String meant = ElectionProperties.PREFIX + key.substring(key.indexOf('.') + 1);
-      problems.add("unknown key " + key + "; did you mean " + meant + "? (configuration keys start with '" + ElectionProperties.PREFIX + "')");
+      problems.add(
+          "unknown key "
+              + key
+              + "; did you mean "
+              + meant
+              + "? (configuration keys start with '"
+              + ElectionProperties.PREFIX
+              + "')");
     }
     if (!unknown.isEmpty()) {
-      StringBuilder text = new StringBuilder("unknown configuration key" + (unknown.size() > 1 ? "s " : " ") + String.join(", ", unknown) + " (a typo?)");
+      StringBuilder text =
+          new StringBuilder(
+              "unknown configuration key"
+                  + (unknown.size() > 1 ? "s " : " ")
+                  + String.join(", ", unknown)
+                  + " (a typo?)");
       for (String key : unknown) {
         closest(key, known)
-            .ifPresent(meant -> text.append("; did you mean ").append(meant).append(unknown.size() > 1 ? " for " + key : "").append('?'));
+            .ifPresent(
+                meant ->
+                    text.append("; did you mean ")
+                        .append(meant)
+                        .append(unknown.size() > 1 ? " for " + key : "")
+                        .append('?'));
       }
       problems.add(text.toString());
     }
     if (!problems.isEmpty()) {
       String named = String.join("; ", problems);
-      throw new ConfigurationException(named + (named.endsWith("?") ? " " : ". ") + Character.toUpperCase(accepted.charAt(0)) + accepted.substring(1));
+      throw new ConfigurationException(
+          named
+              + (named.endsWith("?") ? " " : ". ")
+              + Character.toUpperCase(accepted.charAt(0))
+              + accepted.substring(1));
     }
   }
 
@@ -64,7 +92,9 @@ final class UnknownKeys {
         bestDistance = d;
       }
     }
-    return bestDistance <= Math.max(MAX_EDITS, key.length() / 5) ? Optional.of(best) : Optional.empty();
+    return bestDistance <= Math.max(MAX_EDITS, key.length() / 5)
+        ? Optional.of(best)
+        : Optional.empty();
   }
 
   /** Optimal string alignment distance: Levenshtein plus swapping two neighbours, a common typo. */
@@ -80,7 +110,10 @@ final class UnknownKeys {
       for (int j = 1; j <= b.length(); j++) {
         int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
         d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
-        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+        if (i > 1
+            && j > 1
+            && a.charAt(i - 1) == b.charAt(j - 2)
+            && a.charAt(i - 2) == b.charAt(j - 1)) {
           d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
         }
       }

@@ -3,8 +3,8 @@ package dev.baton.election;
 import static java.util.Objects.requireNonNull;
 
 /**
- * An {@link ElectionRecord} with the store's version of it (a Kubernetes resourceVersion, an
- * ETag, a ModifyIndex): the value a conditional replace must name.
+ * An {@link ElectionRecord} with the store's version of it (a Kubernetes resourceVersion, an ETag,
+ * a ModifyIndex): the value a conditional replace must name.
  */
 public record VersionedRecord(ElectionRecord record, String version) {
 

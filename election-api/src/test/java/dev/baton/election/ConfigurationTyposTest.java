@@ -26,7 +26,8 @@ class ConfigurationTyposTest {
 
     assertThatThrownBy(() -> Elector.builder(new MemoryLeaseStore()).configure(p))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessageStartingWith("unknown configuration key election.renew-dealine (a typo?); did you mean election.renew-deadline? Accepted: election.backend, ");
+        .hasMessageStartingWith(
+            "unknown configuration key election.renew-dealine (a typo?); did you mean election.renew-deadline? Accepted: election.backend, ");
   }
 
   @Test
@@ -45,7 +46,16 @@ class ConfigurationTyposTest {
   @Test
   @DisplayName("keys of other namespaces that merely start alike are left alone")
   void unrelatedKeysAreNotTypos() {
-    ElectionProperties p = properties("election.name", "cron", "java.version", "17", "elevator.floor", "3", "selectionist.mode", "x");
+    ElectionProperties p =
+        properties(
+            "election.name",
+            "cron",
+            "java.version",
+            "17",
+            "elevator.floor",
+            "3",
+            "selectionist.mode",
+            "x");
 
     Elector e = Elector.builder(new MemoryLeaseStore()).configure(p).build();
 
@@ -59,20 +69,34 @@ class ConfigurationTyposTest {
 
     assertThatThrownBy(() -> Elector.builder(new MemoryLeaseStore()).configure(p).build())
         .isInstanceOf(ConfigurationException.class)
-        .hasMessage("renewDeadline (election.renew-deadline) must be shorter than leaseDuration (5s), but was 10s, the default;"
-            + " set election.renew-deadline as well");
-    assertThatThrownBy(() -> Elector.builder(new MemoryLeaseStore()).election("cron").renewDeadline(Duration.ofSeconds(20)).build())
-        .hasMessage("renewDeadline (election.renew-deadline) must be shorter than leaseDuration (15s, the default), but was 20s;"
-            + " set election.lease-duration as well");
-    assertThatThrownBy(() -> Elector.builder(new MemoryLeaseStore()).election("cron").renewDeadline(Duration.ofSeconds(2)).build())
-        .hasMessage("retryPeriod (election.retry-period) × 1.2 must be shorter than renewDeadline (2s), but retryPeriod was 2s, the default;"
-            + " set election.retry-period as well");
+        .hasMessage(
+            "renewDeadline (election.renew-deadline) must be shorter than leaseDuration (5s), but was 10s, the default;"
+                + " set election.renew-deadline as well");
+    assertThatThrownBy(
+            () ->
+                Elector.builder(new MemoryLeaseStore())
+                    .election("cron")
+                    .renewDeadline(Duration.ofSeconds(20))
+                    .build())
+        .hasMessage(
+            "renewDeadline (election.renew-deadline) must be shorter than leaseDuration (15s, the default), but was 20s;"
+                + " set election.lease-duration as well");
+    assertThatThrownBy(
+            () ->
+                Elector.builder(new MemoryLeaseStore())
+                    .election("cron")
+                    .renewDeadline(Duration.ofSeconds(2))
+                    .build())
+        .hasMessage(
+            "retryPeriod (election.retry-period) × 1.2 must be shorter than renewDeadline (2s), but retryPeriod was 2s, the default;"
+                + " set election.retry-period as well");
   }
 
   @Test
   @DisplayName("openStore(type) gives the backend's own store without a cast")
   void typedStore() {
-    try (MemoryLeaseStore store = properties("election.backend", "memory").openStore(MemoryLeaseStore.class)) {
+    try (MemoryLeaseStore store =
+        properties("election.backend", "memory").openStore(MemoryLeaseStore.class)) {
       assertThat(store.read("any")).isEmpty();
     }
   }
@@ -84,7 +108,8 @@ class ConfigurationTyposTest {
 
     assertThatThrownBy(() -> p.openStore(ObservedTimeLeaseStore.class))
         .isInstanceOf(ConfigurationException.class)
-        .hasMessage("election.backend: the code needs a store of type ObservedTimeLeaseStore, but backend 'memory' opens one of type MemoryLeaseStore;"
-            + " configure the backend the code was written for, or use openStore() and the LeaseStore interface");
+        .hasMessage(
+            "election.backend: the code needs a store of type ObservedTimeLeaseStore, but backend 'memory' opens one of type MemoryLeaseStore;"
+                + " configure the backend the code was written for, or use openStore() and the LeaseStore interface");
   }
 }

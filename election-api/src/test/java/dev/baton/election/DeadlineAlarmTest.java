@@ -16,7 +16,9 @@ class DeadlineAlarmTest {
   @Test
   void goesOffOnceItsDeadlinePassedAndCannotBeDisarmedAfterwards() {
     AtomicInteger ran = new AtomicInteger();
-    DeadlineAlarm alarm = DeadlineAlarm.arm(clock, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20), ran::incrementAndGet);
+    DeadlineAlarm alarm =
+        DeadlineAlarm.arm(
+            clock, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20), ran::incrementAndGet);
 
     await().atMost(Duration.ofSeconds(10)).until(() -> ran.get() == 1);
     assertThat(alarm.wentOff()).isTrue();
@@ -26,7 +28,9 @@ class DeadlineAlarmTest {
   @Test
   void aDisarmedAlarmNeverRunsItsAction() throws InterruptedException {
     CountDownLatch ran = new CountDownLatch(1);
-    DeadlineAlarm alarm = DeadlineAlarm.arm(clock, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50), ran::countDown);
+    DeadlineAlarm alarm =
+        DeadlineAlarm.arm(
+            clock, clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50), ran::countDown);
 
     assertThat(alarm.disarm()).isTrue();
     assertThat(alarm.disarm()).as("again").isTrue();

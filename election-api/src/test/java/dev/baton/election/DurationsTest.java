@@ -31,7 +31,22 @@ class DurationsTest {
   }
 
   @ParameterizedTest(name = "''{0}'' is refused")
-  @ValueSource(strings = {"", "15", "s", "1.5s", "15 sec", "15d", "-5s", "PT-5S", "-PT5S", "P", "fifteen", "99999999999999999999s", "9999999999999999h"})
+  @ValueSource(
+      strings = {
+        "",
+        "15",
+        "s",
+        "1.5s",
+        "15 sec",
+        "15d",
+        "-5s",
+        "PT-5S",
+        "-PT5S",
+        "P",
+        "fifteen",
+        "99999999999999999999s",
+        "9999999999999999h"
+      })
   void refusesAnythingElseNamingTheKeyTheValueAndWhatIsAccepted(String written) {
     assertThatThrownBy(() -> Durations.parse(KEY, written))
         .isInstanceOf(ConfigurationException.class)
@@ -58,7 +73,23 @@ class DurationsTest {
   }
 
   @ParameterizedTest(name = "{0} survives format then parse")
-  @ValueSource(strings = {"PT0S", "PT0.001S", "PT0.5S", "PT1.5S", "PT15S", "PT59S", "PT1M", "PT1M30S", "PT2M", "PT90M", "PT1H", "PT1H30M", "PT1H0.5S", "PT25H"})
+  @ValueSource(
+      strings = {
+        "PT0S",
+        "PT0.001S",
+        "PT0.5S",
+        "PT1.5S",
+        "PT15S",
+        "PT59S",
+        "PT1M",
+        "PT1M30S",
+        "PT2M",
+        "PT90M",
+        "PT1H",
+        "PT1H30M",
+        "PT1H0.5S",
+        "PT25H"
+      })
   void everyWholeMillisecondDurationPrintsAsSomethingParseReadsBack(Duration duration) {
     assertThat(Durations.parse(KEY, Durations.format(duration))).isEqualTo(duration);
   }

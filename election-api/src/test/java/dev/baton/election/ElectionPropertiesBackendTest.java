@@ -28,7 +28,8 @@ class ElectionPropertiesBackendTest {
     return config(Map.of(), keysAndValues);
   }
 
-  private static ElectionProperties config(Map<String, String> environment, String... keysAndValues) {
+  private static ElectionProperties config(
+      Map<String, String> environment, String... keysAndValues) {
     Properties p = new Properties();
     for (int i = 0; i < keysAndValues.length; i += 2) {
       p.setProperty(keysAndValues[i], keysAndValues[i + 1]);
@@ -64,26 +65,42 @@ class ElectionPropertiesBackendTest {
 
   @Test
   void theNamedBackendIsOpenedWhenSeveralArePresent() throws IOException {
-    assertThat(opened(config("election.backend", "beta"), Alpha.class, Beta.class, MemoryLeaseStoreProvider.class))
+    assertThat(
+            opened(
+                config("election.backend", "beta"),
+                Alpha.class,
+                Beta.class,
+                MemoryLeaseStoreProvider.class))
         .isEqualTo("beta at default");
   }
 
   @Test
   void theBackendMayBeNamedInTheEnvironment() throws IOException {
-    ElectionProperties config = config(Map.of("ELECTION_BACKEND", "beta"), "election.backend", "alpha");
+    ElectionProperties config =
+        config(Map.of("ELECTION_BACKEND", "beta"), "election.backend", "alpha");
 
     assertThat(opened(config, Alpha.class, Beta.class)).startsWith("beta");
   }
 
   @Test
   void memoryMayBeNamedAlongsideOtherBackends() throws IOException {
-    assertThat(opened(config("election.backend", "memory"), Alpha.class, Beta.class, MemoryLeaseStoreProvider.class))
+    assertThat(
+            opened(
+                config("election.backend", "memory"),
+                Alpha.class,
+                Beta.class,
+                MemoryLeaseStoreProvider.class))
         .isEqualTo("memory");
   }
 
   @Test
   void anUnknownBackendIsRefusedListingTheOnesFound() throws IOException {
-    assertThat(refusal(config("election.backend", "gamma"), Alpha.class, Beta.class, MemoryLeaseStoreProvider.class))
+    assertThat(
+            refusal(
+                config("election.backend", "gamma"),
+                Alpha.class,
+                Beta.class,
+                MemoryLeaseStoreProvider.class))
         .contains("election.backend", "'gamma'", "alpha, beta, memory");
   }
 
@@ -95,7 +112,11 @@ class ElectionPropertiesBackendTest {
 
   @Test
   void theOnlyBackendPresentIsChosenWithoutElectionBackend() throws IOException {
-    assertThat(opened(config("election.alpha.url", "tcp://127.0.0.1:1"), Alpha.class, MemoryLeaseStoreProvider.class))
+    assertThat(
+            opened(
+                config("election.alpha.url", "tcp://127.0.0.1:1"),
+                Alpha.class,
+                MemoryLeaseStoreProvider.class))
         .isEqualTo("alpha at tcp://127.0.0.1:1");
   }
 
@@ -117,7 +138,11 @@ class ElectionPropertiesBackendTest {
   @Test
   void memoryAloneIsNotChosenWithoutBeingNamed() throws IOException {
     assertThat(refusal(config(), MemoryLeaseStoreProvider.class))
-        .contains("election.backend is not set", "no backend jar", "backend-jdbc", "election.backend=memory");
+        .contains(
+            "election.backend is not set",
+            "no backend jar",
+            "backend-jdbc",
+            "election.backend=memory");
   }
 
   @Test
@@ -132,7 +157,8 @@ class ElectionPropertiesBackendTest {
 
   @Test
   void aMissingRequiredBackendKeyIsNamedWithItsEnvironmentVariable() throws IOException {
-    assertThat(refusal(config("election.backend", "alpha"), Alpha.class)).contains("election.alpha.url", "ELECTION_ALPHA_URL");
+    assertThat(refusal(config("election.backend", "alpha"), Alpha.class))
+        .contains("election.alpha.url", "ELECTION_ALPHA_URL");
   }
 
   @Test
@@ -145,22 +171,40 @@ class ElectionPropertiesBackendTest {
   // --- unknown keys ---------------------------------------------------------------------------
 
   @ParameterizedTest(name = "{0} is refused")
-  @ValueSource(strings = {"election.lease-durration", "election.alpha.urll", "election.gamma.url", "election.url"})
-  void anUnknownElectionKeyIsRefusedAsALikelyTypoListingTheKeysAccepted(String typo) throws IOException {
+  @ValueSource(
+      strings = {
+        "election.lease-durration",
+        "election.alpha.urll",
+        "election.gamma.url",
+        "election.url"
+      })
+  void anUnknownElectionKeyIsRefusedAsALikelyTypoListingTheKeysAccepted(String typo)
+      throws IOException {
     assertThat(refusal(config("election.alpha.url", "tcp://127.0.0.1:4", typo, "x"), Alpha.class))
         .contains(typo, "typo")
-        .contains("election.alpha.url", "election.alpha.password", "election.lease-duration", "election.renew-deadline");
+        .contains(
+            "election.alpha.url",
+            "election.alpha.password",
+            "election.lease-duration",
+            "election.renew-deadline");
   }
 
   @Test
   void everyUnknownKeyIsNamedAtOnce() throws IOException {
-    assertThat(refusal(config("election.alpha.url", "u", "election.nmae", "x", "election.alpha.tls", "true"), Alpha.class))
+    assertThat(
+            refusal(
+                config(
+                    "election.alpha.url", "u", "election.nmae", "x", "election.alpha.tls", "true"),
+                Alpha.class))
         .contains("election.alpha.tls", "election.nmae");
   }
 
   @Test
   void anUnknownKeysValueIsNotShownEvenWhenItLooksLikeASecret() throws IOException {
-    assertThat(refusal(config("election.alpha.url", "u", "election.alpha.passwrd", "hunter2"), Alpha.class))
+    assertThat(
+            refusal(
+                config("election.alpha.url", "u", "election.alpha.passwrd", "hunter2"),
+                Alpha.class))
         .contains("election.alpha.passwrd")
         .doesNotContain("hunter2");
   }
@@ -168,16 +212,24 @@ class ElectionPropertiesBackendTest {
   @Test
   void aKeyOfAnotherBackendThatIsPresentIsTolerated() throws IOException {
     ElectionProperties config =
-        config("election.backend", "alpha", "election.alpha.url", "tcp://127.0.0.1:7", "election.beta.url", "tcp://127.0.0.1:8");
+        config(
+            "election.backend",
+            "alpha",
+            "election.alpha.url",
+            "tcp://127.0.0.1:7",
+            "election.beta.url",
+            "tcp://127.0.0.1:8");
 
     assertThat(opened(config, Alpha.class, Beta.class)).isEqualTo("alpha at tcp://127.0.0.1:7");
   }
 
   @Test
   void keysOfOtherPresentBackendsAreToleratedWhenMemoryIsChosen() throws IOException {
-    ElectionProperties config = config("election.backend", "memory", "election.alpha.url", "u", "election.beta.url", "v");
+    ElectionProperties config =
+        config("election.backend", "memory", "election.alpha.url", "u", "election.beta.url", "v");
 
-    assertThat(opened(config, Alpha.class, Beta.class, MemoryLeaseStoreProvider.class)).isEqualTo("memory");
+    assertThat(opened(config, Alpha.class, Beta.class, MemoryLeaseStoreProvider.class))
+        .isEqualTo("memory");
   }
 
   @Test
@@ -189,7 +241,17 @@ class ElectionPropertiesBackendTest {
 
   @Test
   void aKeyUnderAnotherBackendsPrefixThatItDoesNotReadIsRefused() throws IOException {
-    assertThat(refusal(config("election.backend", "alpha", "election.alpha.url", "u", "election.beta.ulr", "v"), Alpha.class, Beta.class))
+    assertThat(
+            refusal(
+                config(
+                    "election.backend",
+                    "alpha",
+                    "election.alpha.url",
+                    "u",
+                    "election.beta.ulr",
+                    "v"),
+                Alpha.class,
+                Beta.class))
         .contains("election.beta.ulr", "typo");
   }
 }

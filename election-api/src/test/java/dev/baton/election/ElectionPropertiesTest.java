@@ -41,8 +41,10 @@ class ElectionPropertiesTest {
     "election.jdbc.url,       ELECTION_JDBC_URL,       jdbc:h2:mem:file, jdbc:postgresql://127.0.0.1/env",
     "election.candidate-id,   ELECTION_CANDIDATE_ID,   from-file, from-env",
   })
-  void anEnvironmentVariableOverridesItsProperty(String key, String variable, String inFile, String inEnv) {
-    ElectionProperties config = ElectionProperties.of(properties(key, inFile), Map.of(variable, inEnv));
+  void anEnvironmentVariableOverridesItsProperty(
+      String key, String variable, String inFile, String inEnv) {
+    ElectionProperties config =
+        ElectionProperties.of(properties(key, inFile), Map.of(variable, inEnv));
 
     assertThat(ElectionProperties.environmentName(key)).isEqualTo(variable);
     assertThat(config.get(key)).contains(inEnv);
@@ -51,14 +53,17 @@ class ElectionPropertiesTest {
   @Test
   void theOverriddenRenewDeadlineIsTheOneReadAsADuration() {
     ElectionProperties config =
-        ElectionProperties.of(properties(ElectionProperties.RENEW_DEADLINE, "10s"), Map.of("ELECTION_RENEW_DEADLINE", "7s"));
+        ElectionProperties.of(
+            properties(ElectionProperties.RENEW_DEADLINE, "10s"),
+            Map.of("ELECTION_RENEW_DEADLINE", "7s"));
 
     assertThat(config.duration(ElectionProperties.RENEW_DEADLINE)).contains(Duration.ofSeconds(7));
   }
 
   @Test
   void anEnvironmentVariableSuppliesAKeyTheFileLacks() {
-    ElectionProperties config = ElectionProperties.of(new Properties(), Map.of("ELECTION_JDBC_URL", "jdbc:h2:mem:x"));
+    ElectionProperties config =
+        ElectionProperties.of(new Properties(), Map.of("ELECTION_JDBC_URL", "jdbc:h2:mem:x"));
 
     assertThat(config.get("election.jdbc.url")).contains("jdbc:h2:mem:x");
   }
@@ -66,7 +71,8 @@ class ElectionPropertiesTest {
   @Test
   void withAnExplicitValueWinsOverTheEnvironment() {
     ElectionProperties config =
-        ElectionProperties.of(properties(ElectionProperties.NAME, "file"), Map.of("ELECTION_NAME", "env"))
+        ElectionProperties.of(
+                properties(ElectionProperties.NAME, "file"), Map.of("ELECTION_NAME", "env"))
             .with(ElectionProperties.NAME, "explicit");
 
     assertThat(config.get(ElectionProperties.NAME)).contains("explicit");
@@ -74,7 +80,8 @@ class ElectionPropertiesTest {
 
   @Test
   void propertiesOutsideTheElectionPrefixAreNotBound() {
-    ElectionProperties config = config("election.name", "billing", "java.home", "/opt/java", "electionname", "x");
+    ElectionProperties config =
+        config("election.name", "billing", "java.home", "/opt/java", "electionname", "x");
 
     assertThat(config.keys()).containsExactly("election.name");
     assertThat(config.get("java.home")).isEmpty();
@@ -82,7 +89,8 @@ class ElectionPropertiesTest {
 
   @Test
   void valuesAreTrimmedAndABlankValueCountsAsUnset() {
-    ElectionProperties config = config("election.name", "  billing  ", "election.candidate-id", "   ");
+    ElectionProperties config =
+        config("election.name", "  billing  ", "election.candidate-id", "   ");
 
     assertThat(config.get("election.name")).contains("billing");
     assertThat(config.get("election.candidate-id")).isEmpty();
@@ -93,7 +101,9 @@ class ElectionPropertiesTest {
   @ParameterizedTest(name = "{0} reads as {1}")
   @CsvSource({"500ms, PT0.5S", "15s, PT15S", "2m, PT2M", "PT15S, PT15S"})
   void durationsAreReadWithAUnitOrAsIso8601(String written, Duration expected) {
-    assertThat(config(ElectionProperties.LEASE_DURATION, written).duration(ElectionProperties.LEASE_DURATION))
+    assertThat(
+            config(ElectionProperties.LEASE_DURATION, written)
+                .duration(ElectionProperties.LEASE_DURATION))
         .contains(expected);
   }
 
@@ -102,7 +112,8 @@ class ElectionPropertiesTest {
     ElectionProperties config = config();
 
     assertThat(config.duration(ElectionProperties.RETRY_PERIOD)).isEmpty();
-    assertThat(config.duration(ElectionProperties.RETRY_PERIOD, Duration.ofSeconds(2))).isEqualTo(Duration.ofSeconds(2));
+    assertThat(config.duration(ElectionProperties.RETRY_PERIOD, Duration.ofSeconds(2)))
+        .isEqualTo(Duration.ofSeconds(2));
   }
 
   @ParameterizedTest(name = "''{0}'' is refused")
@@ -122,7 +133,9 @@ class ElectionPropertiesTest {
   @Test
   void anUnparseableDurationFromTheEnvironmentNamesTheValueThatWasRead() {
     ElectionProperties config =
-        ElectionProperties.of(properties(ElectionProperties.RENEW_DEADLINE, "10s"), Map.of("ELECTION_RENEW_DEADLINE", "10 secs"));
+        ElectionProperties.of(
+            properties(ElectionProperties.RENEW_DEADLINE, "10s"),
+            Map.of("ELECTION_RENEW_DEADLINE", "10 secs"));
 
     assertThatThrownBy(() -> config.duration(ElectionProperties.RENEW_DEADLINE))
         .isInstanceOf(ConfigurationException.class)
@@ -135,7 +148,8 @@ class ElectionPropertiesTest {
   @ParameterizedTest(name = "''{0}'' is {1}")
   @CsvSource({"true, true", "false, false", "TRUE, true", "False, false"})
   void booleansAreTrueOrFalseInAnyCase(String written, boolean expected) {
-    assertThat(config("election.alpha.tls", written).bool("election.alpha.tls", !expected)).isEqualTo(expected);
+    assertThat(config("election.alpha.tls", written).bool("election.alpha.tls", !expected))
+        .isEqualTo(expected);
   }
 
   @Test
@@ -159,7 +173,9 @@ class ElectionPropertiesTest {
   @ParameterizedTest(name = "{0} is read within 1..10")
   @CsvSource({"1", "5", "10"})
   void integersWithinTheirRangeAreRead(int written) {
-    assertThat(config("election.alpha.pool-size", Integer.toString(written)).integer("election.alpha.pool-size", 3, 1, 10))
+    assertThat(
+            config("election.alpha.pool-size", Integer.toString(written))
+                .integer("election.alpha.pool-size", 3, 1, 10))
         .isEqualTo(written);
   }
 
@@ -199,7 +215,8 @@ class ElectionPropertiesTest {
 
   @Test
   void aRequiredKeyMayComeFromTheEnvironmentAlone() {
-    ElectionProperties config = ElectionProperties.of(new Properties(), Map.of("ELECTION_JDBC_URL", "jdbc:h2:mem:y"));
+    ElectionProperties config =
+        ElectionProperties.of(new Properties(), Map.of("ELECTION_JDBC_URL", "jdbc:h2:mem:y"));
 
     assertThat(config.require("election.jdbc.url")).isEqualTo("jdbc:h2:mem:y");
   }
@@ -207,7 +224,13 @@ class ElectionPropertiesTest {
   // --- secrets --------------------------------------------------------------------------------
 
   @ParameterizedTest(name = "{0} is a secret")
-  @CsvSource({"election.jdbc.password", "election.etcd.token", "election.kubernetes.client-secret", "election.etcd.tls.key", "election.azure-blob.connection-string"})
+  @CsvSource({
+    "election.jdbc.password",
+    "election.etcd.token",
+    "election.kubernetes.client-secret",
+    "election.etcd.tls.key",
+    "election.azure-blob.connection-string"
+  })
   void keysThatNameSecretsAreSecret(String key) {
     assertThat(ElectionProperties.isSecret(key)).isTrue();
   }
@@ -222,7 +245,11 @@ class ElectionPropertiesTest {
   void toStringShowsValuesButHidesSecrets() {
     ElectionProperties config =
         ElectionProperties.of(
-            properties("election.jdbc.url", "jdbc:postgresql://127.0.0.1/app", "election.jdbc.password", "hunter2"),
+            properties(
+                "election.jdbc.url",
+                "jdbc:postgresql://127.0.0.1/app",
+                "election.jdbc.password",
+                "hunter2"),
             Map.of("ELECTION_JDBC_PASSWORD", "from-the-environment"));
 
     assertThat(config.toString())
@@ -234,14 +261,21 @@ class ElectionPropertiesTest {
 
   static Stream<Arguments> typedGetters() {
     return Stream.of(
-        Arguments.of("a boolean", (Consumer<ElectionProperties>) c -> c.bool("election.alpha.password", false)),
-        Arguments.of("an integer", (Consumer<ElectionProperties>) c -> c.integer("election.alpha.password", 1, 1, 10)),
-        Arguments.of("a duration", (Consumer<ElectionProperties>) c -> c.duration("election.alpha.password")));
+        Arguments.of(
+            "a boolean",
+            (Consumer<ElectionProperties>) c -> c.bool("election.alpha.password", false)),
+        Arguments.of(
+            "an integer",
+            (Consumer<ElectionProperties>) c -> c.integer("election.alpha.password", 1, 1, 10)),
+        Arguments.of(
+            "a duration",
+            (Consumer<ElectionProperties>) c -> c.duration("election.alpha.password")));
   }
 
   @ParameterizedTest(name = "a secret read as {0}")
   @MethodSource("typedGetters")
-  void aSecretThatDoesNotParseIsNamedButItsValueIsNotShown(String as, Consumer<ElectionProperties> read) {
+  void aSecretThatDoesNotParseIsNamedButItsValueIsNotShown(
+      String as, Consumer<ElectionProperties> read) {
     ElectionProperties config = config("election.alpha.password", "hunter2");
 
     assertThatThrownBy(() -> read.accept(config))

@@ -10,13 +10,12 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -28,15 +27,15 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * Many candidates in threads on one in-memory store, with closes, step-downs and stalls thrown
- * at them for thousands of transitions, and user code that misbehaves: work that takes a while to
+ * Many candidates in threads on one in-memory store, with closes, step-downs and stalls thrown at
+ * them for thousands of transitions, and user code that misbehaves: work that takes a while to
  * stop, renewals that reach the store only after the renew deadline, and {@link Error}s thrown by
  * listeners and by the work. The recorded history must show no two terms that overlapped, tokens
- * that only ever went up, and no term's work started before another candidate's had stopped
- * (unless that one's lease had run out on its own, as a stalled leader's does); a fenced register
- * must never have to refuse a write made by a term that believed itself valid; every elector's
- * {@code close()} must end it, and every {@code onElected} and every started work must be matched
- * by its {@code onRevoked} and its stop.
+ * that only ever went up, and no term's work started before another candidate's had stopped (unless
+ * that one's lease had run out on its own, as a stalled leader's does); a fenced register must
+ * never have to refuse a write made by a term that believed itself valid; every elector's {@code
+ * close()} must end it, and every {@code onElected} and every started work must be matched by its
+ * {@code onRevoked} and its stop.
  */
 class ElectorConcurrencyTest {
 
@@ -45,17 +44,24 @@ class ElectorConcurrencyTest {
   static final Duration LEASE = Duration.ofMillis(80);
   static final Duration DEADLINE = Duration.ofMillis(50);
   static final Duration RETRY = Duration.ofMillis(10);
+
   /** One renewal in this many is held until after the renew deadline, then reaches the store. */
   static final int LATE_RENEWAL_ONE_IN = 20;
+
   /** One term's work in this many stops slowly, for up to {@link #SLOW_STOP}. */
   static final int SLOW_STOP_ONE_IN = 2;
+
   static final Duration SLOW_STOP = Duration.ofMillis(40);
-  /** One call in this many of the work's start and stop, and of a listener's callbacks, throws an Error. */
+
+  /**
+   * One call in this many of the work's start and stop, and of a listener's callbacks, throws an
+   * Error.
+   */
   static final int ERROR_ONE_IN = 100;
 
   /**
-   * One term as its leader saw it: from onElected to the earlier of the moment the elector ended
-   * it and its validity deadline (onRevoked comes later, behind the release).
+   * One term as its leader saw it: from onElected to the earlier of the moment the elector ended it
+   * and its validity deadline (onRevoked comes later, behind the release).
    */
   record Interval(String node, long token, long start, long end) {}
 
@@ -92,7 +98,9 @@ class ElectorConcurrencyTest {
     }
   }
 
-  /** An executor that can be paused as a whole, like a stopped VM: tasks wait, then run in order. */
+  /**
+   * An executor that can be paused as a whole, like a stopped VM: tasks wait, then run in order.
+   */
   static final class PausableExecutor implements Executor {
     private final Executor delegate;
     private final Queue<Runnable> held = new ArrayDeque<>();
@@ -170,8 +178,8 @@ class ElectorConcurrencyTest {
 
   /**
    * The shared store as one candidate reaches it: one renewal in {@link #LATE_RENEWAL_ONE_IN} is
-   * held until after the renew deadline and then delivered, as a slow network would, so it
-   * succeeds after its term ended. Its batch limit picks the elector's direct or batched renewals.
+   * held until after the renew deadline and then delivered, as a slow network would, so it succeeds
+   * after its term ended. Its batch limit picks the elector's direct or batched renewals.
    */
   static final class ChurnStore extends ForwardingLeaseStore {
     private final int batchLimit;
@@ -213,7 +221,8 @@ class ElectorConcurrencyTest {
       if (oneIn(LATE_RENEWAL_ONE_IN)) {
         // Network latency, simulated: a renewal sent a retry period after the last one arrives
         // halfway between its term's renew deadline and the end of its lease, and succeeds.
-        LockSupport.parkNanos(DEADLINE.minus(RETRY).plus(LEASE.minus(DEADLINE).dividedBy(2)).toNanos());
+        LockSupport.parkNanos(
+            DEADLINE.minus(RETRY).plus(LEASE.minus(DEADLINE).dividedBy(2)).toNanos());
       }
     }
 
@@ -249,7 +258,8 @@ class ElectorConcurrencyTest {
         throw new PlantedError(node + "'s work failed to start for token " + token);
       }
       runs.put(token, new Work(node, token, System.nanoTime(), 0));
-      long stopFor = oneIn(SLOW_STOP_ONE_IN) ? ThreadLocalRandom.current().nextLong(SLOW_STOP.toNanos()) : 0;
+      long stopFor =
+          oneIn(SLOW_STOP_ONE_IN) ? ThreadLocalRandom.current().nextLong(SLOW_STOP.toNanos()) : 0;
       boolean failToStop = oneIn(ERROR_ONE_IN);
       return () -> {
         // Work that winds down for a while (flushes, drains a queue).
@@ -271,14 +281,16 @@ class ElectorConcurrencyTest {
       @Override
       public void onElected(Term term) {
         if (oneIn(ERROR_ONE_IN)) {
-          throw new PlantedError(node + "'s listener failed in onElected for token " + term.token());
+          throw new PlantedError(
+              node + "'s listener failed in onElected for token " + term.token());
         }
       }
 
       @Override
       public void onRevoked(Term term) {
         if (oneIn(ERROR_ONE_IN)) {
-          throw new PlantedError(node + "'s listener failed in onRevoked for token " + term.token());
+          throw new PlantedError(
+              node + "'s listener failed in onRevoked for token " + term.token());
         }
       }
     };
@@ -291,7 +303,8 @@ class ElectorConcurrencyTest {
   }
 
   @Test
-  @DisplayName("thousands of closes, step-downs, stalls, late renewals, slow stops and Errors never let two terms or their work overlap")
+  @DisplayName(
+      "thousands of closes, step-downs, stalls, late renewals, slow stops and Errors never let two terms or their work overlap")
   void noOverlappingTermsUnderChurn() {
     MemoryLeaseStore store = new MemoryLeaseStore();
     History history = new History();
@@ -380,30 +393,40 @@ class ElectorConcurrencyTest {
                 chaos.schedule(executor::resume, LEASE.toMillis() * 2, TimeUnit.MILLISECONDS);
                 break;
               default:
-                electors.stream().filter(Elector::isLeader).findFirst().ifPresent(Elector::stepDown);
+                electors.stream()
+                    .filter(Elector::isLeader)
+                    .findFirst()
+                    .ifPresent(Elector::stepDown);
             }
           },
           0,
           3,
           TimeUnit.MILLISECONDS);
 
-      // The Errors the churn plants may escape to pool threads; what the elector did is checked below.
-      await("until " + TRANSITIONS + " grants, or a problem").atMost(Duration.ofSeconds(120)).dontCatchUncaughtExceptions().until(() -> elected.get() >= TRANSITIONS || !problems.isEmpty());
+      // The Errors the churn plants may escape to pool threads; what the elector did is checked
+      // below.
+      await("until " + TRANSITIONS + " grants, or a problem")
+          .atMost(Duration.ofSeconds(120))
+          .dontCatchUncaughtExceptions()
+          .until(() -> elected.get() >= TRANSITIONS || !problems.isEmpty());
       assertThat(problems).as("problems seen during the churn").isEmpty();
     } finally {
       chaos.shutdownNow();
       executors.forEach(PausableExecutor::resume);
-      electors.forEach(e -> {
-        e.close();
-        awaitStopped(e, problems);
-      });
+      electors.forEach(
+          e -> {
+            e.close();
+            awaitStopped(e, problems);
+          });
       timers.shutdownNow();
       pool.shutdownNow();
     }
 
     assertThat(problems).as("electors still running after close()").isEmpty();
     for (int i = 0; i < CANDIDATES; i++) {
-      assertThat(told.get(i).revoked.get()).as("onRevoked calls of node-%d, after %d onElected", i, told.get(i).elected.get()).isEqualTo(told.get(i).elected.get());
+      assertThat(told.get(i).revoked.get())
+          .as("onRevoked calls of node-%d, after %d onElected", i, told.get(i).elected.get())
+          .isEqualTo(told.get(i).elected.get());
     }
     List<Interval> terms = history.sorted();
     assertThat(terms.size()).isGreaterThan(TRANSITIONS / 2);
@@ -413,25 +436,37 @@ class ElectorConcurrencyTest {
       assertThat(after.token()).as("tokens strictly increase").isGreaterThan(before.token());
       if (before.end() > before.start()) {
         assertThat(before.end())
-            .as("term %s of %s must end before term %s of %s starts", before.token(), before.node(), after.token(), after.node())
+            .as(
+                "term %s of %s must end before term %s of %s starts",
+                before.token(), before.node(), after.token(), after.node())
             .isLessThanOrEqualTo(after.start());
       }
     }
     assertThat(runs.values()).as("work that never stopped").allMatch(w -> w.stop() != 0);
-    assertThat(workOverlaps(runs, leases)).as("work of one term still running when another candidate's began").isEmpty();
+    assertThat(workOverlaps(runs, leases))
+        .as("work of one term still running when another candidate's began")
+        .isEmpty();
     assertThat(register.refused()).as("writes refused by the fenced register").isZero();
     System.out.printf(
         "churn: %d grants, %d terms checked, %d works run, %d faults, %d stale onElected skipped their work%n",
         elected.get(), terms.size(), runs.size(), faults.get(), staleWritesSkipped.get());
   }
 
-  /** close() waits a lease and a deadline at most; a busy machine gets longer before it counts as stuck. */
+  /**
+   * close() waits a lease and a deadline at most; a busy machine gets longer before it counts as
+   * stuck.
+   */
   private static void awaitStopped(Elector e, List<String> problems) {
     if (!e.isRunning()) {
       return;
     }
     try {
-      await().atMost(Duration.ofSeconds(5)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).dontCatchUncaughtExceptions().until(() -> !e.isRunning());
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(5))
+          .dontCatchUncaughtExceptions()
+          .until(() -> !e.isRunning());
     } catch (ConditionTimeoutException x) {
       problems.add(e.candidate() + " still running 5 s after close() returned: " + e);
     }
@@ -457,9 +492,16 @@ class ElectorConcurrencyTest {
         long granted = leases.grantedAt(after.token());
         long ranOut = leases.ranOutAt(before.token());
         if (granted - ranOut < 0) {
-          overlaps.add(String.format(
-              "%s's work for token %d ran until %.1f ms after %s was granted token %d, %.1f ms before %s's lease would have run out",
-              before.node(), before.token(), (stopped - granted) / 1e6, after.node(), after.token(), (ranOut - granted) / 1e6, before.node()));
+          overlaps.add(
+              String.format(
+                  "%s's work for token %d ran until %.1f ms after %s was granted token %d, %.1f ms before %s's lease would have run out",
+                  before.node(),
+                  before.token(),
+                  (stopped - granted) / 1e6,
+                  after.node(),
+                  after.token(),
+                  (ranOut - granted) / 1e6,
+                  before.node()));
         }
       }
     }

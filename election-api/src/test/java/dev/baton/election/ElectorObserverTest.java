@@ -27,7 +27,12 @@ class ElectorObserverTest {
 
     @Override
     public void termStarted(Term term, Optional<Duration> withoutLeader) {
-      events.add("started " + term.token() + (withoutLeader.isPresent() ? " after " + withoutLeader.get().toMillis() + " ms" : " first"));
+      events.add(
+          "started "
+              + term.token()
+              + (withoutLeader.isPresent()
+                  ? " after " + withoutLeader.get().toMillis() + " ms"
+                  : " first"));
     }
 
     @Override
@@ -79,7 +84,8 @@ class ElectorObserverTest {
   }
 
   @Test
-  @DisplayName("an observer is told of terms, renewals, failures and why a term ended; one that throws costs nothing")
+  @DisplayName(
+      "an observer is told of terms, renewals, failures and why a term ended; one that throws costs nothing")
   void observerIsToldWhatHappens() {
     Told a = new Told();
     Told b = new Told();
@@ -95,7 +101,13 @@ class ElectorObserverTest {
     storeA.failAll = true;
     scheduler.advance(RETRY.multipliedBy(3));
 
-    assertThat(a.events).startsWith("started 1 first", "renewed 1", "renewal failed 1", "ended 1 STEPPED_DOWN", "campaign failed");
+    assertThat(a.events)
+        .startsWith(
+            "started 1 first",
+            "renewed 1",
+            "renewal failed 1",
+            "ended 1 STEPPED_DOWN",
+            "campaign failed");
     assertThat(b.events).startsWith("started 2 after 0 ms").doesNotContain("campaign failed");
     assertThat(ea.isLeader()).isFalse();
     assertThat(eb.isLeader()).isTrue();
@@ -116,7 +128,9 @@ class ElectorObserverTest {
     ea.workFailed(first);
     scheduler.advance(RETRY);
 
-    assertThat(a.events).contains("ended " + first.token() + " WORK_FAILED").doesNotContain("ended " + second.token() + " WORK_FAILED");
+    assertThat(a.events)
+        .contains("ended " + first.token() + " WORK_FAILED")
+        .doesNotContain("ended " + second.token() + " WORK_FAILED");
     assertThat(second.token().isNewerThan(first.token())).isTrue();
     assertThat(ea.currentTerm()).contains(second);
   }

@@ -22,8 +22,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The paths on which a term's work could still run while another candidate leads, or could never
- * be stopped: each test here failed on the engine before it became a state machine.
+ * The paths on which a term's work could still run while another candidate leads, or could never be
+ * stopped: each test here failed on the engine before it became a state machine.
  */
 class ElectorSafetyTest {
 
@@ -52,7 +52,11 @@ class ElectorSafetyTest {
     pool.close();
   }
 
-  ElectorBuilder builder(LeaseStore store, String candidate, RecordingListener listener, java.util.concurrent.Executor executor) {
+  ElectorBuilder builder(
+      LeaseStore store,
+      String candidate,
+      RecordingListener listener,
+      java.util.concurrent.Executor executor) {
     return Elector.builder(store)
         .election("billing")
         .candidate(candidate)
@@ -84,7 +88,10 @@ class ElectorSafetyTest {
     }
   }
 
-  /** Candidate "a" on storeA, whose work stops only when {@code stopWork} opens; started and leading. */
+  /**
+   * Candidate "a" on storeA, whose work stops only when {@code stopWork} opens; started and
+   * leading.
+   */
   Elector slowToStop(CountDownLatch stopWork) {
     Elector ea =
         track(
@@ -105,7 +112,8 @@ class ElectorSafetyTest {
   // ------------------------------------------------------------ 1. late renewals
 
   @Test
-  @DisplayName("a renewal answered after its term ended gives the lease back only once the term's work has stopped")
+  @DisplayName(
+      "a renewal answered after its term ended gives the lease back only once the term's work has stopped")
   void lateRenewalReleasesAfterTheWorkStopped() {
     CountDownLatch stopWork = gate();
     Elector ea = slowToStop(stopWork);
@@ -117,10 +125,17 @@ class ElectorSafetyTest {
     await().until(() -> storeA.calls().contains("work stopping 1"));
 
     storeA.renewGate.countDown(); // the renewal now succeeds, late
-    await().until(() -> storeA.renewalsAnswered.get() == 1 && pool.active() == 1); // only the stopping work is left
+    await()
+        .until(
+            () ->
+                storeA.renewalsAnswered.get() == 1
+                    && pool.active() == 1); // only the stopping work is left
 
-    assertThat(storeA.calls()).as("released while the work was still stopping").doesNotContain("release a 1");
-    assertThat(shared.read("billing")).hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
+    assertThat(storeA.calls())
+        .as("released while the work was still stopping")
+        .doesNotContain("release a 1");
+    assertThat(shared.read("billing"))
+        .hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
 
     stopWork.countDown();
     await().until(() -> storeA.calls().contains("release a 1"));
@@ -129,7 +144,8 @@ class ElectorSafetyTest {
   }
 
   @Test
-  @DisplayName("a batched renewal answered after its term ended gives the lease back only once the term's work has stopped")
+  @DisplayName(
+      "a batched renewal answered after its term ended gives the lease back only once the term's work has stopped")
   void lateBatchedRenewalReleasesAfterTheWorkStopped() {
     RenewalBatchingTest.BatchingStore store = new RenewalBatchingTest.BatchingStore(shared);
     CountDownLatch stopWork = gate();
@@ -158,7 +174,9 @@ class ElectorSafetyTest {
     store.hang.countDown(); // the batch now renews the lease, late
     await().until(() -> store.batchSizes.size() == 1 && pool.active() == 1);
 
-    assertThat(shared.read("billing")).as("the lease while the work is still stopping").hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
+    assertThat(shared.read("billing"))
+        .as("the lease while the work is still stopping")
+        .hasValueSatisfying(r -> assertThat(r.holder()).isEqualTo("a"));
 
     stopWork.countDown();
     await().until(() -> shared.read("billing").isEmpty());
@@ -166,7 +184,8 @@ class ElectorSafetyTest {
   }
 
   @Test
-  @DisplayName("a grant answered after close() is given back only once the previous term's work has stopped")
+  @DisplayName(
+      "a grant answered after close() is given back only once the previous term's work has stopped")
   void grantAnsweredAfterCloseReleasesAfterTheWorkStopped() {
     CountDownLatch stopWork = gate();
     Elector ea = slowToStop(stopWork);
@@ -178,15 +197,22 @@ class ElectorSafetyTest {
     await().until(() -> storeA.calls().contains("work stopping 1"));
     storeA.acquireGate = new CountDownLatch(1);
     gates.add(storeA.acquireGate);
-    scheduler.advance(RETRY.multipliedBy(2)); // the back-off ends: a campaigns again, still holding the lease
+    scheduler.advance(
+        RETRY.multipliedBy(2)); // the back-off ends: a campaigns again, still holding the lease
     await().until(() -> storeA.acquires.get() == 2);
     CompletableFuture<Void> closed = CompletableFuture.runAsync(ea::close);
     await().until(() -> ea.toString().contains("state=STOPPING"));
 
     storeA.acquireGate.countDown(); // granted anew to a, which is stopping
-    await().until(() -> storeA.calls().contains("acquire a") && pool.active() == 1); // only the stopping work is left
+    await()
+        .until(
+            () ->
+                storeA.calls().contains("acquire a")
+                    && pool.active() == 1); // only the stopping work is left
 
-    assertThat(storeA.calls()).as("released while the work was still stopping").noneMatch(c -> c.startsWith("release"));
+    assertThat(storeA.calls())
+        .as("released while the work was still stopping")
+        .noneMatch(c -> c.startsWith("release"));
     assertThat(eb.isLeader()).isFalse();
 
     stopWork.countDown();
@@ -197,7 +223,8 @@ class ElectorSafetyTest {
   // ------------------------------------------------------------ 2. errors from user code
 
   @Test
-  @DisplayName("an Error from the work's start gives the term up as an exception does, and close() returns at once")
+  @DisplayName(
+      "an Error from the work's start gives the term up as an exception does, and close() returns at once")
   void errorFromWorkStartGivesTheTermUp() {
     Elector ea =
         track(
@@ -221,7 +248,8 @@ class ElectorSafetyTest {
   }
 
   @Test
-  @DisplayName("an Error from a listener is contained: the other listeners and later callbacks still run")
+  @DisplayName(
+      "an Error from a listener is contained: the other listeners and later callbacks still run")
   void errorFromAListenerIsContained() {
     Elector ea =
         track(
@@ -244,7 +272,8 @@ class ElectorSafetyTest {
   }
 
   @Test
-  @DisplayName("an Error from stopping the work still ends the term, releases the lease, and lets the elector lead again")
+  @DisplayName(
+      "an Error from stopping the work still ends the term, releases the lease, and lets the elector lead again")
   void errorFromStoppingTheWorkStillReleases() {
     Elector ea =
         track(
@@ -273,11 +302,14 @@ class ElectorSafetyTest {
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"rejected", "no thread"})
-  @DisplayName("a batched leader whose executor refuses work still steps down by its deadline, and leads again once it accepts")
+  @DisplayName(
+      "a batched leader whose executor refuses work still steps down by its deadline, and leads again once it accepts")
   void refusedWorkStillStepsDownByTheDeadline(String how) {
     RenewalBatchingTest.BatchingStore store = new RenewalBatchingTest.BatchingStore(shared);
     Supplier<Throwable> refusal =
-        how.equals("rejected") ? () -> new RejectedExecutionException("bounded queue full (scripted)") : () -> new OutOfMemoryError("unable to create native thread (scripted)");
+        how.equals("rejected")
+            ? () -> new RejectedExecutionException("bounded queue full (scripted)")
+            : () -> new OutOfMemoryError("unable to create native thread (scripted)");
     java.util.concurrent.Executor executor =
         task -> {
           if (pool.refusing) {
@@ -313,7 +345,8 @@ class ElectorSafetyTest {
   // ------------------------------------------------------------ 4. lost wake-ups
 
   @Test
-  @DisplayName("a release seen right after close() and start() is acted on, even inside the back-off of the stopped run")
+  @DisplayName(
+      "a release seen right after close() and start() is acted on, even inside the back-off of the stopped run")
   void releaseAfterRestartInsideTheOldBackOffIsSeen() {
     storeA.watchReportsExpiry = true;
     storeB.watchReportsExpiry = true;
@@ -351,7 +384,8 @@ class ElectorSafetyTest {
   // ------------------------------------------------------------ 5. the end of a term
 
   @Test
-  @DisplayName("onEnd and ended() dependents run with the callbacks, after onElected returned and before onRevoked")
+  @DisplayName(
+      "onEnd and ended() dependents run with the callbacks, after onElected returned and before onRevoked")
   void endSignalsRunWithTheCallbacks() {
     CountDownLatch finishElected = gate();
     List<String> seen = new CopyOnWriteArrayList<>();
@@ -389,10 +423,25 @@ class ElectorSafetyTest {
   // ------------------------------------------------------------ 6. default candidate ids
 
   @Test
-  @DisplayName("two electors in one process without a chosen id get different ids, and only one leads")
+  @DisplayName(
+      "two electors in one process without a chosen id get different ids, and only one leads")
   void defaultCandidateIdsAreUniquePerElector() {
-    Elector one = track(Elector.builder(shared).election("billing").clock(clock).scheduler(scheduler).executor(Runnable::run).build());
-    Elector two = track(Elector.builder(shared).election("billing").clock(clock).scheduler(scheduler).executor(Runnable::run).build());
+    Elector one =
+        track(
+            Elector.builder(shared)
+                .election("billing")
+                .clock(clock)
+                .scheduler(scheduler)
+                .executor(Runnable::run)
+                .build());
+    Elector two =
+        track(
+            Elector.builder(shared)
+                .election("billing")
+                .clock(clock)
+                .scheduler(scheduler)
+                .executor(Runnable::run)
+                .build());
 
     one.start();
     two.start();
@@ -402,7 +451,8 @@ class ElectorSafetyTest {
     assertThat(two.isLeader()).isFalse();
   }
 
-  // ------------------------------------------------------------ 7. what the elector tells and checks
+  // ------------------------------------------------------------ 7. what the elector tells and
+  // checks
 
   @Test
   @DisplayName("a failure of a new kind in the middle of a streak is logged at WARN")
@@ -416,13 +466,18 @@ class ElectorSafetyTest {
       ea.start();
       scheduler.advance(MAX_RETRY.multipliedBy(3));
       storeA.failAll = false;
-      storeA.failNext = () -> new LeaseStoreException("billing", "permission denied for table baton_lease (scripted)");
+      storeA.failNext =
+          () ->
+              new LeaseStoreException(
+                  "billing", "permission denied for table baton_lease (scripted)");
       scheduler.advance(MAX_RETRY);
     } finally {
       System.setErr(original);
     }
     String log = captured.toString(StandardCharsets.UTF_8);
-    assertThat(log.lines().filter(l -> l.contains("WARN") && l.contains("permission denied"))).as(log).isNotEmpty();
+    assertThat(log.lines().filter(l -> l.contains("WARN") && l.contains("permission denied")))
+        .as(log)
+        .isNotEmpty();
   }
 
   @Test

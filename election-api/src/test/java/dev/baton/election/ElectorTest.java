@@ -8,9 +8,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -59,7 +59,8 @@ class ElectorTest {
     }
   }
 
-  ElectorBuilder builder(ScriptedStore store, String candidate, RecordingListener listener, Executor executor) {
+  ElectorBuilder builder(
+      ScriptedStore store, String candidate, RecordingListener listener, Executor executor) {
     return Elector.builder(store)
         .election("billing")
         .candidate(candidate)
@@ -97,7 +98,8 @@ class ElectorTest {
     assertThat(e.isLeader()).isTrue();
     assertThat(storeA.acquires).hasValue(1);
     assertThat(a.events()).containsExactly("elected 1", "leader a");
-    assertThat(e.currentTerm()).hasValueSatisfying(t -> assertThat(t.token()).isEqualTo(FencingToken.of(1)));
+    assertThat(e.currentTerm())
+        .hasValueSatisfying(t -> assertThat(t.token()).isEqualTo(FencingToken.of(1)));
   }
 
   @Test
@@ -161,7 +163,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("steps down at the deadline even while a renew call hangs, and gives back a late renewal")
+  @DisplayName(
+      "steps down at the deadline even while a renew call hangs, and gives back a late renewal")
   void stepsDownWhileARenewCallHangs() {
     Elector e = threaded(storeA, "a", a);
     e.start();
@@ -181,7 +184,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("after a stall the term is invalid at once and the leader steps down before calling the store")
+  @DisplayName(
+      "after a stall the term is invalid at once and the leader steps down before calling the store")
   void stalledLeaderStepsDownFirst() {
     Elector e = elector(storeA, "a", a);
     e.start();
@@ -243,7 +247,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("close stops the leader's work before releasing, and another candidate takes over at once")
+  @DisplayName(
+      "close stops the leader's work before releasing, and another candidate takes over at once")
   void closeStopsWorkThenReleases() {
     List<String> order = new ArrayList<>();
     Elector ea =
@@ -258,7 +263,9 @@ class ElectorTest {
     ea.close();
 
     List<String> calls = storeA.calls();
-    assertThat(calls.indexOf("work stopped 1")).isLessThan(calls.indexOf("release a 1")).isNotNegative();
+    assertThat(calls.indexOf("work stopped 1"))
+        .isLessThan(calls.indexOf("release a 1"))
+        .isNotNegative();
     assertThat(eb.isLeader()).isTrue();
     assertThat(ea.isRunning()).isFalse();
     assertThat(order).isEmpty();
@@ -307,7 +314,14 @@ class ElectorTest {
     }
 
     assertThat(a.terms())
-        .containsExactly("elected 1", "revoked 1", "elected 2", "revoked 2", "elected 3", "revoked 3", "elected 4");
+        .containsExactly(
+            "elected 1",
+            "revoked 1",
+            "elected 2",
+            "revoked 2",
+            "elected 3",
+            "revoked 3",
+            "elected 4");
   }
 
   @Test
@@ -428,18 +442,27 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("a watch that goes live while a follower backs off after a late grant does not cut the back-off short")
+  @DisplayName(
+      "a watch that goes live while a follower backs off after a late grant does not cut the back-off short")
   void watchGoingLiveDuringBackOffWaits() {
     // Tasks wait until the test runs them, so that the acquire's answer can come late.
     java.util.ArrayDeque<Runnable> tasks = new java.util.ArrayDeque<>();
-    java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean(true);
-    Elector e = track(builder(storeA, "a", a, r -> {
-      if (holding.get()) {
-        tasks.add(r);
-      } else {
-        r.run();
-      }
-    }).build());
+    java.util.concurrent.atomic.AtomicBoolean holding =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    Elector e =
+        track(
+            builder(
+                    storeA,
+                    "a",
+                    a,
+                    r -> {
+                      if (holding.get()) {
+                        tasks.add(r);
+                      } else {
+                        r.run();
+                      }
+                    })
+                .build());
     e.start();
     tasks.poll().run(); // start() itself, which queues the first acquire
     clock.advance(DEADLINE.plusSeconds(1)); // the acquire's answer comes after the renew deadline
@@ -461,14 +484,17 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("a candidate elected at once never watches, a leader drops its watch, and watches again once it follows")
+  @DisplayName(
+      "a candidate elected at once never watches, a leader drops its watch, and watches again once it follows")
   void leaderDropsItsWatchAndWatchesAgainAsFollower() {
     Elector ea = elector(storeA, "a", a);
     ea.start();
     Elector eb = elector(storeB, "b", b);
     eb.start();
     assertThat(ea.isLeader()).isTrue();
-    assertThat(storeA.watchesOpened).as("watches the leader elected at its first attempt ever opened").hasValue(0);
+    assertThat(storeA.watchesOpened)
+        .as("watches the leader elected at its first attempt ever opened")
+        .hasValue(0);
     assertThat(storeB.openWatches).as("watches of the follower").hasValue(1);
 
     ea.close();
@@ -513,7 +539,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("a follower with a release-only watch visits when the holder's lease could expire, not every retry")
+  @DisplayName(
+      "a follower with a release-only watch visits when the holder's lease could expire, not every retry")
   void followerWithWatchVisitsAtExpiry() {
     elector(storeA, "a", a).start();
     Elector eb = elector(storeB, "b", b);
@@ -529,7 +556,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("a follower whose watch reports expiry does not poll; it looks once every two leases")
+  @DisplayName(
+      "a follower whose watch reports expiry does not poll; it looks once every two leases")
   void followerWithExpiryWatchDoesNotPoll() {
     storeB.watchReportsExpiry = true;
     Elector ea = elector(storeA, "a", a);
@@ -567,7 +595,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("a leader that is not renewed is invalid at the deadline even if its timers are late")
+  @DisplayName(
+      "a leader that is not renewed is invalid at the deadline even if its timers are late")
   void termInvalidAtDeadlineWithoutTimers() {
     Elector e = elector(storeA, "a", a);
     e.start();
@@ -598,11 +627,17 @@ class ElectorTest {
   @Test
   @DisplayName("all electors share the scheduler and own no thread")
   void electorsOwnNoThreads() {
-    long before = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("baton")).count();
+    long before =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("baton"))
+            .count();
     for (int i = 0; i < 50; i++) {
       Elector.builder(new MemoryLeaseStore()).election("e" + i).candidate("c").build();
     }
-    long after = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("baton")).count();
+    long after =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().startsWith("baton"))
+            .count();
     assertThat(after).isEqualTo(before);
   }
 
@@ -620,18 +655,25 @@ class ElectorTest {
         Arguments.of(
             (Consumer<ElectorBuilder>) b -> b.leaseDuration(Duration.ofSeconds(-1)),
             "leaseDuration (election.lease-duration) must be positive, but was"),
-        Arguments.of((Consumer<ElectorBuilder>) b -> b.election(" "), "election.name (election) must not be blank, but was ' '"),
-        Arguments.of((Consumer<ElectorBuilder>) b -> b.candidate(""), "election.candidate-id (candidate) must not be blank, but was ''"));
+        Arguments.of(
+            (Consumer<ElectorBuilder>) b -> b.election(" "),
+            "election.name (election) must not be blank, but was ' '"),
+        Arguments.of(
+            (Consumer<ElectorBuilder>) b -> b.candidate(""),
+            "election.candidate-id (candidate) must not be blank, but was ''"));
   }
 
   @ParameterizedTest(name = "refuses {1}")
   @MethodSource("badSettings")
   @DisplayName("the builder refuses bad settings, naming the field, the rule and the value")
   void builderRefusesBadSettings(Consumer<ElectorBuilder> change, String message) {
-    ElectorBuilder builder = Elector.builder(new MemoryLeaseStore()).election("billing").candidate("a");
+    ElectorBuilder builder =
+        Elector.builder(new MemoryLeaseStore()).election("billing").candidate("a");
     change.accept(builder);
 
-    assertThatThrownBy(builder::build).isInstanceOf(ConfigurationException.class).hasMessageContaining(message);
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining(message);
   }
 
   @Test
@@ -650,7 +692,8 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName("the builder refuses a lease duration the store cannot grant, also through a forwarding store")
+  @DisplayName(
+      "the builder refuses a lease duration the store cannot grant, also through a forwarding store")
   void builderAsksTheStoreAboutTheLeaseDuration() {
     LeaseStore fifteenOnly =
         new ScriptedStore(clock) {
@@ -664,11 +707,15 @@ class ElectorTest {
         };
     LeaseStore forwarding = new ForwardingLeaseStore(fifteenOnly) {};
     ElectorBuilder twentySeconds =
-        Elector.builder(forwarding).election("billing").candidate("a").leaseDuration(Duration.ofSeconds(20));
+        Elector.builder(forwarding)
+            .election("billing")
+            .candidate("a")
+            .leaseDuration(Duration.ofSeconds(20));
     assertThatThrownBy(twentySeconds::build)
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("20s is not granted");
-    assertThat(Elector.builder(forwarding).election("billing").candidate("a").build().leaseDuration())
+    assertThat(
+            Elector.builder(forwarding).election("billing").candidate("a").build().leaseDuration())
         .isEqualTo(Duration.ofSeconds(15));
   }
 

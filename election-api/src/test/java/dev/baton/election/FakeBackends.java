@@ -14,8 +14,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Two pretend backends, {@code alpha} and {@code beta}, for testing how {@link
- * ElectionProperties} finds and chooses providers. Their stores only say who opened them.
+ * Two pretend backends, {@code alpha} and {@code beta}, for testing how {@link ElectionProperties}
+ * finds and chooses providers. Their stores only say who opened them.
  */
 final class FakeBackends {
 
@@ -73,12 +73,15 @@ final class FakeBackends {
   static ClassLoader deploymentWith(Path dir, Class<?>... providers) throws IOException {
     Path services = dir.resolve(SERVICES);
     Files.createDirectories(services.getParent());
-    Files.write(services, Arrays.stream(providers).map(Class::getName).collect(Collectors.toList()));
+    Files.write(
+        services, Arrays.stream(providers).map(Class::getName).collect(Collectors.toList()));
     URL listing = services.toUri().toURL();
     return new ClassLoader(FakeBackends.class.getClassLoader()) {
       @Override
       public Enumeration<URL> getResources(String name) throws IOException {
-        return name.equals(SERVICES) ? Collections.enumeration(List.of(listing)) : super.getResources(name);
+        return name.equals(SERVICES)
+            ? Collections.enumeration(List.of(listing))
+            : super.getResources(name);
       }
     };
   }

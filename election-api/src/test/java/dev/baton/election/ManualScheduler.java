@@ -86,7 +86,11 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
     while (true) {
       Task next;
       synchronized (this) {
-        next = tasks.stream().filter(t -> t.due - target <= 0).min(Comparator.<Task>comparingLong(t -> t.due).thenComparingLong(t -> t.order)).orElse(null);
+        next =
+            tasks.stream()
+                .filter(t -> t.due - target <= 0)
+                .min(Comparator.<Task>comparingLong(t -> t.due).thenComparingLong(t -> t.order))
+                .orElse(null);
         if (next == null) {
           break;
         }
@@ -114,7 +118,10 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
 
   /** Time until the earliest pending task, or empty when none. */
   synchronized java.util.Optional<Duration> nextDelay() {
-    return tasks.stream().mapToLong(t -> t.due - clock.nanoTime()).min().stream().boxed().findFirst().map(Duration::ofNanos);
+    return tasks.stream().mapToLong(t -> t.due - clock.nanoTime()).min().stream()
+        .boxed()
+        .findFirst()
+        .map(Duration::ofNanos);
   }
 
   @Override
@@ -130,12 +137,14 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
   }
 
   @Override
-  public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+  public ScheduledFuture<?> scheduleAtFixedRate(
+      Runnable command, long initialDelay, long period, TimeUnit unit) {
     throw new UnsupportedOperationException();
   }
 
   @Override
-  public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+  public ScheduledFuture<?> scheduleWithFixedDelay(
+      Runnable command, long initialDelay, long delay, TimeUnit unit) {
     throw new UnsupportedOperationException();
   }
 

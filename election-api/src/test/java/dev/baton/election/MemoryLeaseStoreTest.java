@@ -21,7 +21,8 @@ class MemoryLeaseStoreTest {
   private static final Instant WALL = Instant.parse("2026-11-22T12:00:00Z");
 
   private final FakeClock clock = new FakeClock();
-  private final MemoryLeaseStore store = new MemoryLeaseStore(clock, Clock.fixed(WALL, ZoneOffset.UTC));
+  private final MemoryLeaseStore store =
+      new MemoryLeaseStore(clock, Clock.fixed(WALL, ZoneOffset.UTC));
 
   private Lease grant(String candidate) {
     Acquisition acquisition = store.tryAcquire(ELECTION, candidate, TTL);
@@ -302,9 +303,11 @@ class MemoryLeaseStoreTest {
   @Test
   void aWatcherThatThrowsNeitherHidesTheGrantNorSilencesOtherWatchers() {
     AtomicInteger changes = new AtomicInteger();
-    store.watch(ELECTION, () -> {
-      throw new IllegalStateException("a broken watcher (expected in this test)");
-    });
+    store.watch(
+        ELECTION,
+        () -> {
+          throw new IllegalStateException("a broken watcher (expected in this test)");
+        });
     store.watch(ELECTION, changes::incrementAndGet);
 
     Acquisition acquisition = store.tryAcquire(ELECTION, "a", TTL);
@@ -327,7 +330,8 @@ class MemoryLeaseStoreTest {
     assertThat(changes).hasValue(0);
   }
 
-  // --- expiry reports -----------------------------------------------------------------------------
+  // --- expiry reports
+  // -----------------------------------------------------------------------------
 
   @Test
   void onTheProcessClockTheWatchReportsALeaseThatRanOutButNotOneThatWasRenewed() {
@@ -336,12 +340,14 @@ class MemoryLeaseStoreTest {
       AtomicInteger reports = new AtomicInteger();
       AtomicInteger whileLive = new AtomicInteger();
       Lease lease = live.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)).lease().orElseThrow();
-      live.watch(ELECTION, () -> {
-        reports.incrementAndGet();
-        if (live.read(ELECTION).isPresent()) {
-          whileLive.incrementAndGet();
-        }
-      });
+      live.watch(
+          ELECTION,
+          () -> {
+            reports.incrementAndGet();
+            if (live.read(ELECTION).isPresent()) {
+              whileLive.incrementAndGet();
+            }
+          });
       // Renewed well past its first expiry: the timer finds it renewed each time and says nothing.
       long renewUntil = System.nanoTime() + Duration.ofMillis(1500).toNanos();
       while (System.nanoTime() - renewUntil < 0) {
@@ -349,7 +355,9 @@ class MemoryLeaseStoreTest {
       }
       assertThat(reports).hasValue(0);
 
-      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> reports.get() > 0);
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> reports.get() > 0);
       assertThat(whileLive).hasValue(0);
       assertThat(live.read(ELECTION)).isEmpty();
     }

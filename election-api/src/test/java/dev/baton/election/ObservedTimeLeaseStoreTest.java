@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 class ObservedTimeLeaseStoreTest {
 
   private static final String ELECTION = "billing";
-  private static final Clock WALL = Clock.fixed(Instant.parse("2026-11-22T10:00:00Z"), ZoneOffset.UTC);
+  private static final Clock WALL =
+      Clock.fixed(Instant.parse("2026-11-22T10:00:00Z"), ZoneOffset.UTC);
 
   private final FakeClock time = new FakeClock();
   private final ManualScheduler scheduler = new ManualScheduler(time);
@@ -34,7 +35,8 @@ class ObservedTimeLeaseStoreTest {
   private final ObservedTimeLeaseStore nodeC = node(-42_000_000_000L);
 
   private ObservedTimeLeaseStore node(long clockOffsetNanos) {
-    return new ObservedTimeLeaseStore(records, () -> time.nanoTime() + clockOffsetNanos, WALL, scheduler);
+    return new ObservedTimeLeaseStore(
+        records, () -> time.nanoTime() + clockOffsetNanos, WALL, scheduler);
   }
 
   /** Moves every node's clock forward, firing the expiry timers that fall due on the way. */
@@ -76,7 +78,8 @@ class ObservedTimeLeaseStoreTest {
     assertThat(holder.expiresIn()).contains(Duration.ofSeconds(2));
 
     advance(Duration.ofMillis(1999));
-    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn()).contains(Duration.ofMillis(1));
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn())
+        .contains(Duration.ofMillis(1));
 
     advance(Duration.ofMillis(1));
     Lease lease = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
@@ -85,7 +88,10 @@ class ObservedTimeLeaseStoreTest {
 
   @Test
   void honours_the_lease_duration_a_client_go_holder_wrote_not_the_local_ttl() {
-    records.put(ELECTION, new ElectionRecord("client-go-pod", Duration.ofSeconds(7), WALL.instant(), WALL.instant(), 3));
+    records.put(
+        ELECTION,
+        new ElectionRecord(
+            "client-go-pod", Duration.ofSeconds(7), WALL.instant(), WALL.instant(), 3));
 
     LeaseRecord holder = held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
     assertThat(holder.holder()).isEqualTo("client-go-pod");
@@ -113,7 +119,8 @@ class ObservedTimeLeaseStoreTest {
 
     // 2.5 s after b first saw the record: its first observation would have expired by now.
     advance(Duration.ofSeconds(1));
-    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn()).contains(Duration.ofSeconds(1));
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn())
+        .contains(Duration.ofSeconds(1));
 
     advance(Duration.ofSeconds(1));
     granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
@@ -142,7 +149,8 @@ class ObservedTimeLeaseStoreTest {
     assertThat(released.leaseDuration()).isEqualTo(Duration.ofSeconds(1));
     assertThat(released.transitions()).isEqualTo(0);
     assertThat(nodeB.read(ELECTION)).isEmpty();
-    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(10))).token()).isEqualTo(FencingToken.of(1));
+    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(10))).token())
+        .isEqualTo(FencingToken.of(1));
   }
 
   @Test
@@ -189,7 +197,8 @@ class ObservedTimeLeaseStoreTest {
   void a_create_that_loses_the_race_reports_the_winner() {
     records.beforeNextWrite(() -> granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(1))));
 
-    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1))).holder()).isEqualTo("c");
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1))).holder())
+        .isEqualTo("c");
   }
 
   @Test
@@ -201,7 +210,9 @@ class ObservedTimeLeaseStoreTest {
 
     assertThat(renewed.token()).isEqualTo(lease.token());
     assertThat(renewed.ttl()).isEqualTo(Duration.ofSeconds(2));
-    assertThat(renewed.handle()).isNotEqualTo(lease.handle()).isEqualTo(records.current(ELECTION).version());
+    assertThat(renewed.handle())
+        .isNotEqualTo(lease.handle())
+        .isEqualTo(records.current(ELECTION).version());
     ElectionRecord stored = records.current(ELECTION).record();
     assertThat(stored.holder()).isEqualTo("a");
     assertThat(stored.transitions()).isEqualTo(0);
@@ -215,7 +226,9 @@ class ObservedTimeLeaseStoreTest {
     advance(Duration.ofSeconds(1));
     granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(1)));
 
-    assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class).hasMessageContaining("'billing'");
+    assertThatThrownBy(() -> nodeA.renew(lease))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("'billing'");
   }
 
   @Test
@@ -245,7 +258,9 @@ class ObservedTimeLeaseStoreTest {
     String version = records.current(ELECTION).version();
     advance(Duration.ofSeconds(1));
 
-    assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class).hasMessageContaining("expired");
+    assertThatThrownBy(() -> nodeA.renew(lease))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("expired");
     assertThat(records.current(ELECTION).version()).isEqualTo(version);
   }
 
@@ -282,7 +297,8 @@ class ObservedTimeLeaseStoreTest {
     assertThat(lease.token()).isEqualTo(FencingToken.of(1));
     records.delete(ELECTION);
 
-    assertThat(granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1))).token()).isEqualTo(FencingToken.of(2));
+    assertThat(granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1))).token())
+        .isEqualTo(FencingToken.of(2));
   }
 
   @Test
@@ -323,14 +339,17 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
-  void the_first_campaign_of_an_unknown_election_creates_without_reading_and_a_conflict_reads_who_holds_it() {
+  void
+      the_first_campaign_of_an_unknown_election_creates_without_reading_and_a_conflict_reads_who_holds_it() {
     granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(10)));
     assertThat(records.reads).as("reads by the first leader").isZero();
     assertThat(records.writes).as("writes by the first leader").isEqualTo(1);
 
     LeaseRecord holder = held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(10)));
     assertThat(holder.holder()).isEqualTo("a");
-    assertThat(records.reads).as("reads by the follower, after its create was refused").isEqualTo(1);
+    assertThat(records.reads)
+        .as("reads by the follower, after its create was refused")
+        .isEqualTo(1);
     assertThat(records.writes).as("writes by both").isEqualTo(2);
   }
 
@@ -343,7 +362,8 @@ class ObservedTimeLeaseStoreTest {
     for (int i = 0; i < 3; i++) {
       advance(Duration.ofMillis(1500));
       lease = nodeA.renew(lease);
-      assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn()).contains(Duration.ofSeconds(2));
+      assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2))).expiresIn())
+          .contains(Duration.ofSeconds(2));
     }
 
     assertThat(records.reads).isEqualTo(reads);
@@ -404,7 +424,9 @@ class ObservedTimeLeaseStoreTest {
     LeaseRecord holder = held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
 
     assertThat(holder.holder()).isEqualTo("a");
-    assertThat(holder.expiresIn()).as("counted from the read that showed the renewal").contains(Duration.ofSeconds(2));
+    assertThat(holder.expiresIn())
+        .as("counted from the read that showed the renewal")
+        .contains(Duration.ofSeconds(2));
     assertThat(records.reads).isEqualTo(reads + 1);
     assertThat(records.current(ELECTION).record().holder()).isEqualTo("a");
   }
@@ -440,7 +462,8 @@ class ObservedTimeLeaseStoreTest {
 
     assertThat(told).hasValue(1);
     advance(Duration.ofSeconds(5)); // the lease it saw last runs out (see the test below)
-    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token()).isEqualTo(FencingToken.of(2));
+    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token())
+        .isEqualTo(FencingToken.of(2));
     assertThat(records.reads).isEqualTo(reads);
   }
 
@@ -453,17 +476,20 @@ class ObservedTimeLeaseStoreTest {
     advance(Duration.ofSeconds(2));
     records.delete(ELECTION);
 
-    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder()).isEqualTo("a");
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder())
+        .isEqualTo("a");
     assertThat(nodeB.read(ELECTION).orElseThrow().holder()).isEqualTo("a");
     assertThatThrownBy(() -> nodeA.renew(lease)).isInstanceOf(LeaseLostException.class);
     advance(Duration.ofMillis(2999));
-    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder()).isEqualTo("a");
+    assertThat(held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).holder())
+        .isEqualTo("a");
     told.set(0);
     advance(Duration.ofMillis(1));
     scheduler.runDue();
 
     assertThat(told).as("told when the lease it saw ran out").hasPositiveValue();
-    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token()).isEqualTo(FencingToken.of(1));
+    assertThat(granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(5))).token())
+        .isEqualTo(FencingToken.of(1));
   }
 
   @Test
@@ -489,7 +515,9 @@ class ObservedTimeLeaseStoreTest {
 
     subscription.close();
     subscription.close();
-    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1))); // a new term: news, had b still watched
+    granted(
+        nodeA.tryAcquire(
+            ELECTION, "a", Duration.ofSeconds(1))); // a new term: news, had b still watched
     advance(Duration.ofSeconds(5));
 
     assertThat(told).hasValue(1);
@@ -619,7 +647,8 @@ class ObservedTimeLeaseStoreTest {
     }
 
     @Override
-    public Optional<VersionedRecord> replace(String election, String expectedVersion, ElectionRecord record) {
+    public Optional<VersionedRecord> replace(
+        String election, String expectedVersion, ElectionRecord record) {
       competeFirst();
       synchronized (this) {
         writes++;
@@ -668,7 +697,8 @@ class ObservedTimeLeaseStoreTest {
         watchers.computeIfAbsent(election, k -> new ArrayList<>()).add(watcher);
         now = Optional.ofNullable(byElection.get(election));
       }
-      now.ifPresent(r -> watcher.seen(Optional.of(r))); // a new watch reports the record as it is, as ADDED
+      now.ifPresent(
+          r -> watcher.seen(Optional.of(r))); // a new watch reports the record as it is, as ADDED
       return Optional.of(
           () -> {
             synchronized (this) {

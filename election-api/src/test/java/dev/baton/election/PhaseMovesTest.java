@@ -16,7 +16,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class PhaseMovesTest {
 
   static Stream<Arguments> everyPair() {
-    return Stream.of(Kind.values()).flatMap(from -> Stream.of(Kind.values()).map(to -> Arguments.of(from, to)));
+    return Stream.of(Kind.values())
+        .flatMap(from -> Stream.of(Kind.values()).map(to -> Arguments.of(from, to)));
   }
 
   @ParameterizedTest(name = "{0} -> {1}")

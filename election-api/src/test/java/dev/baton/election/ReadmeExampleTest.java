@@ -34,6 +34,7 @@ class ReadmeExampleTest {
     PrintStream out = System.out;
     System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
     try (LeaseStore store = new MemoryLeaseStore()) {
+      // spotless:off
       // README-EXAMPLE-START
     Elector elector = Elector.builder(store)
         .configure(properties)
@@ -49,8 +50,14 @@ class ReadmeExampleTest {
         .build();
     elector.start(); // returns at once; the first attempt is immediate
       // README-EXAMPLE-END
+      // spotless:on
 
-      await().until(() -> printed.toString(StandardCharsets.UTF_8).contains("billing run with fencing token 1"));
+      await()
+          .until(
+              () ->
+                  printed
+                      .toString(StandardCharsets.UTF_8)
+                      .contains("billing run with fencing token 1"));
       elector.close();
       assertThat(elector.isLeader()).isFalse();
       assertThat(elector.election()).isEqualTo("billing-cron");
@@ -64,15 +71,21 @@ class ReadmeExampleTest {
   void readmeContainsTheExample() throws IOException {
     Path root = Path.of("").toAbsolutePath().getParent();
     String source =
-        Files.readString(root.resolve("election-api/src/test/java/dev/baton/election/ReadmeExampleTest.java"));
+        Files.readString(
+            root.resolve("election-api/src/test/java/dev/baton/election/ReadmeExampleTest.java"));
     String example =
-        source.substring(source.indexOf("// README-EXAMPLE-START") + "// README-EXAMPLE-START".length(), source.indexOf("      // README-EXAMPLE-END"));
+        source.substring(
+            source.indexOf("// README-EXAMPLE-START") + "// README-EXAMPLE-START".length(),
+            source.indexOf("      // README-EXAMPLE-END"));
     String readme = Files.readString(root.resolve("README.md"));
 
     assertThat(normalise(readme)).contains(normalise(example));
   }
 
   private static String normalise(String code) {
-    return code.lines().map(String::strip).filter(l -> !l.isEmpty()).collect(Collectors.joining("\n"));
+    return code.lines()
+        .map(String::strip)
+        .filter(l -> !l.isEmpty())
+        .collect(Collectors.joining("\n"));
   }
 }

@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
@@ -31,7 +31,8 @@ class RenewalBatchingTest {
 
   final FakeClock clock = new FakeClock();
   final ManualScheduler scheduler = new ManualScheduler(clock);
-  final BatchingStore store = new BatchingStore(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
+  final BatchingStore store =
+      new BatchingStore(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
   final List<Elector> electors = new ArrayList<>();
   ExecutorService pool;
 
@@ -52,16 +53,17 @@ class RenewalBatchingTest {
   }
 
   Elector leader(String election, java.util.concurrent.Executor executor) {
-    Elector e = Elector.builder(store)
-        .election(election)
-        .candidate("node")
-        .leaseDuration(LEASE)
-        .renewDeadline(DEADLINE)
-        .retryPeriod(RETRY)
-        .clock(clock)
-        .scheduler(scheduler)
-        .executor(executor)
-        .build();
+    Elector e =
+        Elector.builder(store)
+            .election(election)
+            .candidate("node")
+            .leaseDuration(LEASE)
+            .renewDeadline(DEADLINE)
+            .retryPeriod(RETRY)
+            .clock(clock)
+            .scheduler(scheduler)
+            .executor(executor)
+            .build();
     electors.add(e);
     e.start();
     await().pollDelay(Duration.ZERO).until(e::isLeader);
@@ -69,7 +71,8 @@ class RenewalBatchingTest {
   }
 
   @Test
-  @DisplayName("leaders sharing a store renew together in batches of at most the store's limit, never one by one")
+  @DisplayName(
+      "leaders sharing a store renew together in batches of at most the store's limit, never one by one")
   void leadersRenewTogether() {
     for (int i = 0; i < 50; i++) {
       leader("e" + i);
@@ -102,11 +105,14 @@ class RenewalBatchingTest {
 
     assertThat(lost.isEnded()).isTrue();
     assertThat(victim.currentLeader()).hasValue("intruder");
-    assertThat(leaders).filteredOn(e -> e != victim).allSatisfy(e -> assertThat(e.isLeader()).isTrue());
+    assertThat(leaders)
+        .filteredOn(e -> e != victim)
+        .allSatisfy(e -> assertThat(e.isLeader()).isTrue());
   }
 
   @Test
-  @DisplayName("a leader that stops before its batch goes out is not renewed, and its lease is free at once")
+  @DisplayName(
+      "a leader that stops before its batch goes out is not renewed, and its lease is free at once")
   void aStoppedLeaderIsLeftOutOfTheBatch() {
     Elector stays = leader("stays");
     Elector stops = leader("stops");
@@ -120,7 +126,8 @@ class RenewalBatchingTest {
   }
 
   @Test
-  @DisplayName("when a batch fails as a whole every leader in it leads on until its own renew deadline")
+  @DisplayName(
+      "when a batch fails as a whole every leader in it leads on until its own renew deadline")
   void aFailedBatchIsRetriedUntilTheDeadline() {
     Elector one = leader("one");
     Elector two = leader("two");

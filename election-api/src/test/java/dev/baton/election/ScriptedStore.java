@@ -16,18 +16,24 @@ class ScriptedStore implements LeaseStore {
   final MemoryLeaseStore memory;
   final AtomicInteger acquires = new AtomicInteger();
   final AtomicInteger renewals = new AtomicInteger();
+
   /** Renewals the store answered (with a lease or a refusal), not counting scripted failures. */
   final AtomicInteger renewalsAnswered = new AtomicInteger();
+
   /** When set, grants report this TTL instead of the one applied, as a store that clamps would. */
   volatile Duration grantedTtl;
+
   final List<String> calls = new ArrayList<>();
   volatile Supplier<RuntimeException> failNext;
   volatile boolean failAll;
   volatile boolean canWatch = true;
   volatile boolean watchReportsExpiry;
-  final java.util.concurrent.atomic.AtomicInteger openWatches = new java.util.concurrent.atomic.AtomicInteger();
+  final java.util.concurrent.atomic.AtomicInteger openWatches =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   /** Watches ever opened, closed or not. */
-  final java.util.concurrent.atomic.AtomicInteger watchesOpened = new java.util.concurrent.atomic.AtomicInteger();
+  final java.util.concurrent.atomic.AtomicInteger watchesOpened =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   ScriptedStore(FakeClock clock) {
     this(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
@@ -38,8 +44,11 @@ class ScriptedStore implements LeaseStore {
     this.memory = shared;
   }
 
-  /** Blocks the next calls of this kind until {@link java.util.concurrent.CountDownLatch#countDown}. */
+  /**
+   * Blocks the next calls of this kind until {@link java.util.concurrent.CountDownLatch#countDown}.
+   */
   volatile java.util.concurrent.CountDownLatch acquireGate;
+
   volatile java.util.concurrent.CountDownLatch renewGate;
 
   private static void pass(java.util.concurrent.CountDownLatch gate) {
@@ -75,7 +84,8 @@ class ScriptedStore implements LeaseStore {
     Duration reported = grantedTtl;
     if (reported != null && a.isGranted()) {
       Lease l = a.lease().orElseThrow();
-      return Acquisition.granted(new Lease(l.election(), l.candidate(), l.token(), reported, l.handle()));
+      return Acquisition.granted(
+          new Lease(l.election(), l.candidate(), l.token(), reported, l.handle()));
     }
     return a;
   }
@@ -113,13 +123,15 @@ class ScriptedStore implements LeaseStore {
     Subscription inner = memory.watch(election, changed).orElseThrow();
     openWatches.incrementAndGet();
     watchesOpened.incrementAndGet();
-    java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-    return Optional.of(() -> {
-      if (closed.compareAndSet(false, true)) {
-        openWatches.decrementAndGet();
-        inner.close();
-      }
-    });
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return Optional.of(
+        () -> {
+          if (closed.compareAndSet(false, true)) {
+            openWatches.decrementAndGet();
+            inner.close();
+          }
+        });
   }
 
   @Override

@@ -8,15 +8,24 @@ import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** What the JVM's shutdown does to electors; the SIGTERM itself is tested across JVMs in backend-jdbc's ShutdownReleaseIT. */
+/**
+ * What the JVM's shutdown does to electors; the SIGTERM itself is tested across JVMs in
+ * backend-jdbc's ShutdownReleaseIT.
+ */
 class ShutdownReleaseTest {
 
   @Test
-  @DisplayName("shutdown closes started electors and releases their leases, but not those that opted out")
+  @DisplayName(
+      "shutdown closes started electors and releases their leases, but not those that opted out")
   void shutdownClosesStartedElectors() {
     try (MemoryLeaseStore store = new MemoryLeaseStore()) {
       Elector a = Elector.builder(store).election("shutdown-a").candidate("a").build();
-      Elector kept = Elector.builder(store).election("shutdown-b").candidate("b").closeOnShutdown(false).build();
+      Elector kept =
+          Elector.builder(store)
+              .election("shutdown-b")
+              .candidate("b")
+              .closeOnShutdown(false)
+              .build();
       a.start();
       kept.start();
       await().until(() -> a.isLeader() && kept.isLeader());
@@ -35,16 +44,23 @@ class ShutdownReleaseTest {
   @DisplayName("an elector closed by its owner is no longer held for the shutdown")
   void closedElectorIsLetGo() {
     try (MemoryLeaseStore store = new MemoryLeaseStore()) {
-      Elector e = Elector.builder(store).election("shutdown-c").candidate("c").retryPeriod(Duration.ofMillis(100)).build();
+      Elector e =
+          Elector.builder(store)
+              .election("shutdown-c")
+              .candidate("c")
+              .retryPeriod(Duration.ofMillis(100))
+              .build();
       e.start();
       await().until(e::isLeader);
       e.close();
       WeakReference<Elector> ref = new WeakReference<>(e);
       e = null;
-      await().until(() -> {
-        System.gc();
-        return ref.get() == null;
-      });
+      await()
+          .until(
+              () -> {
+                System.gc();
+                return ref.get() == null;
+              });
     }
   }
 }

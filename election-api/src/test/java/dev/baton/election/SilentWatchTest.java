@@ -9,9 +9,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A watch that reports expiry lets followers stop polling, so a watch that dies without a word (a
- * stream left on a frozen server, a client's bug) would leave a follower believing in a leader
- * that is gone and never campaigning again. Followers therefore still look now and then: every
- * two lease durations, and no more often than every 30 s. On a fake clock.
+ * stream left on a frozen server, a client's bug) would leave a follower believing in a leader that
+ * is gone and never campaigning again. Followers therefore still look now and then: every two lease
+ * durations, and no more often than every 30 s. On a fake clock.
  */
 class SilentWatchTest {
 
@@ -54,10 +54,14 @@ class SilentWatchTest {
 
       // While the leader renews, the follower trusts its watch and sends nothing for 30 s.
       scheduler.advance(Duration.ofSeconds(29));
-      assertThat(followerAcquires.get()).as("the follower's tries while its watch says nothing").isEqualTo(looked);
+      assertThat(followerAcquires.get())
+          .as("the follower's tries while its watch says nothing")
+          .isEqualTo(looked);
 
       leader.close();
-      assertThat(follower.isLeader()).as("told nothing by its watch, the follower does not know yet").isFalse();
+      assertThat(follower.isLeader())
+          .as("told nothing by its watch, the follower does not know yet")
+          .isFalse();
 
       scheduler.advance(Duration.ofSeconds(30).multipliedBy(2));
       assertThat(follower.isLeader()).as("the follower leads after looking itself").isTrue();

@@ -47,6 +47,10 @@ class UrlSecretsTest {
     props.setProperty(key, value);
     ElectionProperties p = ElectionProperties.of(props, Map.of());
 
-    assertThat(p.toString()).isEqualTo(printed).doesNotContain("hunter2").doesNotContain(":p@").doesNotContain("=p");
+    assertThat(p.toString())
+        .isEqualTo(printed)
+        .doesNotContain("hunter2")
+        .doesNotContain(":p@")
+        .doesNotContain("=p");
   }
 }

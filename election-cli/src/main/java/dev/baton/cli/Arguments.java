@@ -2,14 +2,14 @@ package dev.baton.cli;
 
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
-
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** What {@code elect} was asked to do, parsed and checked once; nothing is started while parsing. */
+/**
+ * What {@code elect} was asked to do, parsed and checked once; nothing is started while parsing.
+ */
 final class Arguments {
 
   static final String USAGE =
@@ -25,7 +25,12 @@ final class Arguments {
   sealed interface Invocation permits Run, Status, Demo, Help {}
 
   /** {@code elect run}: campaign, and run {@code command} while leader. */
-  record Run(Optional<Path> config, Optional<String> name, boolean restart, Optional<Duration> grace, List<String> command)
+  record Run(
+      Optional<Path> config,
+      Optional<String> name,
+      boolean restart,
+      Optional<Duration> grace,
+      List<String> command)
       implements Invocation {
     Run {
       command = List.copyOf(command);
@@ -33,7 +38,8 @@ final class Arguments {
   }
 
   /** {@code elect status}: who leads, once or ({@code watch}) on every change. */
-  record Status(Optional<Path> config, Optional<String> name, boolean watch) implements Invocation {}
+  record Status(Optional<Path> config, Optional<String> name, boolean watch)
+      implements Invocation {}
 
   /** {@code elect demo}. */
   record Demo() implements Invocation {}
@@ -54,7 +60,8 @@ final class Arguments {
         return parseStatus(rest);
       case "demo":
         if (!rest.isEmpty()) {
-          throw new UsageException("demo takes no arguments, but got '" + String.join(" ", rest) + "'");
+          throw new UsageException(
+              "demo takes no arguments, but got '" + String.join(" ", rest) + "'");
         }
         return new Demo();
       case "help":
@@ -103,7 +110,8 @@ final class Arguments {
     }
     List<String> command = args.subList(i, args.size());
     if (command.isEmpty()) {
-      throw new UsageException("run needs a COMMAND to run while leader, after '--': elect run [options] -- COMMAND [ARGS...]");
+      throw new UsageException(
+          "run needs a COMMAND to run while leader, after '--': elect run [options] -- COMMAND [ARGS...]");
     }
     if (command.get(0).isEmpty()) {
       throw new UsageException("COMMAND must not be empty");
@@ -132,7 +140,10 @@ final class Arguments {
           break;
         default:
           if (!arg.startsWith("-")) {
-            throw new UsageException("status takes no positional arguments, but got '" + arg + "'; name the election with --name");
+            throw new UsageException(
+                "status takes no positional arguments, but got '"
+                    + arg
+                    + "'; name the election with --name");
           }
           throw unknownOption("status", arg, "--config, --name, --watch");
       }
@@ -173,7 +184,9 @@ final class Arguments {
 
     static Option of(String arg) {
       int eq = arg.indexOf('=');
-      return arg.startsWith("--") && eq > 0 ? new Option(arg.substring(0, eq), arg.substring(eq + 1)) : new Option(arg, null);
+      return arg.startsWith("--") && eq > 0
+          ? new Option(arg.substring(0, eq), arg.substring(eq + 1))
+          : new Option(arg, null);
     }
 
     String value(List<String> args, int i) {
@@ -202,7 +215,10 @@ final class Arguments {
     }
   }
 
-  /** Durations as in the configuration: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or ISO-8601. */
+  /**
+   * Durations as in the configuration: {@code 500ms}, {@code 10s}, {@code 2m}, {@code 1h}, or
+   * ISO-8601.
+   */
   static Duration duration(String argument, String value) {
     try {
       return ElectionProperties.parseDuration(argument, value);
@@ -212,11 +228,14 @@ final class Arguments {
   }
 
   /**
-   * The command as it may appear in elect's own log: the program and how many arguments it got,
-   * not the arguments themselves, which may carry secrets.
+   * The command as it may appear in elect's own log: the program and how many arguments it got, not
+   * the arguments themselves, which may carry secrets.
    */
   static String program(List<String> command) {
     int args = command.size() - 1;
-    return "'" + command.get(0) + "'" + (args == 0 ? "" : " (" + args + (args == 1 ? " argument)" : " arguments)"));
+    return "'"
+        + command.get(0)
+        + "'"
+        + (args == 0 ? "" : " (" + args + (args == 1 ? " argument)" : " arguments)"));
   }
 }

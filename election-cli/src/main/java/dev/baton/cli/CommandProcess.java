@@ -24,16 +24,18 @@ import java.util.function.Supplier;
 
 /**
  * One run of the leader's command, in a process group of its own under a small guard (a bash
- * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal. The guard
- * stops the whole group: on request with SIGTERM and SIGKILL after the grace period; at once with
- * SIGKILL when {@code elect} dies, however it dies; and on its own, SIGTERM then SIGKILL, when the
- * term's deadline passes before {@code elect} told it of a later one (a dead-man's switch for an
- * {@code elect} that is alive but frozen). {@code elect} tells it the deadline on the guard's
- * standard input, as an absolute time on the clock they share ({@link Uptime}).
+ * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal. The guard stops
+ * the whole group: on request with SIGTERM and SIGKILL after the grace period; at once with SIGKILL
+ * when {@code elect} dies, however it dies; and on its own, SIGTERM then SIGKILL, when the term's
+ * deadline passes before {@code elect} told it of a later one (a dead-man's switch for an {@code
+ * elect} that is alive but frozen). {@code elect} tells it the deadline on the guard's standard
+ * input, as an absolute time on the clock they share ({@link Uptime}).
  */
 final class CommandProcess {
 
-  /** Programs the guard needs; from util-linux, coreutils and bash, present on every common Linux. */
+  /**
+   * Programs the guard needs; from util-linux, coreutils and bash, present on every common Linux.
+   */
   static final List<String> TOOLS = List.of("bash", "setsid", "setpriv", "env");
 
   private static final String GUARD = readGuard();
@@ -50,14 +52,16 @@ final class CommandProcess {
   private final Supplier<Duration> validFor;
   private final CompletableFuture<Integer> exited;
   private volatile boolean stoppedForDeadline;
-  private long toldDeadline; // guarded by this; hundredths of a second on Uptime's clock, 0 before the first
+  private long
+      toldDeadline; // guarded by this; hundredths of a second on Uptime's clock, 0 before the first
 
   private CommandProcess(Process guard, Duration grace, Supplier<Duration> validFor, Path verdict) {
     this.guard = guard;
     this.grace = grace;
     this.validFor = validFor;
     this.exited =
-        guard.onExit()
+        guard
+            .onExit()
             .thenApply(
                 g -> {
                   stoppedForDeadline = readVerdict(verdict);
@@ -71,13 +75,29 @@ final class CommandProcess {
    * ({@code validFor}: zero once it is not).
    */
   static CommandProcess start(
-      Spawner spawner, List<String> command, Map<String, String> environment, Duration grace, Supplier<Duration> validFor, ScheduledExecutorService feed)
+      Spawner spawner,
+      List<String> command,
+      Map<String, String> environment,
+      Duration grace,
+      Supplier<Duration> validFor,
+      ScheduledExecutorService feed)
       throws IOException {
     // A signal ignored when bash starts cannot be trapped, and an ignored signal is inherited
     // through fork and exec: under nohup (SIGHUP ignored) the guard would never hear of elect's
     // death and the command would outlive it. env restores the guard's two signals first.
     List<String> argv =
-        new ArrayList<>(List.of("setpriv", "--pdeathsig", "HUP", "--", "env", "--default-signal=HUP,TERM", "bash", "-c", GUARD, "elect-guard"));
+        new ArrayList<>(
+            List.of(
+                "setpriv",
+                "--pdeathsig",
+                "HUP",
+                "--",
+                "env",
+                "--default-signal=HUP,TERM",
+                "bash",
+                "-c",
+                GUARD,
+                "elect-guard"));
     argv.add(Long.toString(ProcessHandle.current().pid()));
     argv.add(Long.toString(grace.toMillis()));
     // Owner-only, like every temporary file Java creates here; the guard writes 'deadline' into it
@@ -86,7 +106,8 @@ final class CommandProcess {
     argv.add(verdict.toString());
     argv.addAll(command);
     // The guard's standard input is the pipe for its deadlines; it hands the command elect's own.
-    ProcessBuilder builder = new ProcessBuilder(argv).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
+    ProcessBuilder builder =
+        new ProcessBuilder(argv).inheritIO().redirectInput(ProcessBuilder.Redirect.PIPE);
     Map<String, String> env = commandEnvironment(builder.environment(), environment);
     builder.environment().clear();
     builder.environment().putAll(env);
@@ -100,7 +121,9 @@ final class CommandProcess {
     CommandProcess p = new CommandProcess(guard, grace, validFor, verdict);
     // The guard starts the command only once it knows a deadline.
     p.tellDeadline();
-    ScheduledFuture<?> feeding = feed.scheduleAtFixedRate(p::tellDeadline, FEED_PERIOD.toMillis(), FEED_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> feeding =
+        feed.scheduleAtFixedRate(
+            p::tellDeadline, FEED_PERIOD.toMillis(), FEED_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     p.exited.whenComplete((status, e) -> feeding.cancel(false));
     return p;
   }
@@ -116,13 +139,15 @@ final class CommandProcess {
       Thread.currentThread().interrupt();
       return new IOException("interrupted while starting " + Arguments.program(command), e);
     }
-    return new IOException("cannot start " + Arguments.program(command) + ": " + e.getCause(), e.getCause());
+    return new IOException(
+        "cannot start " + Arguments.program(command) + ": " + e.getCause(), e.getCause());
   }
 
   /** Whether the guard said it stopped the command for its deadline; the file goes either way. */
   private static boolean readVerdict(Path verdict) {
     try {
-      boolean deadline = Files.exists(verdict) && Files.readString(verdict).trim().equals("deadline");
+      boolean deadline =
+          Files.exists(verdict) && Files.readString(verdict).trim().equals("deadline");
       Files.deleteIfExists(verdict);
       return deadline;
     } catch (IOException e) {
@@ -132,10 +157,10 @@ final class CommandProcess {
   }
 
   /**
-   * Tells the guard until when the term is valid, if that is later than what it was told. The
-   * clock is read before the term's remaining time, so that a stall between the two can only make
-   * the deadline earlier. A shorter one is never sent: the end of a term is elect's to act on
-   * (SIGTERM to the guard), and the guard's own stop is for when elect cannot act.
+   * Tells the guard until when the term is valid, if that is later than what it was told. The clock
+   * is read before the term's remaining time, so that a stall between the two can only make the
+   * deadline earlier. A shorter one is never sent: the end of a term is elect's to act on (SIGTERM
+   * to the guard), and the guard's own stop is for when elect cannot act.
    */
   synchronized void tellDeadline() {
     if (!guard.isAlive()) {
@@ -167,15 +192,20 @@ final class CommandProcess {
 
   /**
    * elect's environment for the command, without elect's own secrets (ELECTION_* variables that
-   * hold passwords, tokens or keys, and URLs that carry a password: left out whole, since a URL with
-   * its password hidden would only fail later), with {@code added} on top. A command that needs the
-   * database gets its credentials its own way (its own variables, a .pgpass file).
+   * hold passwords, tokens or keys, and URLs that carry a password: left out whole, since a URL
+   * with its password hidden would only fail later), with {@code added} on top. A command that
+   * needs the database gets its credentials its own way (its own variables, a .pgpass file).
    */
-  static Map<String, String> commandEnvironment(Map<String, String> inherited, Map<String, String> added) {
+  static Map<String, String> commandEnvironment(
+      Map<String, String> inherited, Map<String, String> added) {
     Map<String, String> env = new TreeMap<>(inherited);
     env.entrySet()
-        .removeIf(e -> e.getKey().startsWith("ELECTION_")
-            && (ElectionProperties.isSecret(e.getKey()) || e.getKey().endsWith("_KEY") || UrlSecrets.carriesSecret(e.getValue())));
+        .removeIf(
+            e ->
+                e.getKey().startsWith("ELECTION_")
+                    && (ElectionProperties.isSecret(e.getKey())
+                        || e.getKey().endsWith("_KEY")
+                        || UrlSecrets.carriesSecret(e.getValue())));
     env.putAll(added);
     return env;
   }
@@ -185,7 +215,10 @@ final class CommandProcess {
     return guard.pid();
   }
 
-  /** Completes with the command's exit status (128 + n when a signal ended it) when it and its group are gone. */
+  /**
+   * Completes with the command's exit status (128 + n when a signal ended it) when it and its group
+   * are gone.
+   */
   CompletableFuture<Integer> exited() {
     return exited;
   }

@@ -13,8 +13,8 @@ import java.util.Optional;
 
 /**
  * One demo node's way to the database, which the demo can cut as a crash would: from then on
- * nothing of this node reaches the database, in particular no release, so its lease stays until
- * the database sees it expire.
+ * nothing of this node reaches the database, in particular no release, so its lease stays until the
+ * database sees it expire.
  */
 final class CrashableLeaseStore extends ForwardingLeaseStore {
 

@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code elect demo}: three candidates in this process, each with its own store on the embedded
- * default's lease files, and a narration of what happens to them: the first election, a crash
- * of the leader (no release), and a graceful handover, with how long each took.
+ * default's lease files, and a narration of what happens to them: the first election, a crash of
+ * the leader (no release), and a graceful handover, with how long each took.
  */
 final class Demo {
 
@@ -65,15 +65,26 @@ final class Demo {
     p.setProperty(ElectionProperties.LEASE_DURATION, LEASE.toMillis() + "ms");
     p.setProperty(ElectionProperties.RENEW_DEADLINE, RENEW_DEADLINE.toMillis() + "ms");
     p.setProperty(ElectionProperties.RETRY_PERIOD, RETRY.toMillis() + "ms");
-    String election = "demo-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x100000, 0xffffff));
+    String election =
+        "demo-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x100000, 0xffffff));
     // The demo always runs on the embedded default, whatever ELECTION_* variables say.
-    ElectionConfig config = ElectionConfig.resolve(ElectionProperties.of(p), Optional.of(election), workingDirectory);
+    ElectionConfig config =
+        ElectionConfig.resolve(ElectionProperties.of(p), Optional.of(election), workingDirectory);
 
     out.println("elect demo: leader election among three candidates on the embedded default");
     out.println("  backend    " + config.describeBackend());
-    out.println("  election   " + election + "; candidates node-1, node-2, node-3, in this process, each with its own store");
-    out.println("  timing     lease " + Durations.format(LEASE) + ", renew deadline " + Durations.format(RENEW_DEADLINE) + ", retry " + Durations.format(RETRY)
-        + " (shortened for the demo; the defaults are 15s, 10s, 2s)");
+    out.println(
+        "  election   "
+            + election
+            + "; candidates node-1, node-2, node-3, in this process, each with its own store");
+    out.println(
+        "  timing     lease "
+            + Durations.format(LEASE)
+            + ", renew deadline "
+            + Durations.format(RENEW_DEADLINE)
+            + ", retry "
+            + Durations.format(RETRY)
+            + " (shortened for the demo; the defaults are 15s, 10s, 2s)");
     out.println();
 
     List<Node> nodes = new ArrayList<>();
@@ -82,15 +93,28 @@ final class Demo {
       for (int i = 1; i <= 3; i++) {
         String name = "node-" + i;
         CrashableLeaseStore store = new CrashableLeaseStore(config.openStore());
-        nodes.add(new Node(name, store, Elector.builder(store).configure(config.properties()).candidate(name).listener(recorder(name)).build()));
+        nodes.add(
+            new Node(
+                name,
+                store,
+                Elector.builder(store)
+                    .configure(config.properties())
+                    .candidate(name)
+                    .listener(recorder(name))
+                    .build()));
       }
       say("node-1, node-2 and node-3 start campaigning");
       long campaignAt = System.nanoTime();
       nodes.forEach(n -> n.elector().start());
       Elected first = awaitElected(Set.of(), "a first leader");
       Duration firstTook = Duration.ofNanos(first.nanos() - campaignAt);
-      say(first.node() + " is elected with fencing token " + first.token() + ", " + Durations.format(firstTook)
-          + " after the campaign began (the first write to disk included)");
+      say(
+          first.node()
+              + " is elected with fencing token "
+              + first.token()
+              + ", "
+              + Durations.format(firstTook)
+              + " after the campaign began (the first write to disk included)");
       rows.add(new Row("first election", first.node(), first.token(), firstTook, "-"));
 
       pause(LEAD_A_WHILE);
@@ -98,23 +122,54 @@ final class Demo {
       long crashAt = System.nanoTime();
       crashed.store().crash();
       crashed.elector().close();
-      say(crashed.name() + " crashes: it stops writing, it releases nothing; its lease stays until it expires on the host's clock");
+      say(
+          crashed.name()
+              + " crashes: it stops writing, it releases nothing; its lease stays until it expires on the host's clock");
       Elected second = awaitElected(Set.of(crashed.name()), "a new leader after the crash");
       Duration failover = Duration.ofNanos(second.nanos() - crashAt);
-      say(second.node() + " is elected with fencing token " + second.token() + ": failover took " + Durations.format(failover)
-          + " (the lease is " + Durations.format(LEASE) + " from the last renewal; followers try again within " + Durations.format(RETRY) + ")");
-      rows.add(new Row("crash failover", second.node(), second.token(), failover, "lease " + Durations.format(LEASE) + " + retry " + Durations.format(RETRY)));
+      say(
+          second.node()
+              + " is elected with fencing token "
+              + second.token()
+              + ": failover took "
+              + Durations.format(failover)
+              + " (the lease is "
+              + Durations.format(LEASE)
+              + " from the last renewal; followers try again within "
+              + Durations.format(RETRY)
+              + ")");
+      rows.add(
+          new Row(
+              "crash failover",
+              second.node(),
+              second.token(),
+              failover,
+              "lease " + Durations.format(LEASE) + " + retry " + Durations.format(RETRY)));
 
       pause(LEAD_A_WHILE);
       Node handing = node(nodes, second.node());
       long handAt = System.nanoTime();
       say(handing.name() + " shuts down gracefully: it stops leading and releases its lease");
       handing.elector().close();
-      Elected third = awaitElected(Set.of(crashed.name(), handing.name()), "a leader after the handover");
+      Elected third =
+          awaitElected(Set.of(crashed.name(), handing.name()), "a leader after the handover");
       Duration handover = Duration.ofNanos(third.nanos() - handAt);
-      say(third.node() + " is elected with fencing token " + third.token() + ": handover took " + Durations.format(handover)
-          + " (the followers poll the lease files, so one noticed at its next try, within " + Durations.format(RETRY) + ")");
-      rows.add(new Row("graceful handover", third.node(), third.token(), handover, "retry " + Durations.format(RETRY) + " (polling)"));
+      say(
+          third.node()
+              + " is elected with fencing token "
+              + third.token()
+              + ": handover took "
+              + Durations.format(handover)
+              + " (the followers poll the lease files, so one noticed at its next try, within "
+              + Durations.format(RETRY)
+              + ")");
+      rows.add(
+          new Row(
+              "graceful handover",
+              third.node(),
+              third.token(),
+              handover,
+              "retry " + Durations.format(RETRY) + " (polling)"));
     } catch (StepMissing e) {
       out.println();
       out.println("elect demo: " + e.getMessage());
@@ -126,10 +181,18 @@ final class Demo {
     out.println();
     table(rows);
     out.println();
-    out.println("Each new term got a higher fencing token (" + rows.get(0).token() + " < " + rows.get(1).token() + " < " + rows.get(2).token()
-        + "): a resource that keeps the highest token it has seen refuses the writes of a leader that was cut off.");
-    out.println("Try it with processes: run this in three terminals, then stop or kill the one that leads:");
-    out.println("  ./bin/elect run --name try -- sh -c 'echo \"leading with token $BATON_FENCING_TOKEN\"; exec sleep 600'");
+    out.println(
+        "Each new term got a higher fencing token ("
+            + rows.get(0).token()
+            + " < "
+            + rows.get(1).token()
+            + " < "
+            + rows.get(2).token()
+            + "): a resource that keeps the highest token it has seen refuses the writes of a leader that was cut off.");
+    out.println(
+        "Try it with processes: run this in three terminals, then stop or kill the one that leads:");
+    out.println(
+        "  ./bin/elect run --name try -- sh -c 'echo \"leading with token $BATON_FENCING_TOKEN\"; exec sleep 600'");
     return 0;
   }
 
@@ -148,7 +211,14 @@ final class Demo {
       while (true) {
         Elected e = elections.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (e == null) {
-          throw new StepMissing("no " + what + " within " + Durations.format(STEP_TIMEOUT) + "; is the disk under " + Path.of(".baton").toAbsolutePath() + " writable?");
+          throw new StepMissing(
+              "no "
+                  + what
+                  + " within "
+                  + Durations.format(STEP_TIMEOUT)
+                  + "; is the disk under "
+                  + Path.of(".baton").toAbsolutePath()
+                  + " writable?");
         }
         if (!excluded.contains(e.node())) {
           return e;

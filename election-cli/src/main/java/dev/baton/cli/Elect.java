@@ -6,15 +6,16 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 
 /**
- * {@code elect}: run a command only while this process leads an election, show who leads, or
- * watch a demo. Exit status: that of the command for {@code run} (127 when it cannot be found or
- * run); 0 when somebody leads and 1 when nobody does for {@code status}; 2 for bad arguments or
+ * {@code elect}: run a command only while this process leads an election, show who leads, or watch
+ * a demo. Exit status: that of the command for {@code run} (127 when it cannot be found or run); 0
+ * when somebody leads and 1 when nobody does for {@code status}; 2 for bad arguments or
  * configuration (nothing was started); 3 when the backend could not be read.
  */
 public final class Elect {
 
   /** Bad arguments or configuration; nothing was started. */
   static final int USAGE = 2;
+
   /** The backend did not answer. */
   static final int BACKEND_UNREACHABLE = 3;
 

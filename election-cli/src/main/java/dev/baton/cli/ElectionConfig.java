@@ -26,8 +26,10 @@ final class ElectionConfig {
   static final String FILE = "file";
   static final String FILE_DIRECTORY = "election.file.directory";
   static final String FILE_CALL_TIMEOUT = "election.file.call-timeout";
+
   /** The file backend's own default; shorter when the renew deadline asks for it. */
   static final Duration FILE_DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(1);
+
   private static final Duration DEFAULT_RENEW_DEADLINE = Duration.ofSeconds(10);
 
   private final ElectionProperties properties;
@@ -38,13 +40,18 @@ final class ElectionConfig {
     this.embeddedDirectory = embeddedDirectory;
   }
 
-  /** From {@code --config FILE} (with the environment overriding it), or system properties and environment. */
+  /**
+   * From {@code --config FILE} (with the environment overriding it), or system properties and
+   * environment.
+   */
   static ElectionConfig load(Optional<Path> file, Optional<String> name, Path workingDirectory) {
-    ElectionProperties base = file.map(ElectionProperties::load).orElseGet(ElectionProperties::fromSystem);
+    ElectionProperties base =
+        file.map(ElectionProperties::load).orElseGet(ElectionProperties::fromSystem);
     return resolve(base, name, workingDirectory);
   }
 
-  static ElectionConfig resolve(ElectionProperties base, Optional<String> name, Path workingDirectory) {
+  static ElectionConfig resolve(
+      ElectionProperties base, Optional<String> name, Path workingDirectory) {
     ElectionProperties p = base;
     if (name.isPresent()) {
       p = p.with(ElectionProperties.NAME, name.get());
@@ -57,26 +64,38 @@ final class ElectionConfig {
     List<String> configured = configuredBackends(p);
     if (configured.size() == 1) {
       // Settings for exactly one backend say which one is meant, though every backend jar is here.
-      return new ElectionConfig(p.with(ElectionProperties.BACKEND, configured.get(0)), Optional.empty());
+      return new ElectionConfig(
+          p.with(ElectionProperties.BACKEND, configured.get(0)), Optional.empty());
     }
     if (!configured.isEmpty()) {
-      // Settings for several backends: the library's message lists them and asks for election.backend.
+      // Settings for several backends: the library's message lists them and asks for
+      // election.backend.
       return new ElectionConfig(p, Optional.empty());
     }
     Path leases = workingDirectory.resolve(".baton").resolve("leases").toAbsolutePath().normalize();
     p = p.with(ElectionProperties.BACKEND, FILE).with(FILE_DIRECTORY, leases.toString());
     if (p.get(FILE_CALL_TIMEOUT).isEmpty()) {
-      Duration half = p.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE).dividedBy(2);
-      p = p.with(FILE_CALL_TIMEOUT, (half.compareTo(FILE_DEFAULT_CALL_TIMEOUT) < 0 ? half : FILE_DEFAULT_CALL_TIMEOUT).toMillis() + "ms");
+      Duration half =
+          p.duration(ElectionProperties.RENEW_DEADLINE, DEFAULT_RENEW_DEADLINE).dividedBy(2);
+      p =
+          p.with(
+              FILE_CALL_TIMEOUT,
+              (half.compareTo(FILE_DEFAULT_CALL_TIMEOUT) < 0 ? half : FILE_DEFAULT_CALL_TIMEOUT)
+                      .toMillis()
+                  + "ms");
     }
     return new ElectionConfig(p, Optional.of(leases));
   }
 
-  /** Backends on the classpath with at least one of their own keys set (in the properties or the environment). */
+  /**
+   * Backends on the classpath with at least one of their own keys set (in the properties or the
+   * environment).
+   */
   private static List<String> configuredBackends(ElectionProperties p) {
     List<String> names = new ArrayList<>();
     for (LeaseStoreProvider provider : ServiceLoader.load(LeaseStoreProvider.class)) {
-      if (provider.keys().stream().anyMatch(k -> p.get(k).isPresent()) && !names.contains(provider.name())) {
+      if (provider.keys().stream().anyMatch(k -> p.get(k).isPresent())
+          && !names.contains(provider.name())) {
         names.add(provider.name());
       }
     }
@@ -98,8 +117,16 @@ final class ElectionConfig {
   /** Where the backend is, for people: the embedded default's directory, or the backend's name. */
   String describeBackend() {
     return embeddedDirectory
-        .map(dir -> "lease files in " + dir + " (shared by every elect started in " + dir.getParent().getParent() + ")")
-        .orElseGet(() -> properties.get(ElectionProperties.BACKEND).orElse("the backend on the classpath"));
+        .map(
+            dir ->
+                "lease files in "
+                    + dir
+                    + " (shared by every elect started in "
+                    + dir.getParent().getParent()
+                    + ")")
+        .orElseGet(
+            () ->
+                properties.get(ElectionProperties.BACKEND).orElse("the backend on the classpath"));
   }
 
   /** The elector's timing as configured. */

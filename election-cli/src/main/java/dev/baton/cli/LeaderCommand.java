@@ -14,10 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The command, run for each term this node leads: started with the term's election, candidate and
- * fencing token in its environment, stopped when the term ends (by elect, or by its guard when elect
- * is too stalled to do it in time). When it ends on its own, {@link
- * #finished()} tells {@code elect} to release and exit with its status, or it runs again in the
- * same term ({@code --restart}).
+ * fencing token in its environment, stopped when the term ends (by elect, or by its guard when
+ * elect is too stalled to do it in time). When it ends on its own, {@link #finished()} tells {@code
+ * elect} to release and exit with its status, or it runs again in the same term ({@code
+ * --restart}).
  */
 final class LeaderCommand implements TermWork {
 
@@ -28,8 +28,10 @@ final class LeaderCommand implements TermWork {
   private static final Duration RESTART_PAUSE = Duration.ofSeconds(1);
 
   private final List<String> command;
+
   /** The program alone: its arguments may carry secrets, so they stay out of the log. */
   private final String program;
+
   private final Duration grace;
   private final boolean restart;
   private final Spawner spawner;
@@ -37,7 +39,12 @@ final class LeaderCommand implements TermWork {
   private final CompletableFuture<Integer> finished = new CompletableFuture<>();
 
   /** {@code feed}: the thread that keeps each command's guard told of the term's deadline. */
-  LeaderCommand(List<String> command, Duration grace, boolean restart, Spawner spawner, ScheduledExecutorService feed) {
+  LeaderCommand(
+      List<String> command,
+      Duration grace,
+      boolean restart,
+      Spawner spawner,
+      ScheduledExecutorService feed) {
     this.command = List.copyOf(command);
     this.program = Arguments.program(command);
     this.grace = grace;
@@ -46,7 +53,9 @@ final class LeaderCommand implements TermWork {
     this.feed = feed;
   }
 
-  /** Completes with the status {@code elect} exits with: the command's, once it ended on its own. */
+  /**
+   * Completes with the status {@code elect} exits with: the command's, once it ended on its own.
+   */
   CompletableFuture<Integer> finished() {
     return finished;
   }
@@ -82,13 +91,18 @@ final class LeaderCommand implements TermWork {
         try {
           p = CommandProcess.start(spawner, command, env, grace, term::remaining, feed);
         } catch (IOException e) {
-          log.error("cannot start {}: {}; releasing and exiting with status {}", program, e.getMessage(), CANNOT_START);
+          log.error(
+              "cannot start {}: {}; releasing and exiting with status {}",
+              program,
+              e.getMessage(),
+              CANNOT_START);
           finished.complete(CANNOT_START);
           return;
         }
         current = p;
       }
-      log.info("running {} with BATON_FENCING_TOKEN={} (guard pid {})", program, term.token(), p.pid());
+      log.info(
+          "running {} with BATON_FENCING_TOKEN={} (guard pid {})", program, term.token(), p.pid());
       p.exited().thenAccept(status -> ended(p, status));
     }
 
@@ -105,10 +119,16 @@ final class LeaderCommand implements TermWork {
         // and ends the term; or a renewal confirmed at the last moment reached the guard too late,
         // and the term goes on: then the command runs again.
         if (term.isValid()) {
-          log.warn("{} was stopped by its guard at the term's deadline, but a late renewal keeps the term: running it again in {}", program, Durations.format(RESTART_PAUSE));
-          CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS).execute(this::launch);
+          log.warn(
+              "{} was stopped by its guard at the term's deadline, but a late renewal keeps the term: running it again in {}",
+              program,
+              Durations.format(RESTART_PAUSE));
+          CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS)
+              .execute(this::launch);
         } else {
-          log.warn("{} was stopped by its guard: the term's deadline passed before elect could confirm a renewal to it", program);
+          log.warn(
+              "{} was stopped by its guard: the term's deadline passed before elect could confirm a renewal to it",
+              program);
         }
         return;
       }
@@ -116,10 +136,18 @@ final class LeaderCommand implements TermWork {
         log.info("{} exited with status {}; releasing the lease and exiting", program, status);
         finished.complete(status);
       } else if (term.isValid()) {
-        log.info("{} exited with status {}; running it again in {} (--restart)", program, status, RESTART_PAUSE.toMillis() + "ms");
-        CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS).execute(this::launch);
+        log.info(
+            "{} exited with status {}; running it again in {} (--restart)",
+            program,
+            status,
+            RESTART_PAUSE.toMillis() + "ms");
+        CompletableFuture.delayedExecutor(RESTART_PAUSE.toMillis(), TimeUnit.MILLISECONDS)
+            .execute(this::launch);
       } else {
-        log.info("{} exited with status {}; the term is ending, it runs again when this node leads again", program, status);
+        log.info(
+            "{} exited with status {}; the term is ending, it runs again when this node leads again",
+            program,
+            status);
       }
     }
 
@@ -133,10 +161,17 @@ final class LeaderCommand implements TermWork {
       if (p == null || !p.isAlive()) {
         return;
       }
-      log.info("term with token {} ended: stopping {} (SIGTERM to its process group, SIGKILL after {})", term.token(), program, Durations.format(grace));
+      log.info(
+          "term with token {} ended: stopping {} (SIGTERM to its process group, SIGKILL after {})",
+          term.token(),
+          program,
+          Durations.format(grace));
       long t0 = System.nanoTime();
       p.stop();
-      log.info("{} stopped after {}", program, Durations.format(Duration.ofNanos(System.nanoTime() - t0)));
+      log.info(
+          "{} stopped after {}",
+          program,
+          Durations.format(Duration.ofNanos(System.nanoTime() - t0)));
     }
   }
 }

@@ -33,11 +33,17 @@ final class RunCommand {
     for (String tool : CommandProcess.TOOLS) {
       if (findOnPath(tool).isEmpty()) {
         throw new UsageException(
-            "elect run needs '" + tool + "' on PATH (bash and util-linux) to keep the command from outliving elect; PATH is " + System.getenv("PATH"));
+            "elect run needs '"
+                + tool
+                + "' on PATH (bash and util-linux) to keep the command from outliving elect; PATH is "
+                + System.getenv("PATH"));
       }
     }
     if (!Files.isReadable(Uptime.FILE)) {
-      throw new UsageException("elect run needs " + Uptime.FILE + " (Linux) for the clock it shares with the command's guard; it is not readable here");
+      throw new UsageException(
+          "elect run needs "
+              + Uptime.FILE
+              + " (Linux) for the clock it shares with the command's guard; it is not readable here");
     }
     checkExecutable(args.command().get(0), workingDirectory);
 
@@ -48,12 +54,19 @@ final class RunCommand {
               t.setDaemon(true);
               return t;
             });
-    LeaderCommand leaderCommand = new LeaderCommand(args.command(), grace, args.restart(), new Spawner(), feed);
+    LeaderCommand leaderCommand =
+        new LeaderCommand(args.command(), grace, args.restart(), new Spawner(), feed);
     LeaseStore store = config.openStore();
     Elector elector;
     try {
       // elect has its own shutdown order (stop the command, then close): no second hook of Baton's.
-      elector = Elector.builder(store).configure(config.properties()).closeOnShutdown(false).listener(new Narrator()).whileLeader(leaderCommand).build();
+      elector =
+          Elector.builder(store)
+              .configure(config.properties())
+              .closeOnShutdown(false)
+              .listener(new Narrator())
+              .whileLeader(leaderCommand)
+              .build();
     } catch (RuntimeException e) {
       store.close();
       throw e;
@@ -64,8 +77,13 @@ final class RunCommand {
     Runtime.getRuntime().addShutdownHook(new Thread(shutdown::run, "elect-shutdown"));
     log.info(
         "campaigning in election '{}' as '{}' on {}; timing: lease {}, renew deadline {}, retry {}; grace {}",
-        elector.election(), elector.candidate(), config.describeBackend(), Durations.format(timing.leaseDuration()),
-        Durations.format(timing.renewDeadline()), Durations.format(timing.retryPeriod()), Durations.format(grace));
+        elector.election(),
+        elector.candidate(),
+        config.describeBackend(),
+        Durations.format(timing.leaseDuration()),
+        Durations.format(timing.renewDeadline()),
+        Durations.format(timing.retryPeriod()),
+        Durations.format(grace));
     elector.start();
     int status = leaderCommand.finished().join();
     shutdown.run();
@@ -81,14 +99,23 @@ final class RunCommand {
   static Duration grace(Optional<Duration> asked, ElectionConfig.Timing timing) {
     Duration margin = timing.leaseDuration().minus(timing.renewDeadline());
     if (asked.isEmpty()) {
-      Duration reserve = margin.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0 ? margin.dividedBy(2) : Duration.ofSeconds(1);
+      Duration reserve =
+          margin.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
+              ? margin.dividedBy(2)
+              : Duration.ofSeconds(1);
       return margin.minus(reserve);
     }
     Duration grace = asked.get();
     if (grace.compareTo(margin) > 0) {
       throw new UsageException(
-          "--grace " + Durations.format(grace) + " is too long: it must be at most election.lease-duration - election.renew-deadline ("
-              + Durations.format(timing.leaseDuration()) + " - " + Durations.format(timing.renewDeadline()) + " = " + Durations.format(margin)
+          "--grace "
+              + Durations.format(grace)
+              + " is too long: it must be at most election.lease-duration - election.renew-deadline ("
+              + Durations.format(timing.leaseDuration())
+              + " - "
+              + Durations.format(timing.renewDeadline())
+              + " = "
+              + Durations.format(margin)
               + "), so that the command has stopped before another candidate can be elected; shorten --grace or lengthen the lease");
     }
     return grace;
@@ -103,7 +130,8 @@ final class RunCommand {
       return;
     }
     if (findOnPath(command).isEmpty()) {
-      throw UsageException.commandNotFound("COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
+      throw UsageException.commandNotFound(
+          "COMMAND '" + command + "' is not found on PATH (" + System.getenv("PATH") + ")");
     }
   }
 

@@ -8,8 +8,8 @@ import sun.misc.SignalHandler;
  * SIGTERM and SIGINT for {@code elect run}. The JVM's own handling runs all shutdown hooks at once,
  * and the embedded database's hook (H2 closes its database in one) would race the release of the
  * lease; handling the signals first lets elect stop the command and release while the store still
- * works, and only then exit. {@code sun.misc.Signal} (module jdk.unsupported) is the JDK's only
- * way to do that; the compiler warns about it.
+ * works, and only then exit. {@code sun.misc.Signal} (module jdk.unsupported) is the JDK's only way
+ * to do that; the compiler warns about it.
  */
 final class Signals {
 

@@ -8,8 +8,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 /**
  * Starts processes from one thread that lives as long as {@code elect}. The kernel sends the
  * parent-death signal ({@code setpriv --pdeathsig}) when the <em>thread</em> that started a process
- * ends, not only when its process does: a command started from a pooled thread would be killed
- * when that thread retired.
+ * ends, not only when its process does: a command started from a pooled thread would be killed when
+ * that thread retired.
  */
 final class Spawner {
 

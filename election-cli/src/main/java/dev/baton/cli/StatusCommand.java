@@ -24,6 +24,7 @@ final class StatusCommand {
   static final int NO_LEADER = 1;
 
   private static final Duration POLL = Duration.ofSeconds(1);
+
   /**
    * A lease that vanished this long or more before it was due to expire was released; later, it
    * expired. Leaves room for the difference in latency of two reads; a live leader renews long
@@ -37,6 +38,7 @@ final class StatusCommand {
     EXPIRED,
     UNKNOWN
   }
+
   private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
 
   private StatusCommand() {}
@@ -82,7 +84,8 @@ final class StatusCommand {
     }
   }
 
-  static void print(PrintStream out, String election, Optional<LeaseRecord> current, String backend) {
+  static void print(
+      PrintStream out, String election, Optional<LeaseRecord> current, String backend) {
     out.println("election  " + election);
     if (current.isEmpty()) {
       out.println("leader    none: nobody holds a live lease");
@@ -91,7 +94,15 @@ final class StatusCommand {
       out.println("leader    " + r.holder());
       out.println("token     " + r.token());
       out.println("renewed   " + renewed(r));
-      r.expiresIn().ifPresent(e -> out.println("expires   in " + Durations.format(e) + " unless renewed (lease " + Durations.format(r.ttl()) + ")"));
+      r.expiresIn()
+          .ifPresent(
+              e ->
+                  out.println(
+                      "expires   in "
+                          + Durations.format(e)
+                          + " unless renewed (lease "
+                          + Durations.format(r.ttl())
+                          + ")"));
     }
     out.println("backend   " + backend);
     out.flush();
@@ -105,13 +116,20 @@ final class StatusCommand {
     String at = r.renewedAt().map(t -> "at " + t + " by the store's clock").orElse("");
     if (r.expiresIn().isPresent()) {
       Duration ago = r.ttl().minus(r.expiresIn().get());
-      return Durations.format(ago.isNegative() ? Duration.ZERO : ago) + " ago" + (at.isEmpty() ? "" : " (" + at + ")");
+      return Durations.format(ago.isNegative() ? Duration.ZERO : ago)
+          + " ago"
+          + (at.isEmpty() ? "" : " (" + at + ")");
     }
     return at.isEmpty() ? "unknown (the store does not say)" : at;
   }
 
   private static void watch(
-      LeaseStore store, String election, Optional<LeaseRecord> first, ClosingOnExit closing, PrintStream out, PrintStream err) {
+      LeaseStore store,
+      String election,
+      Optional<LeaseRecord> first,
+      ClosingOnExit closing,
+      PrintStream out,
+      PrintStream err) {
     Semaphore wake = new Semaphore(0);
     Optional<Subscription> subscription;
     try {
@@ -119,7 +137,13 @@ final class StatusCommand {
     } catch (LeaseStoreException e) {
       subscription = Optional.empty();
     }
-    out.println("watching" + (subscription.isPresent() ? " (the store reports changes; also reading every " : " (reading every ") + Durations.format(POLL) + "); Ctrl-C to stop");
+    out.println(
+        "watching"
+            + (subscription.isPresent()
+                ? " (the store reports changes; also reading every "
+                : " (reading every ")
+            + Durations.format(POLL)
+            + "); Ctrl-C to stop");
     out.flush();
     Optional<LeaseRecord> last = first;
     long lastReadAt = System.nanoTime();
@@ -142,7 +166,8 @@ final class StatusCommand {
             return;
           }
           if (!failing) {
-            err.println(LocalTime.now().format(CLOCK) + "  cannot read the election: " + e.getMessage());
+            err.println(
+                LocalTime.now().format(CLOCK) + "  cannot read the election: " + e.getMessage());
             failing = true;
           }
           continue;
@@ -152,7 +177,10 @@ final class StatusCommand {
           failing = false;
         }
         if (!sameTerm(last, now)) {
-          out.println(LocalTime.now().format(CLOCK) + "  " + change(last, now, ending(last, lastReadAt, readAt)));
+          out.println(
+              LocalTime.now().format(CLOCK)
+                  + "  "
+                  + change(last, now, ending(last, lastReadAt, readAt)));
           out.flush();
         }
         last = now;
@@ -167,7 +195,8 @@ final class StatusCommand {
     if (a.isEmpty() || b.isEmpty()) {
       return a.isEmpty() == b.isEmpty();
     }
-    return Objects.equals(a.get().holder(), b.get().holder()) && a.get().token().equals(b.get().token());
+    return Objects.equals(a.get().holder(), b.get().holder())
+        && a.get().token().equals(b.get().token());
   }
 
   /**
@@ -185,12 +214,15 @@ final class StatusCommand {
     if (nowReadAt - (due - EXPIRY_SLACK.toNanos()) < 0) {
       return Ending.RELEASED;
     }
-    return nowReadAt - beforeReadAt <= POLL.plus(EXPIRY_SLACK).toNanos() ? Ending.EXPIRED : Ending.UNKNOWN;
+    return nowReadAt - beforeReadAt <= POLL.plus(EXPIRY_SLACK).toNanos()
+        ? Ending.EXPIRED
+        : Ending.UNKNOWN;
   }
 
   static String change(Optional<LeaseRecord> before, Optional<LeaseRecord> now, Ending ending) {
     if (before.isEmpty()) {
-      return now.map(r -> "leader " + r.holder() + ", token " + r.token() + " (nobody led)").orElse("no leader");
+      return now.map(r -> "leader " + r.holder() + ", token " + r.token() + " (nobody led)")
+          .orElse("no leader");
     }
     LeaseRecord b = before.get();
     String was = "was " + b.holder() + ", token " + b.token();
@@ -203,6 +235,13 @@ final class StatusCommand {
     if (now.isEmpty()) {
       return "no leader: the lease " + how + " (" + was + ")";
     }
-    return "leader " + now.get().holder() + ", token " + now.get().token() + " (" + was + (ending == Ending.UNKNOWN ? "" : "; " + how.replaceFirst("^was ", "")) + ")";
+    return "leader "
+        + now.get().holder()
+        + ", token "
+        + now.get().token()
+        + " ("
+        + was
+        + (ending == Ending.UNKNOWN ? "" : "; " + how.replaceFirst("^was ", ""))
+        + ")";
   }
 }

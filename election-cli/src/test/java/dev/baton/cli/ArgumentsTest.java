@@ -16,15 +16,33 @@ class ArgumentsTest {
   @Test
   void run_reads_every_option_and_the_command_after_the_separator() {
     Arguments.Invocation parsed =
-        Arguments.parse("run", "--config", "e.properties", "--name=billing", "--restart", "--grace", "3s", "--", "sh", "-c", "echo hi");
+        Arguments.parse(
+            "run",
+            "--config",
+            "e.properties",
+            "--name=billing",
+            "--restart",
+            "--grace",
+            "3s",
+            "--",
+            "sh",
+            "-c",
+            "echo hi");
 
     assertThat(parsed)
-        .isEqualTo(new Arguments.Run(Optional.of(Path.of("e.properties")), Optional.of("billing"), true, Optional.of(Duration.ofSeconds(3)), List.of("sh", "-c", "echo hi")));
+        .isEqualTo(
+            new Arguments.Run(
+                Optional.of(Path.of("e.properties")),
+                Optional.of("billing"),
+                true,
+                Optional.of(Duration.ofSeconds(3)),
+                List.of("sh", "-c", "echo hi")));
   }
 
   @Test
   void run_takes_the_first_word_that_is_not_an_option_as_the_command() {
-    Arguments.Run run = (Arguments.Run) Arguments.parse("run", "--name", "x", "my-job", "--its-own-flag");
+    Arguments.Run run =
+        (Arguments.Run) Arguments.parse("run", "--name", "x", "my-job", "--its-own-flag");
 
     assertThat(run.command()).containsExactly("my-job", "--its-own-flag");
     assertThat(run.restart()).isFalse();
@@ -63,26 +81,39 @@ class ArgumentsTest {
 
   @Test
   void no_arguments_at_all_asks_for_a_command() {
-    assertThatThrownBy(Arguments::parse).isInstanceOf(UsageException.class).hasMessage("missing command; use run, status, demo or help");
+    assertThatThrownBy(Arguments::parse)
+        .isInstanceOf(UsageException.class)
+        .hasMessage("missing command; use run, status, demo or help");
   }
 
   @ParameterizedTest(name = "{0} is {1} ms")
-  @CsvSource({"500ms, 500", "10s, 10000", "2m, 120000", "1h, 3600000", "PT1.5S, 1500", "pt2s, 2000"})
+  @CsvSource({
+    "500ms, 500",
+    "10s, 10000",
+    "2m, 120000",
+    "1h, 3600000",
+    "PT1.5S, 1500",
+    "pt2s, 2000"
+  })
   void durations_read_as_in_the_configuration(String text, long millis) {
     assertThat(Arguments.duration("--grace", text)).isEqualTo(Duration.ofMillis(millis));
   }
 
   @Test
   void status_and_demo_and_help() {
-    assertThat(Arguments.parse("status", "--name", "x", "--watch")).isEqualTo(new Arguments.Status(Optional.empty(), Optional.of("x"), true));
-    assertThat(Arguments.parse("status")).isEqualTo(new Arguments.Status(Optional.empty(), Optional.empty(), false));
+    assertThat(Arguments.parse("status", "--name", "x", "--watch"))
+        .isEqualTo(new Arguments.Status(Optional.empty(), Optional.of("x"), true));
+    assertThat(Arguments.parse("status"))
+        .isEqualTo(new Arguments.Status(Optional.empty(), Optional.empty(), false));
     assertThat(Arguments.parse("demo")).isEqualTo(new Arguments.Demo());
     assertThat(Arguments.parse("--help")).isEqualTo(new Arguments.Help());
   }
 
   @Test
   void the_log_names_the_program_but_not_its_arguments_which_may_be_secret() {
-    assertThat(Arguments.program(List.of("deploy", "--password", "hunter2"))).isEqualTo("'deploy' (2 arguments)").doesNotContain("hunter2");
+    assertThat(Arguments.program(List.of("deploy", "--password", "hunter2")))
+        .isEqualTo("'deploy' (2 arguments)")
+        .doesNotContain("hunter2");
     assertThat(Arguments.program(List.of("sleep", "600"))).isEqualTo("'sleep' (1 argument)");
     assertThat(Arguments.program(List.of("true"))).isEqualTo("'true'");
   }

@@ -36,8 +36,10 @@ final class Chaos {
   static final Duration RENEW_DEADLINE = Duration.ofSeconds(2);
   static final Duration RETRY = Duration.ofMillis(500);
   static final Duration GRACE = Duration.ofMillis(500);
+
   /** Scheduling noise on a 2-core machine shared with other builds. */
   static final Duration ALLOWANCE = Duration.ofSeconds(2);
+
   /**
    * When the store is served by one of the elect processes (H2 AUTO_SERVER) and that process dies,
    * the others' statements fail until one of them has taken over H2's lock file (which alone waits
@@ -45,12 +47,16 @@ final class Chaos {
    * Measured here: 1.3 to 8 s on top of the lease and retry period.
    */
   static final Duration SERVER_MOVES = Duration.ofSeconds(10);
+
   /** How long an elect may take, after SIGKILL, to take its command with it. */
   static final Duration ORPHAN_BOUND = Duration.ofSeconds(2);
 
-  private static final List<String> KINDS = List.of("kill", "term", "pause", "jvm pause", "command pause");
-  private static final Pattern ELECTED = Pattern.compile("candidate '([^']+)': elected with fencing token (\\d+)");
-  private static final Pattern TERM_ENDED = Pattern.compile("(?:stepping down|lost leadership|ending (?:the )?term) with token (\\d+)");
+  private static final List<String> KINDS =
+      List.of("kill", "term", "pause", "jvm pause", "command pause");
+  private static final Pattern ELECTED =
+      Pattern.compile("candidate '([^']+)': elected with fencing token (\\d+)");
+  private static final Pattern TERM_ENDED =
+      Pattern.compile("(?:stepping down|lost leadership|ending (?:the )?term) with token (\\d+)");
 
   private final Path dir;
   private final ChaosBackend backend;
@@ -91,14 +97,24 @@ final class Chaos {
     List<String> kinds = new ArrayList<>(KINDS);
     Collections.shuffle(kinds, random);
     firstRound.addAll(kinds);
-    this.election = "chaos-" + Long.toHexString(seed & 0xffffff) + "-" + Long.toHexString(System.nanoTime() & 0xffff);
+    this.election =
+        "chaos-"
+            + Long.toHexString(seed & 0xffffff)
+            + "-"
+            + Long.toHexString(System.nanoTime() & 0xffff);
     this.log = dir.resolve("writer.log");
     try {
       this.config =
           Files.writeString(
               dir.resolve("chaos.properties"),
-              "election.lease-duration=" + LEASE.toMillis() + "ms\nelection.renew-deadline=" + RENEW_DEADLINE.toMillis()
-                  + "ms\nelection.retry-period=" + RETRY.toMillis() + "ms\n" + backend.properties());
+              "election.lease-duration="
+                  + LEASE.toMillis()
+                  + "ms\nelection.renew-deadline="
+                  + RENEW_DEADLINE.toMillis()
+                  + "ms\nelection.retry-period="
+                  + RETRY.toMillis()
+                  + "ms\n"
+                  + backend.properties());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -114,7 +130,8 @@ final class Chaos {
       while (System.nanoTime() - end < 0) {
         Optional<Leader> leader = awaitLeader(Duration.ofSeconds(30));
         if (leader.isEmpty()) {
-          history.violation(history.at(System.nanoTime()) + ": no leader with a writing command for 30s");
+          history.violation(
+              history.at(System.nanoTime()) + ": no leader with a writing command for 30s");
           break;
         }
         dwell(Duration.ofMillis(1000 + random.nextInt(1500)));
@@ -133,12 +150,19 @@ final class Chaos {
           start(again.slot);
           continue;
         }
-        String kind = firstRound.isEmpty() ? KINDS.get(random.nextInt(KINDS.size())) : firstRound.poll();
+        String kind =
+            firstRound.isEmpty() ? KINDS.get(random.nextInt(KINDS.size())) : firstRound.poll();
         switch (kind) {
           case "kill" -> kill(leader.get());
           case "term" -> terminate(leader.get());
-          case "pause" -> pause(leader.get(), random.nextDouble() < 0.3 ? Duration.ofMillis(1000) : Duration.ofMillis(4000 + random.nextInt(2000)));
-          case "jvm pause" -> pauseJvm(leader.get(), Duration.ofMillis(4000 + random.nextInt(4000)));
+          case "pause" ->
+              pause(
+                  leader.get(),
+                  random.nextDouble() < 0.3
+                      ? Duration.ofMillis(1000)
+                      : Duration.ofMillis(4000 + random.nextInt(2000)));
+          case "jvm pause" ->
+              pauseJvm(leader.get(), Duration.ofMillis(4000 + random.nextInt(4000)));
           default -> pauseCommand(leader.get(), Duration.ofMillis(3000 + random.nextInt(3000)));
         }
       }
@@ -152,21 +176,48 @@ final class Chaos {
   // ---------------------------------------------------------------- processes
 
   private void start(int slot) {
-    int generation = slots[slot] == null ? 1 : Integer.parseInt(slots[slot].candidate.replaceAll(".*-g", "")) + 1;
+    int generation =
+        slots[slot] == null
+            ? 1
+            : Integer.parseInt(slots[slot].candidate.replaceAll(".*-g", "")) + 1;
     String candidate = "n" + (slot + 1) + "-g" + generation;
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classes = Path.of(System.getProperty("elect.testClasses", "target/test-classes")).toAbsolutePath().toString();
+    String classes =
+        Path.of(System.getProperty("elect.testClasses", "target/test-classes"))
+            .toAbsolutePath()
+            .toString();
     ElectProcess p =
         ElectProcess.start(
             dir,
             candidate,
             Map.of("ELECTION_CANDIDATE_ID", candidate),
-            "run", "--config", config.toString(), "--name", election, "--grace", GRACE.toMillis() + "ms", "--",
-            java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx32m", "-Xshare:auto", "-cp", classes, FencedWriter.class.getName(), log.toString());
+            "run",
+            "--config",
+            config.toString(),
+            "--name",
+            election,
+            "--grace",
+            GRACE.toMillis() + "ms",
+            "--",
+            java,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Xmx32m",
+            "-Xshare:auto",
+            "-cp",
+            classes,
+            FencedWriter.class.getName(),
+            log.toString());
     Node n = new Node(slot, candidate, p);
     slots[slot] = n;
     everyNode.add(n);
-    history.say("start " + candidate + " (elect pid " + p.pid() + ")" + (generation > 1 ? ": restart of a stopped candidate" : ""));
+    history.say(
+        "start "
+            + candidate
+            + " (elect pid "
+            + p.pid()
+            + ")"
+            + (generation > 1 ? ": restart of a stopped candidate" : ""));
   }
 
   /** What was running when the leader's elect was sent a signal that ends it. */
@@ -179,7 +230,15 @@ final class Chaos {
     long at = System.nanoTime();
     n.process.signal(signal);
     n.stopped = true;
-    history.say("SIG" + signal + " elect of " + n.candidate + " (leader, token " + leader.token() + (served ? "; it served the store" : "") + ")");
+    history.say(
+        "SIG"
+            + signal
+            + " elect of "
+            + n.candidate
+            + " (leader, token "
+            + leader.token()
+            + (served ? "; it served the store" : "")
+            + ")");
     return new Ended(n, tree, served, at);
   }
 
@@ -191,11 +250,26 @@ final class Chaos {
     long at = e.at();
     long gone = awaitGone(n.process.handle(), tree, ORPHAN_BOUND.plusSeconds(3));
     if (gone < 0) {
-      history.violation(history.at(at) + ": after SIGKILL of " + n.candidate + "'s elect, its command still ran " + ORPHAN_BOUND.plusSeconds(3).toMillis() + " ms later: " + tree);
+      history.violation(
+          history.at(at)
+              + ": after SIGKILL of "
+              + n.candidate
+              + "'s elect, its command still ran "
+              + ORPHAN_BOUND.plusSeconds(3).toMillis()
+              + " ms later: "
+              + tree);
     } else {
       history.say("  its command and guard gone after " + ms(gone - at) + " ms");
       if (gone - at > ORPHAN_BOUND.toNanos()) {
-        history.violation(history.at(at) + ": " + n.candidate + "'s command outlived its elect by " + ms(gone - at) + " ms (bound " + ORPHAN_BOUND.toMillis() + " ms)");
+        history.violation(
+            history.at(at)
+                + ": "
+                + n.candidate
+                + "'s command outlived its elect by "
+                + ms(gone - at)
+                + " ms (bound "
+                + ORPHAN_BOUND.toMillis()
+                + " ms)");
       }
     }
     expectNewLeader("kill", n, leader.token(), at, at, served, gone);
@@ -209,8 +283,14 @@ final class Chaos {
     Optional<Integer> status = n.process.waitFor(Duration.ofSeconds(20));
     long gone = awaitGone(n.process.handle(), e.tree(), Duration.ofSeconds(5));
     if (status.isEmpty() || status.get() != 143 || gone < 0) {
-      history.violation(history.at(at) + ": after SIGTERM " + n.candidate + "'s elect " + status.map(s -> "exited with " + s).orElse("did not exit within 20 s")
-          + (gone < 0 ? " and its command still ran" : "") + " (expected 143, command gone)");
+      history.violation(
+          history.at(at)
+              + ": after SIGTERM "
+              + n.candidate
+              + "'s elect "
+              + status.map(s -> "exited with " + s).orElse("did not exit within 20 s")
+              + (gone < 0 ? " and its command still ran" : "")
+              + " (expected 143, command gone)");
     } else {
       history.say("  elect exited 143, its command gone after " + ms(gone - at) + " ms");
     }
@@ -226,8 +306,17 @@ final class Chaos {
     boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
     Procs.signalGroups("STOP", groups);
-    history.say("SIGSTOP " + n.candidate + " (leader, token " + leader.token() + "; process groups " + groups + (served ? "; it serves the store" : "") + ") for "
-        + length.toMillis() + " ms");
+    history.say(
+        "SIGSTOP "
+            + n.candidate
+            + " (leader, token "
+            + leader.token()
+            + "; process groups "
+            + groups
+            + (served ? "; it serves the store" : "")
+            + ") for "
+            + length.toMillis()
+            + " ms");
     dwell(length);
     long contAt = System.nanoTime();
     Procs.signalGroups("CONT", groups);
@@ -235,14 +324,21 @@ final class Chaos {
     if (withCommand) {
       history.commandPaused(n.candidate, stopAt, contAt, true);
     }
-    history.say("SIGCONT " + n.candidate + (withCommand ? "" : " (its command was not running: only elect was paused)"));
+    history.say(
+        "SIGCONT "
+            + n.candidate
+            + (withCommand ? "" : " (its command was not running: only elect was paused)"));
     if (length.compareTo(LEASE) > 0) {
       // While the server of the store is paused nobody can be elected: count from the resume.
       expectNewLeader("pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
     } else {
       Optional<Long> next = awaitElectedAfter(leader.token(), Duration.ofMillis(500));
-      history.say("  short pause (under the renew deadline): " + next.map(t -> "leadership moved anyway (machine load)").orElse("leadership kept"));
-      history.fault(new ChaosHistory.Fault("short pause", n.candidate, leader.token(), stopAt, stopAt, served, -1, -1));
+      history.say(
+          "  short pause (under the renew deadline): "
+              + next.map(t -> "leadership moved anyway (machine load)").orElse("leadership kept"));
+      history.fault(
+          new ChaosHistory.Fault(
+              "short pause", n.candidate, leader.token(), stopAt, stopAt, served, -1, -1));
     }
   }
 
@@ -256,8 +352,17 @@ final class Chaos {
     boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
     n.process.signal("STOP");
-    history.say("SIGSTOP elect's JVM alone of " + n.candidate + " (leader, token " + leader.token() + "; pid " + n.process.pid() + (served ? "; it serves the store" : "")
-        + ") for " + length.toMillis() + " ms");
+    history.say(
+        "SIGSTOP elect's JVM alone of "
+            + n.candidate
+            + " (leader, token "
+            + leader.token()
+            + "; pid "
+            + n.process.pid()
+            + (served ? "; it serves the store" : "")
+            + ") for "
+            + length.toMillis()
+            + " ms");
     dwell(length);
     long contAt = System.nanoTime();
     n.process.signal("CONT");
@@ -265,7 +370,9 @@ final class Chaos {
     expectNewLeader("jvm pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
   }
 
-  /** SIGSTOP of the command's process group alone: elect goes on renewing, and nothing may change. */
+  /**
+   * SIGSTOP of the command's process group alone: elect goes on renewing, and nothing may change.
+   */
   private void pauseCommand(Leader leader, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
@@ -273,15 +380,27 @@ final class Chaos {
     groups.remove(Procs.processGroup(n.process.pid()));
     long stopAt = System.nanoTime();
     Procs.signalGroups("STOP", groups);
-    history.say("SIGSTOP the command alone of " + n.candidate + " (leader, token " + leader.token() + "; process groups " + groups + ") for " + length.toMillis() + " ms");
+    history.say(
+        "SIGSTOP the command alone of "
+            + n.candidate
+            + " (leader, token "
+            + leader.token()
+            + "; process groups "
+            + groups
+            + ") for "
+            + length.toMillis()
+            + " ms");
     dwell(length);
     long contAt = System.nanoTime();
     Procs.signalGroups("CONT", groups);
     history.commandPaused(n.candidate, stopAt, contAt, false);
     history.say("SIGCONT the command of " + n.candidate);
-    history.fault(new ChaosHistory.Fault("command pause", n.candidate, leader.token(), stopAt, stopAt, false, -1, -1));
+    history.fault(
+        new ChaosHistory.Fault(
+            "command pause", n.candidate, leader.token(), stopAt, stopAt, false, -1, -1));
     long deadline = System.nanoTime() + ALLOWANCE.plusSeconds(1).toNanos();
-    while (System.nanoTime() - deadline < 0 && WriterLog.read(log).acceptedAfter(leader.token(), contAt).isEmpty()) {
+    while (System.nanoTime() - deadline < 0
+        && WriterLog.read(log).acceptedAfter(leader.token(), contAt).isEmpty()) {
       dwell(Duration.ofMillis(50));
     }
     if (WriterLog.read(log).acceptedAfter(leader.token(), contAt).isPresent()) {
@@ -289,30 +408,65 @@ final class Chaos {
     } else if (termEnded(n, leader.token())) {
       history.say("  leadership moved anyway (elect's term ended: machine load)");
     } else {
-      history.violation(history.at(stopAt) + ": after a pause of " + n.candidate + "'s command alone, the command did not write again though its term went on");
+      history.violation(
+          history.at(stopAt)
+              + ": after a pause of "
+              + n.candidate
+              + "'s command alone, the command did not write again though its term went on");
     }
   }
 
-  private void expectNewLeader(String kind, Node n, long token, long at, long from, boolean served, long orphansGone) {
+  private void expectNewLeader(
+      String kind, Node n, long token, long at, long from, boolean served, long orphansGone) {
     // A store served by the process that went away takes a while to be served again.
     boolean moves = served && (kind.equals("kill") || kind.equals("term"));
     Duration base = kind.equals("term") ? RETRY : LEASE.plus(RETRY);
     long bound = base.plus(ALLOWANCE).plus(moves ? SERVER_MOVES : Duration.ZERO).toNanos();
     Optional<long[]> next = awaitNewLeader(token, from + bound + TimeUnit.SECONDS.toNanos(20));
     if (next.isEmpty()) {
-      history.violation(history.at(at) + ": no new leader within " + ms(bound) + " ms + 20 s after the " + kind + " of " + n.candidate);
+      history.violation(
+          history.at(at)
+              + ": no new leader within "
+              + ms(bound)
+              + " ms + 20 s after the "
+              + kind
+              + " of "
+              + n.candidate);
       history.fault(new ChaosHistory.Fault(kind, n.candidate, token, at, from, served, -1, bound));
       return;
     }
     long electedAt = next.get()[1];
     long took = electedAt - from;
-    history.say("  new leader with token " + next.get()[0] + " after " + ms(took) + " ms" + (from != at ? " from the resume" : "") + " (bound " + ms(bound) + " ms)");
+    history.say(
+        "  new leader with token "
+            + next.get()[0]
+            + " after "
+            + ms(took)
+            + " ms"
+            + (from != at ? " from the resume" : "")
+            + " (bound "
+            + ms(bound)
+            + " ms)");
     history.fault(new ChaosHistory.Fault(kind, n.candidate, token, at, from, served, took, bound));
     if (took > bound) {
-      history.violation(history.at(at) + ": after the " + kind + " of " + n.candidate + " a new leader took " + ms(took) + " ms, more than " + ms(bound) + " ms");
+      history.violation(
+          history.at(at)
+              + ": after the "
+              + kind
+              + " of "
+              + n.candidate
+              + " a new leader took "
+              + ms(took)
+              + " ms, more than "
+              + ms(bound)
+              + " ms");
     }
     if (orphansGone >= 0 && electedAt - orphansGone < 0) {
-      history.violation(history.at(at) + ": a new leader was elected before " + n.candidate + "'s command was gone");
+      history.violation(
+          history.at(at)
+              + ": a new leader was elected before "
+              + n.candidate
+              + "'s command was gone");
     }
   }
 
@@ -332,7 +486,10 @@ final class Chaos {
       port = serverPort();
     }
     if (port.isEmpty()) {
-      history.say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: the lock file names no server)");
+      history.say(
+          "  (cannot tell whether "
+              + pid
+              + " serves the database, so the looser bounds apply: the lock file names no server)");
       return true;
     }
     return listensOn(pid, port.get());
@@ -344,7 +501,9 @@ final class Chaos {
       Properties lock = new Properties();
       lock.load(in);
       String server = lock.getProperty("server", "");
-      return server.contains(":") ? Optional.of(Integer.parseInt(server.substring(server.lastIndexOf(':') + 1))) : Optional.empty();
+      return server.contains(":")
+          ? Optional.of(Integer.parseInt(server.substring(server.lastIndexOf(':') + 1)))
+          : Optional.empty();
     } catch (IOException | IllegalArgumentException e) {
       return Optional.empty();
     }
@@ -363,16 +522,22 @@ final class Chaos {
         }
       }
       try (var fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
-        return fds.anyMatch(fd -> {
-          try {
-            return inodes.contains(Files.readSymbolicLink(fd).toString());
-          } catch (IOException e) {
-            return false;
-          }
-        });
+        return fds.anyMatch(
+            fd -> {
+              try {
+                return inodes.contains(Files.readSymbolicLink(fd).toString());
+              } catch (IOException e) {
+                return false;
+              }
+            });
       }
     } catch (IOException | RuntimeException e) {
-      history.say("  (cannot tell whether " + pid + " serves the database, so the looser bounds apply: " + e + ")");
+      history.say(
+          "  (cannot tell whether "
+              + pid
+              + " serves the database, so the looser bounds apply: "
+              + e
+              + ")");
       return true;
     }
   }
@@ -443,7 +608,9 @@ final class Chaos {
     for (Node n : everyNode) {
       for (ElectProcess.Line line : n.process.lines()) {
         Matcher m = ELECTED.matcher(line.text());
-        if (m.find() && Long.parseLong(m.group(2)) > token && (first == null || line.nanos() - first[1] < 0)) {
+        if (m.find()
+            && Long.parseLong(m.group(2)) > token
+            && (first == null || line.nanos() - first[1] < 0)) {
           first = new long[] {Long.parseLong(m.group(2)), line.nanos()};
         }
       }
@@ -481,7 +648,9 @@ final class Chaos {
 
   /** Whether {@code n}'s own log says its term with {@code token} ended. */
   private static boolean termEnded(Node n, long token) {
-    return n.process.lines().stream().map(l -> TERM_ENDED.matcher(l.text())).anyMatch(m -> m.find() && Long.parseLong(m.group(1)) == token);
+    return n.process.lines().stream()
+        .map(l -> TERM_ENDED.matcher(l.text()))
+        .anyMatch(m -> m.find() && Long.parseLong(m.group(1)) == token);
   }
 
   // ---------------------------------------------------------------- checks
@@ -501,10 +670,32 @@ final class Chaos {
       }
     }
     String header =
-        "\n==== chaos on " + backend.label() + ": seed " + seed + " (replay with -Dchaos.seed=" + seed + "), election " + election + "\n"
-            + "timing: lease " + LEASE.toMillis() + " ms, renew deadline " + RENEW_DEADLINE.toMillis() + " ms, retry " + RETRY.toMillis() + " ms, grace "
-            + GRACE.toMillis() + " ms; allowance " + ALLOWANCE.toMillis() + " ms"
-            + (backend.servedByCandidate() ? ", plus " + SERVER_MOVES.toMillis() + " ms when the process serving the store was killed or stopped" : "") + "\n";
+        "\n==== chaos on "
+            + backend.label()
+            + ": seed "
+            + seed
+            + " (replay with -Dchaos.seed="
+            + seed
+            + "), election "
+            + election
+            + "\n"
+            + "timing: lease "
+            + LEASE.toMillis()
+            + " ms, renew deadline "
+            + RENEW_DEADLINE.toMillis()
+            + " ms, retry "
+            + RETRY.toMillis()
+            + " ms, grace "
+            + GRACE.toMillis()
+            + " ms; allowance "
+            + ALLOWANCE.toMillis()
+            + " ms"
+            + (backend.servedByCandidate()
+                ? ", plus "
+                    + SERVER_MOVES.toMillis()
+                    + " ms when the process serving the store was killed or stopped"
+                : "")
+            + "\n";
     history.report(header, w, stale, restarts);
   }
 

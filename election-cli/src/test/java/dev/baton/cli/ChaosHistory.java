@@ -19,17 +19,31 @@ final class ChaosHistory {
   /** Two commands writing at once for longer than this is a violation (issue 20's bound). */
   static final long OVERLAP_TOLERANCE = TimeUnit.MILLISECONDS.toNanos(100);
 
-  /** A fault against the leader and what followed. {@code failover} is -1 when no new leader was expected or seen. */
-  record Fault(String kind, String candidate, long token, long at, long measuredFrom, boolean servedStore, long failover, long bound) {}
+  /**
+   * A fault against the leader and what followed. {@code failover} is -1 when no new leader was
+   * expected or seen.
+   */
+  record Fault(
+      String kind,
+      String candidate,
+      long token,
+      long at,
+      long measuredFrom,
+      boolean servedStore,
+      long failover,
+      long bound) {}
 
   private final long t0;
   private final String label;
   private final List<String> narration = new ArrayList<>();
   private final List<Fault> faults = new ArrayList<>();
+
   /** Per candidate: when its command was paused (with its machine, or alone). */
   private final Map<String, List<long[]>> commandPauses = new HashMap<>();
+
   /** Per candidate: when its whole machine was paused, the command with it. */
   private final Map<String, List<long[]>> machinePauses = new HashMap<>();
+
   private final List<String> violations = new ArrayList<>();
   private long worstOverlap;
 
@@ -76,8 +90,8 @@ final class ChaosHistory {
    * physics allow: a leader whose whole machine was paused runs again when it resumes, until its
    * guard (whose deadline passed during the pause) or its elect stops it; that must happen within
    * the grace period and the allowance, and fencing refuses its late writes (checked apart:
-   * accepted tokens never go backwards). A pause of elect's JVM alone is no excuse: the command
-   * was not paused.
+   * accepted tokens never go backwards). A pause of elect's JVM alone is no excuse: the command was
+   * not paused.
    */
   List<String> checkOverlaps(WriterLog w, long excusedAfterResume) {
     List<String> stale = new ArrayList<>();
@@ -99,14 +113,34 @@ final class ChaosHistory {
         long end = both.get(both.size() - 1)[1];
         long overlap = both.stream().mapToLong(x -> x[1] - x[0]).sum();
         Optional<Long> resumed =
-            machinePauses.getOrDefault(older.candidate, List.of()).stream().map(p -> p[1])
-                .filter(c -> c - start <= TimeUnit.MILLISECONDS.toNanos(200)).max(Long::compare);
+            machinePauses.getOrDefault(older.candidate, List.of()).stream()
+                .map(p -> p[1])
+                .filter(c -> c - start <= TimeUnit.MILLISECONDS.toNanos(200))
+                .max(Long::compare);
         boolean explained = resumed.isPresent() && end - resumed.get() <= excusedAfterResume;
-        String what = older + " and " + newer + " both ran unpaused for " + ms(overlap) + " ms from " + at(start);
+        String what =
+            older
+                + " and "
+                + newer
+                + " both ran unpaused for "
+                + ms(overlap)
+                + " ms from "
+                + at(start);
         if (explained) {
           long lateAccepts = older.accepts.stream().filter(t -> t - newer.first >= 0).count();
-          stale.add(what + " (" + older.candidate + " resumed with its machine and was stopped " + ms(end - resumed.get())
-              + " ms later; accepted writes after " + newer.candidate + " started: " + lateAccepts + ", refused in all: " + older.refusals + ")");
+          stale.add(
+              what
+                  + " ("
+                  + older.candidate
+                  + " resumed with its machine and was stopped "
+                  + ms(end - resumed.get())
+                  + " ms later; accepted writes after "
+                  + newer.candidate
+                  + " started: "
+                  + lateAccepts
+                  + ", refused in all: "
+                  + older.refusals
+                  + ")");
         } else {
           worstOverlap = Math.max(worstOverlap, overlap);
           if (overlap > OVERLAP_TOLERANCE) {
@@ -155,28 +189,73 @@ final class ChaosHistory {
     narration.forEach(line -> r.append("  ").append(line).append('\n'));
     r.append("what was found:\n");
     r.append("  faults:");
-    for (String kind : List.of("kill", "term", "pause", "short pause", "jvm pause", "command pause")) {
-      r.append(' ').append(faults.stream().filter(f -> f.kind().equals(kind)).count()).append(' ').append(kind).append(',');
+    for (String kind :
+        List.of("kill", "term", "pause", "short pause", "jvm pause", "command pause")) {
+      r.append(' ')
+          .append(faults.stream().filter(f -> f.kind().equals(kind)).count())
+          .append(' ')
+          .append(kind)
+          .append(',');
     }
     r.append(' ').append(restarts).append(" restarts\n");
-    r.append("  writes: ").append(w.count("accept")).append(" accepted, ").append(w.count("refuse")).append(" refused for a stale token; commands run: ")
-        .append(w.instances.size()).append('\n');
+    r.append("  writes: ")
+        .append(w.count("accept"))
+        .append(" accepted, ")
+        .append(w.count("refuse"))
+        .append(" refused for a stale token; commands run: ")
+        .append(w.instances.size())
+        .append('\n');
     List<String> tokenProblems = w.tokenViolations();
-    r.append("  tokens: ").append(tokenProblems.isEmpty() ? "accepted tokens never went backwards and each belonged to one candidate" : tokenProblems).append('\n');
-    r.append("  overlap: longest unexcused overlap of two commands ").append(ms(worstOverlap)).append(" ms (tolerance ").append(ms(OVERLAP_TOLERANCE)).append(" ms); ")
-        .append(stale.isEmpty() ? "no command resumed with its paused machine ran beside a newer one" : stale.size() + " resumed stale leader(s), stopped by their guard or elect:")
+    r.append("  tokens: ")
+        .append(
+            tokenProblems.isEmpty()
+                ? "accepted tokens never went backwards and each belonged to one candidate"
+                : tokenProblems)
+        .append('\n');
+    r.append("  overlap: longest unexcused overlap of two commands ")
+        .append(ms(worstOverlap))
+        .append(" ms (tolerance ")
+        .append(ms(OVERLAP_TOLERANCE))
+        .append(" ms); ")
+        .append(
+            stale.isEmpty()
+                ? "no command resumed with its paused machine ran beside a newer one"
+                : stale.size() + " resumed stale leader(s), stopped by their guard or elect:")
         .append('\n');
     stale.forEach(s -> r.append("    ").append(s).append('\n'));
     for (String kind : List.of("kill", "term", "pause", "jvm pause")) {
-      List<Long> took = faults.stream().filter(f -> f.kind().equals(kind) && f.failover() >= 0).map(Fault::failover).sorted().toList();
+      List<Long> took =
+          faults.stream()
+              .filter(f -> f.kind().equals(kind) && f.failover() >= 0)
+              .map(Fault::failover)
+              .sorted()
+              .toList();
       if (!took.isEmpty()) {
-        r.append("  next leader after ").append(kind).append(": median ").append(ms(took.get(took.size() / 2))).append(" ms, max ")
-            .append(ms(took.get(took.size() - 1))).append(" ms over ").append(took.size()).append('\n');
+        r.append("  next leader after ")
+            .append(kind)
+            .append(": median ")
+            .append(ms(took.get(took.size() / 2)))
+            .append(" ms, max ")
+            .append(ms(took.get(took.size() - 1)))
+            .append(" ms over ")
+            .append(took.size())
+            .append('\n');
       }
     }
-    faults.stream().filter(f -> f.failover() >= 0).forEach(f ->
-        r.append("    ").append(f.kind()).append(" of ").append(f.candidate()).append(f.servedStore() ? " (served the store)" : "").append(": ")
-            .append(ms(f.failover())).append(" ms (bound ").append(ms(f.bound())).append(" ms)\n"));
+    faults.stream()
+        .filter(f -> f.failover() >= 0)
+        .forEach(
+            f ->
+                r.append("    ")
+                    .append(f.kind())
+                    .append(" of ")
+                    .append(f.candidate())
+                    .append(f.servedStore() ? " (served the store)" : "")
+                    .append(": ")
+                    .append(ms(f.failover()))
+                    .append(" ms (bound ")
+                    .append(ms(f.bound()))
+                    .append(" ms)\n"));
     r.append("  violations: ").append(violations.isEmpty() ? "none" : "").append('\n');
     violations.forEach(v -> r.append("    ").append(v).append('\n'));
     System.out.println(r);

@@ -14,12 +14,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Process-level chaos: three real {@code elect run} processes with a fenced writer as their command,
- * and a minute of faults against the leader (see {@link Chaos}): SIGKILL and SIGTERM of its elect,
- * a pause of its whole machine, of its elect's JVM alone, of its command alone, and restarts. Runs
- * on each {@link ChaosBackend}: the embedded default and PostgreSQL. {@code -Dchaos.seconds}
- * changes the length, {@code -Dchaos.seed} replays a run, {@code -Dchaos.backend=postgresql} runs
- * one backend only.
+ * Process-level chaos: three real {@code elect run} processes with a fenced writer as their
+ * command, and a minute of faults against the leader (see {@link Chaos}): SIGKILL and SIGTERM of
+ * its elect, a pause of its whole machine, of its elect's JVM alone, of its command alone, and
+ * restarts. Runs on each {@link ChaosBackend}: the embedded default and PostgreSQL. {@code
+ * -Dchaos.seconds} changes the length, {@code -Dchaos.seed} replays a run, {@code
+ * -Dchaos.backend=postgresql} runs one backend only.
  */
 class ChaosIT {
 

@@ -25,11 +25,19 @@ class CommandProcessTest {
   }
 
   @Test
-  void the_guard_stops_the_command_on_its_own_when_the_deadline_passes_without_news() throws IOException {
-    // Valid for 600 ms at the start, then never renewed: what a frozen elect looks like to the guard.
+  void the_guard_stops_the_command_on_its_own_when_the_deadline_passes_without_news()
+      throws IOException {
+    // Valid for 600 ms at the start, then never renewed: what a frozen elect looks like to the
+    // guard.
     AtomicBoolean first = new AtomicBoolean(true);
-    CommandProcess p = CommandProcess.start(SPAWNER, List.of("sleep", "600"), Map.of(), Duration.ofMillis(200),
-        () -> first.getAndSet(false) ? Duration.ofMillis(600) : Duration.ZERO, FEED);
+    CommandProcess p =
+        CommandProcess.start(
+            SPAWNER,
+            List.of("sleep", "600"),
+            Map.of(),
+            Duration.ofMillis(200),
+            () -> first.getAndSet(false) ? Duration.ofMillis(600) : Duration.ZERO,
+            FEED);
     long started = System.nanoTime();
 
     int status = p.exited().orTimeout(20, TimeUnit.SECONDS).join();
@@ -42,7 +50,14 @@ class CommandProcessTest {
 
   @Test
   void a_command_whose_term_is_renewed_runs_on_and_its_own_end_is_its_own() throws IOException {
-    CommandProcess p = CommandProcess.start(SPAWNER, List.of("sh", "-c", "sleep 1.5; exit 7"), Map.of(), Duration.ofMillis(200), () -> Duration.ofMillis(400), FEED);
+    CommandProcess p =
+        CommandProcess.start(
+            SPAWNER,
+            List.of("sh", "-c", "sleep 1.5; exit 7"),
+            Map.of(),
+            Duration.ofMillis(200),
+            () -> Duration.ofMillis(400),
+            FEED);
 
     int status = p.exited().orTimeout(20, TimeUnit.SECONDS).join();
 
@@ -53,7 +68,14 @@ class CommandProcessTest {
   @Test
   void a_term_already_over_never_starts_the_command() throws IOException {
     Path marker = Path.of(System.getProperty("java.io.tmpdir"), "elect-never-" + System.nanoTime());
-    CommandProcess p = CommandProcess.start(SPAWNER, List.of("touch", marker.toString()), Map.of(), Duration.ofMillis(200), () -> Duration.ZERO, FEED);
+    CommandProcess p =
+        CommandProcess.start(
+            SPAWNER,
+            List.of("touch", marker.toString()),
+            Map.of(),
+            Duration.ofMillis(200),
+            () -> Duration.ZERO,
+            FEED);
 
     p.exited().orTimeout(20, TimeUnit.SECONDS).join();
 
@@ -71,7 +93,9 @@ class CommandProcessTest {
                 "ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181"),
             Map.of());
 
-    assertThat(env).doesNotContainKeys("ELECTION_JDBC_URL", "ELECTION_ETCD_ENDPOINTS").containsEntry("ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181");
+    assertThat(env)
+        .doesNotContainKeys("ELECTION_JDBC_URL", "ELECTION_ETCD_ENDPOINTS")
+        .containsEntry("ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181");
     assertThat(env.toString()).doesNotContain("hunter2").doesNotContain("pw");
   }
 
@@ -91,6 +115,7 @@ class CommandProcessTest {
         .containsEntry("PATH", "/usr/bin")
         .containsEntry("ELECTION_JDBC_URL", "jdbc:postgresql://db/app")
         .containsEntry("BATON_FENCING_TOKEN", "7")
-        .doesNotContainKeys("ELECTION_JDBC_PASSWORD", "ELECTION_ETCD_AUTH_TOKEN", "ELECTION_KUBERNETES_CLIENT_KEY");
+        .doesNotContainKeys(
+            "ELECTION_JDBC_PASSWORD", "ELECTION_ETCD_AUTH_TOKEN", "ELECTION_KUBERNETES_CLIENT_KEY");
   }
 }

@@ -20,7 +20,9 @@ class DemoIT {
     System.out.println(demo.output());
 
     assertThat(demo.status()).isZero();
-    Matcher rows = Pattern.compile("(first election|crash failover|graceful handover)\\s+(node-\\d)\\s+(\\d+)").matcher(demo.output());
+    Matcher rows =
+        Pattern.compile("(first election|crash failover|graceful handover)\\s+(node-\\d)\\s+(\\d+)")
+            .matcher(demo.output());
     long previous = 0;
     int found = 0;
     String crashed = null;

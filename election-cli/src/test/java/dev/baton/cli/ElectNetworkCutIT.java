@@ -21,13 +21,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The leader's {@code elect} cut off from PostgreSQL (through a {@link FaultProxy}: packets dropped,
- * or connections refused) while another candidate reaches it: the leader's command must be gone
- * before the other's starts, and the other leads once the lease has expired.
+ * The leader's {@code elect} cut off from PostgreSQL (through a {@link FaultProxy}: packets
+ * dropped, or connections refused) while another candidate reaches it: the leader's command must be
+ * gone before the other's starts, and the other leads once the lease has expired.
  */
 class ElectNetworkCutIT {
 
-  private static final String TIMING = "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\nelection.jdbc.call-timeout=1s\n";
+  private static final String TIMING =
+      "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\nelection.jdbc.call-timeout=1s\n";
 
   @TempDir Path dir;
 
@@ -45,22 +46,47 @@ class ElectNetworkCutIT {
     Path config =
         Files.writeString(
             dir.resolve(candidate + ".properties"),
-            TIMING + "election.backend=jdbc\nelection.jdbc.url=jdbc:postgresql://127.0.0.1:" + port + "/test\nelection.jdbc.username=postgres\n");
+            TIMING
+                + "election.backend=jdbc\nelection.jdbc.url=jdbc:postgresql://127.0.0.1:"
+                + port
+                + "/test\nelection.jdbc.username=postgres\n");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classes = Path.of(System.getProperty("elect.testClasses", "target/test-classes")).toAbsolutePath().toString();
+    String classes =
+        Path.of(System.getProperty("elect.testClasses", "target/test-classes"))
+            .toAbsolutePath()
+            .toString();
     ElectProcess p =
         ElectProcess.start(
-            dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate),
-            "run", "--config", config.toString(), "--name", election, "--",
-            java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx32m", "-cp", classes, FencedWriter.class.getName(), log.toString());
+            dir,
+            candidate,
+            Map.of("ELECTION_CANDIDATE_ID", candidate),
+            "run",
+            "--config",
+            config.toString(),
+            "--name",
+            election,
+            "--",
+            java,
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Xmx32m",
+            "-cp",
+            classes,
+            FencedWriter.class.getName(),
+            log.toString());
     started.add(p);
     return p;
   }
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"blackhole", "cut"})
-  void a_leader_cut_off_from_the_store_stops_its_command_before_another_can_start(String fault) throws IOException {
-    RequiredServer.requireTcp("PostgreSQL", "127.0.0.1", 5432, "the PostgreSQL 15 server of the development machine (user postgres, trust, database test)");
+  void a_leader_cut_off_from_the_store_stops_its_command_before_another_can_start(String fault)
+      throws IOException {
+    RequiredServer.requireTcp(
+        "PostgreSQL",
+        "127.0.0.1",
+        5432,
+        "the PostgreSQL 15 server of the development machine (user postgres, trust, database test)");
     FaultProxy proxy = FaultProxy.start(new InetSocketAddress("127.0.0.1", 5432));
     started.add(proxy);
     Path log = dir.resolve("writer.log");
@@ -75,13 +101,15 @@ class ElectNetworkCutIT {
       proxy.blackhole();
     }
 
-    // Tokens are only known to increase (a JDBC grant's token may be seeded from the database clock).
+    // Tokens are only known to increase (a JDBC grant's token may be seeded from the database
+    // clock).
     await()
         .atMost(Duration.ofSeconds(60))
         .until(
             () -> {
               WriterLog read = WriterLog.read(log);
-              return read.instances.size() == 2 && read.accepted(List.copyOf(read.instances.values()).get(1).token);
+              return read.instances.size() == 2
+                  && read.accepted(List.copyOf(read.instances.values()).get(1).token);
             });
     WriterLog w = WriterLog.read(log);
     List<WriterLog.Instance> runs = List.copyOf(w.instances.values());
@@ -89,7 +117,9 @@ class ElectNetworkCutIT {
     WriterLog.Instance second = runs.get(1);
     assertThat(first.candidate).isEqualTo("node-1");
     assertThat(second.candidate).isEqualTo("node-2");
-    assertThat(first.last).as("node-1's command wrote its last line before node-2's command started").isLessThan(second.first);
+    assertThat(first.last)
+        .as("node-1's command wrote its last line before node-2's command started")
+        .isLessThan(second.first);
     assertThat(w.tokenViolations()).isEmpty();
     System.out.printf(
         "[ElectNetworkCutIT] %s of the leader's store connection -> its command's last line after %d ms, the next command's first after %d ms"

@@ -23,8 +23,10 @@ import java.util.function.Predicate;
  */
 final class ElectProcess implements AutoCloseable {
 
-  static final Path JAR = Path.of(System.getProperty("elect.jar", "target/elect.jar")).toAbsolutePath();
-  static final List<String> JVM = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m", "-Xshare:auto");
+  static final Path JAR =
+      Path.of(System.getProperty("elect.jar", "target/elect.jar")).toAbsolutePath();
+  static final List<String> JVM =
+      List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m", "-Xshare:auto");
 
   record Line(long nanos, String text) {}
 
@@ -57,8 +59,18 @@ final class ElectProcess implements AutoCloseable {
    * As {@link #start(Path, String, Map, String...)}; with {@code underNohup}, elect starts with
    * SIGHUP ignored, as {@code nohup} and some service managers start programs.
    */
-  static ElectProcess start(Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--", "setsid", "env", "--default-signal=INT,TERM"));
+  static ElectProcess start(
+      Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
+    List<String> argv =
+        new ArrayList<>(
+            List.of(
+                "setpriv",
+                "--pdeathsig",
+                "KILL",
+                "--",
+                "setsid",
+                "env",
+                "--default-signal=INT,TERM"));
     if (underNohup) {
       argv.add("nohup");
     }
@@ -67,7 +79,8 @@ final class ElectProcess implements AutoCloseable {
     argv.add("-jar");
     argv.add(JAR.toString());
     argv.addAll(List.of(args));
-    ProcessBuilder builder = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
+    ProcessBuilder builder =
+        new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
     builder.environment().keySet().removeIf(k -> k.startsWith("ELECTION_"));
     builder.environment().putAll(env);
     try {
@@ -79,8 +92,14 @@ final class ElectProcess implements AutoCloseable {
 
   /** Runs {@code elect args...} to the end; returns its exit status and output. */
   static Finished runToEnd(Path dir, Duration timeout, String... args) {
-    try (ElectProcess p = start(dir, "elect-" + args[0] + "-" + System.nanoTime(), Map.of(), args)) {
-      int status = p.waitFor(timeout).orElseThrow(() -> new AssertionError("elect " + String.join(" ", args) + " did not finish within " + timeout));
+    try (ElectProcess p =
+        start(dir, "elect-" + args[0] + "-" + System.nanoTime(), Map.of(), args)) {
+      int status =
+          p.waitFor(timeout)
+              .orElseThrow(
+                  () ->
+                      new AssertionError(
+                          "elect " + String.join(" ", args) + " did not finish within " + timeout));
       p.reader.join(TimeUnit.SECONDS.toMillis(5));
       return new Finished(status, p.output());
     } catch (InterruptedException e) {
@@ -92,7 +111,9 @@ final class ElectProcess implements AutoCloseable {
   record Finished(int status, String output) {}
 
   private void read(Path logFile) {
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    try (BufferedReader in =
+            new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         PrintWriter log = new PrintWriter(Files.newBufferedWriter(logFile), true)) {
       String line;
       while ((line = in.readLine()) != null) {
@@ -134,12 +155,16 @@ final class ElectProcess implements AutoCloseable {
   }
 
   Optional<Line> firstLine(long afterNanos, Predicate<String> matching) {
-    return lines().stream().filter(l -> l.nanos() - afterNanos >= 0 && matching.test(l.text())).findFirst();
+    return lines().stream()
+        .filter(l -> l.nanos() - afterNanos >= 0 && matching.test(l.text()))
+        .findFirst();
   }
 
   Optional<Integer> waitFor(Duration timeout) {
     try {
-      return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? Optional.of(process.exitValue()) : Optional.empty();
+      return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)
+          ? Optional.of(process.exitValue())
+          : Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();

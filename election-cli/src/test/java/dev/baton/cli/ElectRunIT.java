@@ -27,9 +27,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ElectRunIT {
 
   /** Short timing, so that a crash fails over in seconds. */
-  private static final String FAST = "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
-  /** A long lease with quick retries: a takeover well within the lease can only follow a release. */
-  private static final String LONG_LEASE = "election.lease-duration=15s\nelection.renew-deadline=10s\nelection.retry-period=500ms\n";
+  private static final String FAST =
+      "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
+
+  /**
+   * A long lease with quick retries: a takeover well within the lease can only follow a release.
+   */
+  private static final String LONG_LEASE =
+      "election.lease-duration=15s\nelection.renew-deadline=10s\nelection.retry-period=500ms\n";
 
   @TempDir Path dir;
 
@@ -63,10 +68,17 @@ class ElectRunIT {
     return elect(candidate, false, config, runArgs);
   }
 
-  private ElectProcess elect(String candidate, boolean underNohup, String config, String... runArgs) {
+  private ElectProcess elect(
+      String candidate, boolean underNohup, String config, String... runArgs) {
     List<String> args = new ArrayList<>(List.of("run", "--config", config, "--name", election));
     args.addAll(List.of(runArgs));
-    ElectProcess p = ElectProcess.start(dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate), underNohup, args.toArray(String[]::new));
+    ElectProcess p =
+        ElectProcess.start(
+            dir,
+            candidate,
+            Map.of("ELECTION_CANDIDATE_ID", candidate),
+            underNohup,
+            args.toArray(String[]::new));
     started.add(p);
     return p;
   }
@@ -81,7 +93,8 @@ class ElectRunIT {
   }
 
   private ElectProcess.Finished status(String config) {
-    return ElectProcess.runToEnd(dir, Duration.ofSeconds(60), "status", "--config", config, "--name", election);
+    return ElectProcess.runToEnd(
+        dir, Duration.ofSeconds(60), "status", "--config", config, "--name", election);
   }
 
   private static long ms(long nanos) {
@@ -91,7 +104,10 @@ class ElectRunIT {
   @Test
   void one_leader_among_three_and_its_command_sees_election_candidate_and_token() {
     String config = file("long.properties", LONG_LEASE).toString();
-    String leader = script("leader.sh", "echo \"$BATON_ELECTION $BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
+    String leader =
+        script(
+            "leader.sh",
+            "echo \"$BATON_ELECTION $BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
     elect("node-1", config, "--", leader);
     elect("node-2", config, "--", leader);
     elect("node-3", config, "--", leader);
@@ -99,7 +115,10 @@ class ElectRunIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> runningCommands().size() == 1);
     // Never two at once, checked every 100ms for longer than a renew deadline. (Leadership may
     // still move on a machine this busy; exclusion is what must hold.)
-    await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(10)).until(() -> runningCommands().size() <= 1);
+    await()
+        .during(Duration.ofSeconds(4))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> runningCommands().size() <= 1);
     await().atMost(Duration.ofSeconds(30)).until(() -> runningCommands().size() == 1);
 
     String[] fields = runningCommands().get(0);
@@ -119,13 +138,19 @@ class ElectRunIT {
 
   /** The lines of leaders.txt whose command (the pid in the last field) still runs. */
   private List<String[]> runningCommands() {
-    return lines("leaders.txt").stream().map(l -> l.split(" ")).filter(f -> Procs.running(Long.parseLong(f[3]))).toList();
+    return lines("leaders.txt").stream()
+        .map(l -> l.split(" "))
+        .filter(f -> Procs.running(Long.parseLong(f[3])))
+        .toList();
   }
 
   @Test
   void sigterm_stops_the_command_and_releases_so_that_another_takes_over_within_the_lease() {
     String config = file("long.properties", LONG_LEASE).toString();
-    String leader = script("leader.sh", "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
+    String leader =
+        script(
+            "leader.sh",
+            "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN $$\" >> leaders.txt\nexec sleep 600");
     ElectProcess one = elect("node-1", config, "--", leader);
     ElectProcess two = elect("node-2", config, "--", leader);
     await().atMost(Duration.ofSeconds(60)).until(() -> !lines("leaders.txt").isEmpty());
@@ -136,7 +161,9 @@ class ElectRunIT {
     long sent = System.nanoTime();
     leading.signal("TERM");
 
-    assertThat(leading.waitFor(Duration.ofSeconds(30))).as("elect exits as a shell reports SIGTERM").contains(143);
+    assertThat(leading.waitFor(Duration.ofSeconds(30)))
+        .as("elect exits as a shell reports SIGTERM")
+        .contains(143);
     assertThat(Procs.running(command)).as("the command was stopped before elect exited").isFalse();
     // The old lease, renewed at most 500ms before the signal, had 14.5s or more to run: a successor
     // inside that time means it was released.
@@ -145,7 +172,9 @@ class ElectRunIT {
     String[] second = lines("leaders.txt").get(1).split(" ");
     assertThat(second[0]).isNotEqualTo(first[0]);
     assertThat(Long.parseLong(second[1])).isGreaterThan(Long.parseLong(first[1]));
-    System.out.printf("[ElectRunIT] SIGTERM to the leader -> %s led with token %s after %d ms (lease 15s, retry 500ms)%n", second[0], second[1], ms(took));
+    System.out.printf(
+        "[ElectRunIT] SIGTERM to the leader -> %s led with token %s after %d ms (lease 15s, retry 500ms)%n",
+        second[0], second[1], ms(took));
   }
 
   @Test
@@ -156,7 +185,9 @@ class ElectRunIT {
     assertThat(only.waitFor(Duration.ofSeconds(60))).contains(7);
     ElectProcess.Finished status = status(config);
     assertThat(status.output()).contains("leader    none");
-    assertThat(status.status()).as("nobody leads: the lease was released, not left to expire").isEqualTo(1);
+    assertThat(status.status())
+        .as("nobody leads: the lease was released, not left to expire")
+        .isEqualTo(1);
   }
 
   @Test
@@ -177,7 +208,8 @@ class ElectRunIT {
   // of elect's death (found when CI itself was started under nohup).
   @ParameterizedTest(name = "started under nohup: {0}")
   @ValueSource(booleans = {false, true})
-  void when_elect_is_killed_its_command_and_grandchild_die_long_before_another_is_elected(boolean underNohup) {
+  void when_elect_is_killed_its_command_and_grandchild_die_long_before_another_is_elected(
+      boolean underNohup) {
     String config = file("fast.properties", FAST).toString();
     String orphan =
         script(
@@ -203,7 +235,10 @@ class ElectRunIT {
     leading.signal("KILL");
 
     // Within the lease (3s) nobody else can be elected; the orphans must be gone well before.
-    await().pollInterval(Duration.ofMillis(20)).atMost(Duration.ofSeconds(20)).until(() -> !Procs.running(child) && !Procs.running(grandchild));
+    await()
+        .pollInterval(Duration.ofMillis(20))
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> !Procs.running(child) && !Procs.running(grandchild));
     long gone = System.nanoTime() - killed;
     assertThat(lines("leaders.txt")).as("nobody else leads yet while the orphans die").hasSize(1);
     await().atMost(Duration.ofSeconds(60)).until(() -> lines("leaders.txt").size() == 2);
@@ -219,18 +254,29 @@ class ElectRunIT {
   @Test
   void a_grant_outlives_the_kill_of_the_elect_that_serves_the_database() {
     String config = file("fast.properties", FAST).toString();
-    String leader = script("leader.sh", "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt\nexec sleep 600");
+    String leader =
+        script(
+            "leader.sh",
+            "echo \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt\nexec sleep 600");
     ElectProcess one = elect("node-1", config, "--", leader);
-    await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(60)).until(() -> lines("leaders.txt").size() == 1);
+    await()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(5))
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> lines("leaders.txt").size() == 1);
     one.signal("KILL");
-    assertThat(one.waitFor(Duration.ofSeconds(30))).as("node-1 is dead before node-2 opens the database").isPresent();
+    assertThat(one.waitFor(Duration.ofSeconds(30)))
+        .as("node-1 is dead before node-2 opens the database")
+        .isPresent();
 
     elect("node-2", config, "--", leader);
     await().atMost(Duration.ofSeconds(60)).until(() -> lines("leaders.txt").size() == 2);
 
     long first = Long.parseLong(lines("leaders.txt").get(0).split(" ")[1]);
     long second = Long.parseLong(lines("leaders.txt").get(1).split(" ")[1]);
-    assertThat(second).as("the token granted after the crash, against the one granted before it").isGreaterThan(first);
+    assertThat(second)
+        .as("the token granted after the crash, against the one granted before it")
+        .isGreaterThan(first);
   }
 
   @Test
@@ -239,28 +285,46 @@ class ElectRunIT {
     // The watch opens the embedded database first and so serves it: the candidates' exits below do
     // not move the database, and the watch reads on without a gap. With the default timing: the
     // fast one's 1 s call timeout can pass while the first process creates the database.
-    ElectProcess watch = ElectProcess.start(dir, "watch", Map.of(), "status", "--name", election, "--watch");
+    ElectProcess watch =
+        ElectProcess.start(dir, "watch", Map.of(), "status", "--name", election, "--watch");
     started.add(watch);
     await().atMost(Duration.ofSeconds(60)).until(() -> watch.output().contains("watching"));
     assertThat(watch.output()).contains("leader    none");
 
     ElectProcess one = elect("node-1", config, "--", "sleep", "600");
-    await().atMost(Duration.ofSeconds(60)).until(() -> watch.output().contains("leader node-1, token"));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> watch.output().contains("leader node-1, token"));
     one.signal("TERM");
-    await().atMost(Duration.ofSeconds(30)).until(() -> watch.output().contains("no leader: the lease was released (was node-1, token"));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> watch.output().contains("no leader: the lease was released (was node-1, token"));
 
     ElectProcess two = elect("node-2", config, "--", "sleep", "600");
-    await().atMost(Duration.ofSeconds(60)).until(() -> watch.output().contains("leader node-2, token"));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> watch.output().contains("leader node-2, token"));
     two.signal("KILL");
-    await().atMost(Duration.ofSeconds(30)).until(() -> watch.output().contains("no leader: the lease expired, not renewed within its lease of 3s (was node-2, token"));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                watch
+                    .output()
+                    .contains(
+                        "no leader: the lease expired, not renewed within its lease of 3s (was node-2, token"));
 
     watch.signal("INT");
-    assertThat(watch.waitFor(Duration.ofSeconds(30))).as("SIGINT ends the watch as a shell reports it").contains(130);
+    assertThat(watch.waitFor(Duration.ofSeconds(30)))
+        .as("SIGINT ends the watch as a shell reports it")
+        .contains(130);
   }
 
   @Test
   void bad_arguments_end_the_real_process_with_status_2_and_start_nothing() {
-    ElectProcess.Finished result = ElectProcess.runToEnd(dir, Duration.ofSeconds(60), "run", "--grace", "10s", "--", "true");
+    ElectProcess.Finished result =
+        ElectProcess.runToEnd(dir, Duration.ofSeconds(60), "run", "--grace", "10s", "--", "true");
 
     assertThat(result.status()).isEqualTo(2);
     assertThat(result.output()).contains("elect: --grace 10s is too long");

@@ -20,7 +20,11 @@ class ElectTest {
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
   private int elect(String... args) {
-    return Elect.execute(args, dir, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    return Elect.execute(
+        args,
+        dir,
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
   }
 
   private String err() {
@@ -28,7 +32,9 @@ class ElectTest {
   }
 
   private void nothingStarted() {
-    assertThat(dir.resolve(".baton")).as("the embedded database must not have been created").doesNotExist();
+    assertThat(dir.resolve(".baton"))
+        .as("the embedded database must not have been created")
+        .doesNotExist();
   }
 
   private Path config(String text) throws IOException {
@@ -44,8 +50,13 @@ class ElectTest {
 
   @Test
   void a_missing_configuration_file_is_named() {
-    assertThat(elect("run", "--config", dir.resolve("nope.properties").toString(), "--", "true")).isEqualTo(2);
-    assertThat(err()).contains("elect: configuration: configuration file " + dir.resolve("nope.properties") + " does not exist");
+    assertThat(elect("run", "--config", dir.resolve("nope.properties").toString(), "--", "true"))
+        .isEqualTo(2);
+    assertThat(err())
+        .contains(
+            "elect: configuration: configuration file "
+                + dir.resolve("nope.properties")
+                + " does not exist");
     nothingStarted();
   }
 
@@ -63,7 +74,9 @@ class ElectTest {
     Path file = config("election.lease-duration=5s\nelection.renew-deadline=6s\n");
 
     assertThat(elect("run", "--config", file.toString(), "--", "true")).isEqualTo(2);
-    assertThat(err()).contains("renewDeadline (election.renew-deadline) must be shorter than leaseDuration (5s), but was 6s");
+    assertThat(err())
+        .contains(
+            "renewDeadline (election.renew-deadline) must be shorter than leaseDuration (5s), but was 6s");
     nothingStarted();
   }
 
@@ -79,7 +92,12 @@ class ElectTest {
     Path file = config("election.backend=consul\n");
 
     assertThat(elect("status", "--config", file.toString())).isEqualTo(2);
-    assertThat(err()).contains("election.backend: unknown backend 'consul'; found on the classpath: ").contains("etcd").contains("jdbc").contains("kubernetes").contains("zookeeper");
+    assertThat(err())
+        .contains("election.backend: unknown backend 'consul'; found on the classpath: ")
+        .contains("etcd")
+        .contains("jdbc")
+        .contains("kubernetes")
+        .contains("zookeeper");
     nothingStarted();
   }
 
@@ -111,6 +129,8 @@ class ElectTest {
   @Test
   void help_is_status_0_on_stdout() {
     assertThat(elect("help")).isZero();
-    assertThat(out.toString(StandardCharsets.UTF_8)).contains("usage: elect run").contains("Exit status");
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("usage: elect run")
+        .contains("Exit status");
   }
 }

@@ -18,13 +18,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The embedded default has no server inside a candidate: while the {@code elect} that started
- * first (the one that served the database when the default was H2 with AUTO_SERVER) is paused, the
- * others still elect a leader, once its lease has run out.
+ * The embedded default has no server inside a candidate: while the {@code elect} that started first
+ * (the one that served the database when the default was H2 with AUTO_SERVER) is paused, the others
+ * still elect a leader, once its lease has run out.
  */
 class EmbeddedDefaultIT {
 
-  private static final String FAST = "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
+  private static final String FAST =
+      "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
 
   @TempDir Path dir;
 
@@ -33,22 +34,31 @@ class EmbeddedDefaultIT {
 
   @AfterEach
   void killEverythingStarted() {
-    started.forEach(p -> {
-      p.signal("CONT");
-      p.close();
-    });
+    started.forEach(
+        p -> {
+          p.signal("CONT");
+          p.close();
+        });
   }
 
   @Test
   void a_new_leader_is_elected_while_the_first_elect_is_paused() throws IOException {
     Path config = Files.writeString(dir.resolve("fast.properties"), FAST);
-    Path leader = Files.writeString(dir.resolve("leader.sh"), "#!/bin/sh\necho \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt\nexec sleep 600\n");
+    Path leader =
+        Files.writeString(
+            dir.resolve("leader.sh"),
+            "#!/bin/sh\necho \"$BATON_CANDIDATE $BATON_FENCING_TOKEN\" >> leaders.txt\nexec sleep 600\n");
     Files.setPosixFilePermissions(leader, PosixFilePermissions.fromString("rwxr-xr-x"));
     ElectProcess first = elect("node-1", config, leader);
     await().atMost(Duration.ofSeconds(60)).until(() -> leaders().size() == 1);
     ElectProcess second = elect("node-2", config, leader);
     ElectProcess third = elect("node-3", config, leader);
-    await().atMost(Duration.ofSeconds(60)).until(() -> second.output().contains("leader is now 'node-1'") && third.output().contains("leader is now 'node-1'"));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                second.output().contains("leader is now 'node-1'")
+                    && third.output().contains("leader is now 'node-1'"));
 
     first.signal("STOP"); // elect's JVM alone: a long GC pause, a stuck JVM
 
@@ -61,7 +71,16 @@ class EmbeddedDefaultIT {
   private ElectProcess elect(String candidate, Path config, Path command) {
     ElectProcess p =
         ElectProcess.start(
-            dir, candidate, Map.of("ELECTION_CANDIDATE_ID", candidate), "run", "--config", config.toString(), "--name", election, "--", command.toString());
+            dir,
+            candidate,
+            Map.of("ELECTION_CANDIDATE_ID", candidate),
+            "run",
+            "--config",
+            config.toString(),
+            "--name",
+            election,
+            "--",
+            command.toString());
     started.add(p);
     return p;
   }

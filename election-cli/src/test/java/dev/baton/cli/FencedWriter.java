@@ -39,7 +39,11 @@ public final class FencedWriter {
   }
 
   public static void main(String[] args) throws Exception {
-    FencedWriter w = new FencedWriter(Path.of(args[0]), Long.parseLong(System.getenv("BATON_FENCING_TOKEN")), System.getenv("BATON_CANDIDATE"));
+    FencedWriter w =
+        new FencedWriter(
+            Path.of(args[0]),
+            Long.parseLong(System.getenv("BATON_FENCING_TOKEN")),
+            System.getenv("BATON_CANDIDATE"));
     w.append("start");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> w.append("stop")));
     while (true) {
@@ -57,7 +61,8 @@ public final class FencedWriter {
             // Replaced whole, never truncated in place: a writer killed here leaves the old value.
             Path tmp = Path.of(highest + "." + pid);
             Files.writeString(tmp, Long.toString(token));
-            Files.move(tmp, highest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                tmp, highest, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             line("accept", "");
           } else {
             line("refuse", " " + seen);
@@ -70,8 +75,10 @@ public final class FencedWriter {
   }
 
   private void line(String kind, String extra) throws IOException {
-    String text = kind + " " + token + " " + candidate + " " + pid + " " + System.nanoTime() + extra + "\n";
-    Files.writeString(log, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    String text =
+        kind + " " + token + " " + candidate + " " + pid + " " + System.nanoTime() + extra + "\n";
+    Files.writeString(
+        log, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
   }
 
   private interface Io {

@@ -16,7 +16,9 @@ final class Procs {
 
   private Procs() {}
 
-  /** The state letter from /proc/PID/stat (R, S, T, Z, ...), or empty when there is no such process. */
+  /**
+   * The state letter from /proc/PID/stat (R, S, T, Z, ...), or empty when there is no such process.
+   */
   static String state(long pid) {
     String stat = stat(pid);
     if (stat.isEmpty()) {
@@ -26,7 +28,10 @@ final class Procs {
     return stat.substring(stat.lastIndexOf(')') + 2).split(" ")[0];
   }
 
-  /** Alive and not a zombie: a zombie holds a pid but runs nothing (this machine's init reaps slowly). */
+  /**
+   * Alive and not a zombie: a zombie holds a pid but runs nothing (this machine's init reaps
+   * slowly).
+   */
   static boolean running(long pid) {
     String s = state(pid);
     return !s.isEmpty() && !s.equals("Z") && !s.equals("X");

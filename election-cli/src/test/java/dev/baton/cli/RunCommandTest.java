@@ -9,8 +9,12 @@ import org.junit.jupiter.api.Test;
 
 class RunCommandTest {
 
-  private static final ElectionConfig.Timing DEFAULTS = new ElectionConfig.Timing(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
-  private static final ElectionConfig.Timing SHORT = new ElectionConfig.Timing(Duration.ofSeconds(3), Duration.ofSeconds(2), Duration.ofMillis(500));
+  private static final ElectionConfig.Timing DEFAULTS =
+      new ElectionConfig.Timing(
+          Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
+  private static final ElectionConfig.Timing SHORT =
+      new ElectionConfig.Timing(
+          Duration.ofSeconds(3), Duration.ofSeconds(2), Duration.ofMillis(500));
 
   @Test
   void the_default_grace_ends_before_the_lease_can_go_to_another_with_a_second_to_spare() {
@@ -24,7 +28,8 @@ class RunCommandTest {
 
   @Test
   void a_grace_up_to_the_margin_is_taken_as_asked() {
-    assertThat(RunCommand.grace(Optional.of(Duration.ofSeconds(5)), DEFAULTS)).isEqualTo(Duration.ofSeconds(5));
+    assertThat(RunCommand.grace(Optional.of(Duration.ofSeconds(5)), DEFAULTS))
+        .isEqualTo(Duration.ofSeconds(5));
     assertThat(RunCommand.grace(Optional.of(Duration.ZERO), DEFAULTS)).isEqualTo(Duration.ZERO);
   }
 

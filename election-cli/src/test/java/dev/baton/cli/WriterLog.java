@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** The fenced writers' shared log, read back: what was accepted, refused, and when each command ran. */
+/**
+ * The fenced writers' shared log, read back: what was accepted, refused, and when each command ran.
+ */
 final class WriterLog {
 
   record Entry(String kind, long token, String candidate, long pid, long nanos) {}
@@ -45,7 +47,9 @@ final class WriterLog {
   private WriterLog(List<Entry> entries) {
     this.entries = entries;
     for (Entry e : entries) {
-      Instance i = instances.computeIfAbsent(e.token() + "/" + e.pid(), k -> new Instance(e.token(), e.candidate(), e.pid()));
+      Instance i =
+          instances.computeIfAbsent(
+              e.token() + "/" + e.pid(), k -> new Instance(e.token(), e.candidate(), e.pid()));
       i.first = Math.min(i.first, e.nanos());
       i.last = Math.max(i.last, e.nanos());
       switch (e.kind()) {
@@ -71,7 +75,9 @@ final class WriterLog {
         for (String line : Files.readAllLines(file)) {
           String[] f = line.trim().split(" ");
           if (f.length >= 5) {
-            entries.add(new Entry(f[0], Long.parseLong(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
+            entries.add(
+                new Entry(
+                    f[0], Long.parseLong(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
           }
         }
       }
@@ -87,14 +93,20 @@ final class WriterLog {
 
   /** When the first write with {@code token} was accepted at or after {@code nanos}. */
   Optional<Long> acceptedAfter(long token, long nanos) {
-    return entries.stream().filter(e -> e.kind().equals("accept") && e.token() == token && e.nanos() - nanos >= 0).map(Entry::nanos).findFirst();
+    return entries.stream()
+        .filter(e -> e.kind().equals("accept") && e.token() == token && e.nanos() - nanos >= 0)
+        .map(Entry::nanos)
+        .findFirst();
   }
 
   long count(String kind) {
     return entries.stream().filter(e -> e.kind().equals(kind)).count();
   }
 
-  /** Problems with the order of accepted tokens: they must never go backwards, and a token belongs to one candidate. */
+  /**
+   * Problems with the order of accepted tokens: they must never go backwards, and a token belongs
+   * to one candidate.
+   */
   List<String> tokenViolations() {
     List<String> problems = new ArrayList<>();
     long highest = 0;
@@ -104,7 +116,8 @@ final class WriterLog {
         continue;
       }
       if (e.token() < highest) {
-        problems.add("token " + e.token() + " of " + e.candidate() + " was accepted after token " + highest);
+        problems.add(
+            "token " + e.token() + " of " + e.candidate() + " was accepted after token " + highest);
       }
       highest = Math.max(highest, e.token());
       String before = owner.putIfAbsent(e.token(), e.candidate());

@@ -35,7 +35,9 @@ public class CrudMockDispatcher extends KubernetesCrudDispatcher implements Auto
   public MockResponse handleWatch(String path) {
     MockResponse response = super.handleWatch(path);
     WebSocketListener listener = response.getWebSocketListener();
-    return listener == null ? response : response.withWebSocketUpgrade(new ClosingOffTheEventLoop(listener));
+    return listener == null
+        ? response
+        : response.withWebSocketUpgrade(new ClosingOffTheEventLoop(listener));
   }
 
   @Override
@@ -66,7 +68,8 @@ public class CrudMockDispatcher extends KubernetesCrudDispatcher implements Auto
     }
 
     @Override
-    @SuppressWarnings("deprecation") // still part of the listener the mock calls; forwarded like the rest
+    @SuppressWarnings(
+        "deprecation") // still part of the listener the mock calls; forwarded like the rest
     public void onMessage(WebSocket webSocket, ByteString bytes) {
       watch.onMessage(webSocket, bytes);
     }

@@ -30,11 +30,11 @@ import org.slf4j.LoggerFactory;
 /**
  * A real etcd cluster of one or three members on loopback, run from the {@code etcd} binary of the
  * Debian {@code etcd-server} package. Each member gets its own free ports and temporary data
- * directory; members can be killed (SIGKILL) and restarted; everything is stopped by PID on
- * {@link #close()} and, should a test forget, when the JVM exits.
+ * directory; members can be killed (SIGKILL) and restarted; everything is stopped by PID on {@link
+ * #close()} and, should a test forget, when the JVM exits.
  *
- * <p>Reusable by any test that needs etcd: {@code try (EtcdCluster etcd = EtcdCluster.start(3))
- * { ... etcd.endpoints() ... }}. Call {@link #requireBinary()} first so that a machine without etcd
+ * <p>Reusable by any test that needs etcd: {@code try (EtcdCluster etcd = EtcdCluster.start(3)) {
+ * ... etcd.endpoints() ... }}. Call {@link #requireBinary()} first so that a machine without etcd
  * fails in CI and skips elsewhere.
  */
 public final class EtcdCluster implements EtcdServers {
@@ -127,7 +127,9 @@ public final class EtcdCluster implements EtcdServers {
   /** Fails in CI, skips elsewhere, unless the etcd binary is installed. */
   public static void requireBinary() {
     RequiredServer.require(
-        binary().isPresent(), "the etcd binary (Debian package etcd-server)", "scripts/install-etcd");
+        binary().isPresent(),
+        "the etcd binary (Debian package etcd-server)",
+        "scripts/install-etcd");
   }
 
   /** Starts {@code size} members and waits until the cluster has a leader and serves. */
@@ -144,11 +146,16 @@ public final class EtcdCluster implements EtcdServers {
    */
   public static EtcdCluster startTls(int size, Tls tls, String... extraArgs) {
     requireNonNull(tls, "tls");
-    List<String> args = new ArrayList<>(List.of(
-        "--cert-file", tls.serverCertFile().toString(),
-        "--key-file", tls.serverKeyFile().toString(),
-        "--trusted-ca-file", tls.caFile().toString(),
-        "--client-cert-auth"));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--cert-file",
+                tls.serverCertFile().toString(),
+                "--key-file",
+                tls.serverKeyFile().toString(),
+                "--trusted-ca-file",
+                tls.caFile().toString(),
+                "--client-cert-auth"));
     args.addAll(List.of(extraArgs));
     return start(size, tls, args);
   }
@@ -157,7 +164,10 @@ public final class EtcdCluster implements EtcdServers {
     if (size < 1) {
       throw new IllegalArgumentException("size must be at least 1, but was " + size);
     }
-    Path etcd = binary().orElseThrow(() -> new IllegalStateException("etcd is not installed; run scripts/install-etcd"));
+    Path etcd =
+        binary()
+            .orElseThrow(
+                () -> new IllegalStateException("etcd is not installed; run scripts/install-etcd"));
     // Free ports are found by binding and closing; another process may grab one in between on a
     // shared machine, so a start that fails is tried again on fresh ports.
     RuntimeException failure = null;
@@ -168,7 +178,10 @@ public final class EtcdCluster implements EtcdServers {
         cluster.awaitHealthy(START_TIMEOUT);
         return cluster;
       } catch (RuntimeException e) {
-        log.warn("etcd cluster did not start (attempt {} of 3), trying fresh ports: {}", attempt, e.getMessage());
+        log.warn(
+            "etcd cluster did not start (attempt {} of 3), trying fresh ports: {}",
+            attempt,
+            e.getMessage());
         cluster.close();
         failure = e;
       }
@@ -188,24 +201,38 @@ public final class EtcdCluster implements EtcdServers {
       members.add(new Member("m" + i, scheme, root.resolve("m" + i)));
     }
     String initialCluster =
-        members.stream().map(m -> m.name + "=http://127.0.0.1:" + m.peerPort).collect(Collectors.joining(","));
+        members.stream()
+            .map(m -> m.name + "=http://127.0.0.1:" + m.peerPort)
+            .collect(Collectors.joining(","));
     String token = "baton-" + UUID.randomUUID();
     for (Member m : members) {
       m.command.addAll(
           List.of(
               etcd.toString(),
-              "--name", m.name,
-              "--data-dir", m.dataDir.toString(),
-              "--listen-client-urls", m.endpoint(),
-              "--advertise-client-urls", m.endpoint(),
-              "--listen-peer-urls", "http://127.0.0.1:" + m.peerPort,
-              "--initial-advertise-peer-urls", "http://127.0.0.1:" + m.peerPort,
-              "--initial-cluster", initialCluster,
-              "--initial-cluster-token", token,
-              "--initial-cluster-state", "new",
-              "--listen-metrics-urls", m.metricsEndpoint(),
-              "--logger", "zap",
-              "--log-outputs", "stderr"));
+              "--name",
+              m.name,
+              "--data-dir",
+              m.dataDir.toString(),
+              "--listen-client-urls",
+              m.endpoint(),
+              "--advertise-client-urls",
+              m.endpoint(),
+              "--listen-peer-urls",
+              "http://127.0.0.1:" + m.peerPort,
+              "--initial-advertise-peer-urls",
+              "http://127.0.0.1:" + m.peerPort,
+              "--initial-cluster",
+              initialCluster,
+              "--initial-cluster-token",
+              token,
+              "--initial-cluster-state",
+              "new",
+              "--listen-metrics-urls",
+              m.metricsEndpoint(),
+              "--logger",
+              "zap",
+              "--log-outputs",
+              "stderr"));
       m.command.addAll(extraArgs);
     }
     EtcdCluster cluster = new EtcdCluster(members, root);
@@ -218,7 +245,8 @@ public final class EtcdCluster implements EtcdServers {
     // ETCD_* variables of the calling environment would override our flags.
     builder.environment().keySet().removeIf(k -> k.startsWith("ETCD_"));
     builder.redirectErrorStream(true);
-    builder.redirectOutput(ProcessBuilder.Redirect.appendTo(root.resolve(m.name + ".log").toFile()));
+    builder.redirectOutput(
+        ProcessBuilder.Redirect.appendTo(root.resolve(m.name + ".log").toFile()));
     try {
       m.process = builder.start();
     } catch (IOException e) {
@@ -261,7 +289,8 @@ public final class EtcdCluster implements EtcdServers {
     p.destroyForcibly();
     try {
       if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
-        throw new IllegalStateException(m + " (pid " + p.pid() + ") did not die within 10s of SIGKILL");
+        throw new IllegalStateException(
+            m + " (pid " + p.pid() + ") did not die within 10s of SIGKILL");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -286,9 +315,20 @@ public final class EtcdCluster implements EtcdServers {
     requireNonNull(m, "m");
     long pid = m.pid().orElseThrow(() -> new IllegalStateException(m + " is not running"));
     try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+      Process kill =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+              .redirectErrorStream(true)
+              .start();
       if (!kill.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + pid + " (" + m + ") failed: " + new String(kill.getInputStream().readAllBytes()));
+        throw new IllegalStateException(
+            "kill -"
+                + signal
+                + " "
+                + pid
+                + " ("
+                + m
+                + ") failed: "
+                + new String(kill.getInputStream().readAllBytes()));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
@@ -314,8 +354,8 @@ public final class EtcdCluster implements EtcdServers {
   }
 
   /**
-   * Starts every killed member again on its old ports and data, all at once (a member alone has
-   * no quorum and never reports healthy), and waits until the cluster serves.
+   * Starts every killed member again on its old ports and data, all at once (a member alone has no
+   * quorum and never reports healthy), and waits until the cluster serves.
    */
   public void restartAll() {
     List<Member> stopped = members.stream().filter(m -> !m.isRunning()).toList();
@@ -398,9 +438,12 @@ public final class EtcdCluster implements EtcdServers {
         .until(
             () -> {
               if (!m.isRunning()) {
-                throw new IllegalStateException(m + " exited with " + m.process.exitValue() + "; see " + log(m));
+                throw new IllegalStateException(
+                    m + " exited with " + m.process.exitValue() + "; see " + log(m));
               }
-              return get(m, "/health").filter(body -> body.contains("\"health\":\"true\"")).isPresent();
+              return get(m, "/health")
+                  .filter(body -> body.contains("\"health\":\"true\""))
+                  .isPresent();
             });
   }
 
@@ -423,7 +466,8 @@ public final class EtcdCluster implements EtcdServers {
   private Optional<String> send(HttpRequest.Builder request) {
     try {
       HttpResponse<String> response =
-          http.send(request.timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+          http.send(
+              request.timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
       return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
     } catch (IOException e) {
       return Optional.empty();

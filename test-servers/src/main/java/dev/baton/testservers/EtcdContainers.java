@@ -17,11 +17,11 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 
 /**
- * An etcd cluster with one container per member, from the image {@value #IMAGE} names (an
- * official {@code gcr.io/etcd-development/etcd} or {@code quay.io/coreos/etcd} image works, as does
- * the one {@code scripts/docker-engine} builds; the command is {@code etcd} and its flags). Each
- * member binds its own loopback ports; a member can be killed and started again on them with its
- * data, or paused.
+ * An etcd cluster with one container per member, from the image {@value #IMAGE} names (an official
+ * {@code gcr.io/etcd-development/etcd} or {@code quay.io/coreos/etcd} image works, as does the one
+ * {@code scripts/docker-engine} builds; the command is {@code etcd} and its flags). Each member
+ * binds its own loopback ports; a member can be killed and started again on them with its data, or
+ * paused.
  */
 public final class EtcdContainers implements EtcdServers {
 
@@ -32,7 +32,8 @@ public final class EtcdContainers implements EtcdServers {
 
   private final ContainerGroup members = new ContainerGroup();
   private final List<Integer> clientPorts;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
   private EtcdContainers(List<Integer> clientPorts) {
     this.clientPorts = clientPorts;
@@ -65,22 +66,32 @@ public final class EtcdContainers implements EtcdServers {
                 Map.of(),
                 List.of(
                     "etcd",
-                    "--name", "m" + i,
-                    "--data-dir", "/tmp/baton-etcd/m" + i, // writable also where an image runs etcd as non-root
-                    "--listen-client-urls", client,
-                    "--advertise-client-urls", client,
-                    "--listen-peer-urls", peer,
-                    "--initial-advertise-peer-urls", peer,
-                    "--initial-cluster", initialCluster,
-                    "--initial-cluster-token", token,
-                    "--initial-cluster-state", "new")));
+                    "--name",
+                    "m" + i,
+                    "--data-dir",
+                    "/tmp/baton-etcd/m" + i, // writable also where an image runs etcd as non-root
+                    "--listen-client-urls",
+                    client,
+                    "--advertise-client-urls",
+                    client,
+                    "--listen-peer-urls",
+                    peer,
+                    "--initial-advertise-peer-urls",
+                    peer,
+                    "--initial-cluster",
+                    initialCluster,
+                    "--initial-cluster-token",
+                    token,
+                    "--initial-cluster-state",
+                    "new")));
       }
       cluster.awaitHealthy();
       return cluster;
     } catch (RuntimeException | Error e) {
       String logs = cluster.members.logs();
       cluster.close();
-      throw new IllegalStateException("cannot start an etcd cluster of " + size + " from " + image + ":\n" + logs, e);
+      throw new IllegalStateException(
+          "cannot start an etcd cluster of " + size + " from " + image + ":\n" + logs, e);
     }
   }
 
@@ -104,12 +115,17 @@ public final class EtcdContainers implements EtcdServers {
     return members.size();
   }
 
-  /** Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}. */
+  /**
+   * Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}.
+   */
   public void kill(int index) {
     members.kill(index);
   }
 
-  /** Starts killed member {@code index} again on its ports with its data, and waits until it is healthy. */
+  /**
+   * Starts killed member {@code index} again on its ports with its data, and waits until it is
+   * healthy.
+   */
   public void restart(int index) {
     members.restart(index);
     awaitHealthy(index);
@@ -127,7 +143,10 @@ public final class EtcdContainers implements EtcdServers {
     awaitHealthy();
   }
 
-  /** Freezes member {@code index}: it keeps its connections and answers nothing until {@link #unpause(int)}. */
+  /**
+   * Freezes member {@code index}: it keeps its connections and answers nothing until {@link
+   * #unpause(int)}.
+   */
   public void pause(int index) {
     members.pause(index);
   }
@@ -156,7 +175,8 @@ public final class EtcdContainers implements EtcdServers {
             .build();
     try {
       HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-      return response.statusCode() == 200 && response.body().replace(" ", "").contains("\"health\":\"true\"");
+      return response.statusCode() == 200
+          && response.body().replace(" ", "").contains("\"health\":\"true\"");
     } catch (IOException e) {
       return false; // not listening yet, or restarting
     } catch (InterruptedException e) {

@@ -4,9 +4,9 @@ import java.net.InetSocketAddress;
 import java.util.List;
 
 /**
- * An etcd cluster in the mode {@link ServerMode} chooses: member processes of the local
- * {@code etcd} binary ({@link EtcdCluster}) or containers ({@link EtcdContainers}). What every
- * fixture needs of either: the members' addresses, and killing and restarting all of them.
+ * An etcd cluster in the mode {@link ServerMode} chooses: member processes of the local {@code
+ * etcd} binary ({@link EtcdCluster}) or containers ({@link EtcdContainers}). What every fixture
+ * needs of either: the members' addresses, and killing and restarting all of them.
  */
 public interface EtcdServers extends AutoCloseable {
 

@@ -40,7 +40,8 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
   private final InetSocketAddress address;
   private final Optional<ServerContainer> container;
 
-  private JdbcServer(String name, String scheme, String user, int port, Optional<ServerContainer> container) {
+  private JdbcServer(
+      String name, String scheme, String user, int port, Optional<ServerContainer> container) {
     this.name = name;
     this.scheme = scheme;
     this.user = user;
@@ -52,11 +53,16 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
   public static JdbcServer postgres() {
     if (!ServerMode.containers()) {
       RequiredServer.requireTcp(
-          "PostgreSQL", "127.0.0.1", 5432, "sudo service postgresql start (user postgres with trust, database test)");
+          "PostgreSQL",
+          "127.0.0.1",
+          5432,
+          "sudo service postgresql start (user postgres with trust, database test)");
       return new JdbcServer("PostgreSQL", "postgresql", "postgres", 5432, Optional.empty());
     }
     return inContainer(
-        "PostgreSQL", "postgresql", "postgres",
+        "PostgreSQL",
+        "postgresql",
+        "postgres",
         ServerContainer.image(POSTGRES_IMAGE, "local/baton-postgres:15"),
         Map.of("POSTGRES_HOST_AUTH_METHOD", "trust", "POSTGRES_DB", "test"),
         port -> List.of("postgres", "-c", "listen_addresses=127.0.0.1", "-c", "port=" + port));
@@ -66,17 +72,24 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
   public static JdbcServer mariadb() {
     if (!ServerMode.containers()) {
       RequiredServer.requireTcp(
-          "MariaDB", "127.0.0.1", 3306, "sudo service mariadb start (user root, empty password, database test)");
+          "MariaDB",
+          "127.0.0.1",
+          3306,
+          "sudo service mariadb start (user root, empty password, database test)");
       return new JdbcServer("MariaDB", "mariadb", "root", 3306, Optional.empty());
     }
     return inContainer(
-        "MariaDB", "mariadb", "root",
+        "MariaDB",
+        "mariadb",
+        "root",
         ServerContainer.image(MARIADB_IMAGE, "local/baton-mariadb:10.11"),
         Map.of("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1", "MARIADB_DATABASE", "test"),
         port -> List.of("mariadbd", "--bind-address=127.0.0.1", "--port=" + port));
   }
 
-  /** Starts {@code image} with the command that makes the server listen on a port of the fixture's. */
+  /**
+   * Starts {@code image} with the command that makes the server listen on a port of the fixture's.
+   */
   private static JdbcServer inContainer(
       String name,
       String scheme,
@@ -97,7 +110,10 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
     return user;
   }
 
-  /** The JDBC URL of database test at {@code through}: a proxy in front of this server, or {@link #address()}. */
+  /**
+   * The JDBC URL of database test at {@code through}: a proxy in front of this server, or {@link
+   * #address()}.
+   */
   public String url(InetSocketAddress through) {
     return "jdbc:" + scheme + "://127.0.0.1:" + through.getPort() + "/test";
   }
@@ -106,7 +122,10 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
     return url(address);
   }
 
-  /** The image of the container the server runs in, as the engine reports it; empty for the machine's own. */
+  /**
+   * The image of the container the server runs in, as the engine reports it; empty for the
+   * machine's own.
+   */
   public Optional<String> image() {
     return container.map(ServerContainer::image);
   }
@@ -116,7 +135,10 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
     return container.isPresent();
   }
 
-  /** Kills the database (SIGKILL); {@link #restart()} starts it again on the same address with its data. */
+  /**
+   * Kills the database (SIGKILL); {@link #restart()} starts it again on the same address with its
+   * data.
+   */
   public void kill() {
     running().kill();
   }
@@ -143,8 +165,12 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
 
   private ServerContainer running() {
     return container.orElseThrow(
-        () -> new IllegalStateException(
-            name + " is the machine's own; only " + ServerMode.PROPERTY + "=containers can stop it"));
+        () ->
+            new IllegalStateException(
+                name
+                    + " is the machine's own; only "
+                    + ServerMode.PROPERTY
+                    + "=containers can stop it"));
   }
 
   private JdbcServer awaitAnswer() {
@@ -158,7 +184,8 @@ public final class JdbcServer implements FreezableServer, AutoCloseable {
     } catch (RuntimeException | Error e) {
       String logs = container.map(ServerContainer::logs).orElse("");
       close();
-      throw new IllegalStateException(name + " at " + address + " does not answer; its output:\n" + logs, e);
+      throw new IllegalStateException(
+          name + " at " + address + " does not answer; its output:\n" + logs, e);
     }
   }
 

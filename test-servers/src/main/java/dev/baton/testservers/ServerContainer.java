@@ -16,8 +16,8 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * One server in a container on the host's network: the server binds loopback ports the fixture
  * chose, so it keeps its address when the container is stopped and started again, members of a
- * cluster reach each other on 127.0.0.1, and no port mapping is needed. Besides start and remove,
- * a container can be paused (every process frozen, its sockets open: a hung server), killed and
+ * cluster reach each other on 127.0.0.1, and no port mapping is needed. Besides start and remove, a
+ * container can be paused (every process frozen, its sockets open: a hung server), killed and
  * started again with its data.
  */
 final class ServerContainer implements AutoCloseable {
@@ -37,14 +37,16 @@ final class ServerContainer implements AutoCloseable {
    * container runs (the caller waits until its server answers).
    */
   @SuppressWarnings("resource") // closed by close()
-  static ServerContainer start(String name, String image, Map<String, String> env, List<String> command) {
+  static ServerContainer start(
+      String name, String image, Map<String, String> env, List<String> command) {
     requireEngine();
     requireLocalImage(image);
     GenericContainer<?> container =
         new GenericContainer<>(DockerImageName.parse(image))
             .withNetworkMode("host")
             .withEnv(env)
-            .withStartupCheckStrategy(new IsRunningStartupCheckStrategy().withTimeout(Duration.ofSeconds(60)));
+            .withStartupCheckStrategy(
+                new IsRunningStartupCheckStrategy().withTimeout(Duration.ofSeconds(60)));
     if (!command.isEmpty()) {
       container.withCommand(command.toArray(String[]::new));
     }
@@ -52,7 +54,8 @@ final class ServerContainer implements AutoCloseable {
       container.start();
     } catch (RuntimeException e) {
       container.stop();
-      throw new IllegalStateException("cannot start " + name + " from image " + image + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "cannot start " + name + " from image " + image + ": " + e.getMessage(), e);
     }
     log.info("{}: container {} from {}", name, container.getContainerId().substring(0, 12), image);
     return new ServerContainer(name, container);
@@ -77,7 +80,8 @@ final class ServerContainer implements AutoCloseable {
     try {
       DockerClientFactory.instance().client().inspectImageCmd(image).exec();
     } catch (NotFoundException e) {
-      throw new IllegalStateException("image " + image + " is not built; scripts/docker-engine start builds it", e);
+      throw new IllegalStateException(
+          "image " + image + " is not built; scripts/docker-engine start builds it", e);
     }
   }
 
@@ -95,7 +99,10 @@ final class ServerContainer implements AutoCloseable {
     return container.getContainerId();
   }
 
-  /** Freezes every process in the container (cgroup freezer); connections stay open, nothing answers. */
+  /**
+   * Freezes every process in the container (cgroup freezer); connections stay open, nothing
+   * answers.
+   */
   void pause() {
     log.info("{}: pausing container {}", name, id().substring(0, 12));
     docker().pauseContainerCmd(id()).exec();
@@ -105,7 +112,9 @@ final class ServerContainer implements AutoCloseable {
     docker().unpauseContainerCmd(id()).exec();
   }
 
-  /** Kills the server at once (SIGKILL); the container and its data stay, for {@link #restart()}. */
+  /**
+   * Kills the server at once (SIGKILL); the container and its data stay, for {@link #restart()}.
+   */
   void kill() {
     log.info("{}: killing container {}", name, id().substring(0, 12));
     docker().killContainerCmd(id()).exec();

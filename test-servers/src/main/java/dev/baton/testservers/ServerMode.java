@@ -14,14 +14,20 @@ public enum ServerMode {
 
   public static final String PROPERTY = "baton.servers";
 
-  /** The mode the property chooses; an unknown value fails, naming the property and what it accepts. */
+  /**
+   * The mode the property chooses; an unknown value fails, naming the property and what it accepts.
+   */
   public static ServerMode current() {
     String value = System.getProperty(PROPERTY, "local").trim().toLowerCase(Locale.ROOT);
     return switch (value) {
       case "local", "" -> LOCAL;
       case "containers" -> CONTAINERS;
-      default -> throw new IllegalArgumentException(
-          PROPERTY + "=" + System.getProperty(PROPERTY) + " is not a server mode; use local or containers");
+      default ->
+          throw new IllegalArgumentException(
+              PROPERTY
+                  + "="
+                  + System.getProperty(PROPERTY)
+                  + " is not a server mode; use local or containers");
     };
   }
 

@@ -35,16 +35,27 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     this.clientPorts = clientPorts;
   }
 
-  /** Starts {@code size} members ticking every {@code tickMillis} and returns once they form a quorum. */
+  /**
+   * Starts {@code size} members ticking every {@code tickMillis} and returns once they form a
+   * quorum.
+   */
   public static ZooKeeperContainers start(int size, int tickMillis) {
     ServerContainer.requireEngine();
     String image = ServerContainer.image(IMAGE, "local/baton-zookeeper:3.8");
-    List<Integer> clientPorts = IntStream.range(0, size).mapToObj(i -> ServerPorts.belowEphemeralRange()).toList();
+    List<Integer> clientPorts =
+        IntStream.range(0, size).mapToObj(i -> ServerPorts.belowEphemeralRange()).toList();
     String servers =
         IntStream.range(0, size)
             .mapToObj(
-                i -> "server." + (i + 1) + "=127.0.0.1:" + ServerPorts.belowEphemeralRange() + ":"
-                    + ServerPorts.belowEphemeralRange() + ";" + clientPorts.get(i))
+                i ->
+                    "server."
+                        + (i + 1)
+                        + "=127.0.0.1:"
+                        + ServerPorts.belowEphemeralRange()
+                        + ":"
+                        + ServerPorts.belowEphemeralRange()
+                        + ";"
+                        + clientPorts.get(i))
             .collect(Collectors.joining(" "));
     ZooKeeperContainers ensemble = new ZooKeeperContainers(tickMillis, clientPorts);
     try {
@@ -54,14 +65,22 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
                 "ZooKeeper member " + (i + 1),
                 image,
                 Map.of(
-                    "ZOO_MY_ID", String.valueOf(i + 1),
-                    "ZOO_SERVERS", servers,
-                    "ZOO_TICK_TIME", String.valueOf(tickMillis),
-                    "ZOO_INIT_LIMIT", "20",
-                    "ZOO_SYNC_LIMIT", "5",
-                    "ZOO_ADMINSERVER_ENABLED", "false",
-                    "ZOO_4LW_COMMANDS_WHITELIST", "srvr",
-                    "ZOO_CFG_EXTRA", "minSessionTimeout=" + tickMillis + " maxSessionTimeout=" + 20 * tickMillis),
+                    "ZOO_MY_ID",
+                    String.valueOf(i + 1),
+                    "ZOO_SERVERS",
+                    servers,
+                    "ZOO_TICK_TIME",
+                    String.valueOf(tickMillis),
+                    "ZOO_INIT_LIMIT",
+                    "20",
+                    "ZOO_SYNC_LIMIT",
+                    "5",
+                    "ZOO_ADMINSERVER_ENABLED",
+                    "false",
+                    "ZOO_4LW_COMMANDS_WHITELIST",
+                    "srvr",
+                    "ZOO_CFG_EXTRA",
+                    "minSessionTimeout=" + tickMillis + " maxSessionTimeout=" + 20 * tickMillis),
                 List.of()));
       }
       ensemble.awaitQuorum();
@@ -100,7 +119,9 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     return clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
   }
 
-  /** Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}. */
+  /**
+   * Kills member {@code index} (SIGKILL); its container and data stay for {@link #restart(int)}.
+   */
   public void kill(int index) {
     members.kill(index);
   }
@@ -129,17 +150,21 @@ public final class ZooKeeperContainers implements ZooKeeperQuorum {
     members.unpause(index);
   }
 
-  /** Waits until exactly one member leads and every other one follows (or, alone, serves standalone). */
+  /**
+   * Waits until exactly one member leads and every other one follows (or, alone, serves
+   * standalone).
+   */
   public void awaitQuorum() {
     await("until the ZooKeeper members form a quorum")
         .atMost(QUORUM_PATIENCE)
         .pollInterval(Duration.ofMillis(100))
         .until(
             this::modes,
-            m -> m.size() == 1
-                ? m.get(0).equals("standalone")
-                : m.stream().filter("leader"::equals).count() == 1
-                    && m.stream().filter("follower"::equals).count() == m.size() - 1);
+            m ->
+                m.size() == 1
+                    ? m.get(0).equals("standalone")
+                    : m.stream().filter("leader"::equals).count() == 1
+                        && m.stream().filter("follower"::equals).count() == m.size() - 1);
   }
 
   /** Each member's role from ZooKeeper's {@code srvr} command, in member order. */

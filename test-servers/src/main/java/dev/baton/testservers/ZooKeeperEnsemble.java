@@ -19,9 +19,9 @@ import org.apache.zookeeper.util.ServiceUtils;
  * itself), whose members can be killed and restarted on the same ports with their data. The test's
  * classpath brings curator-test.
  *
- * <p>Members grant session timeouts from one tick to 20 ticks (curator-test sets
- * minSessionTimeout to the tick; ZooKeeper's default maximum is 20 ticks), and drop a member that
- * lags the quorum leader by 5 ticks (syncLimit).
+ * <p>Members grant session timeouts from one tick to 20 ticks (curator-test sets minSessionTimeout
+ * to the tick; ZooKeeper's default maximum is 20 ticks), and drop a member that lags the quorum
+ * leader by 5 ticks (syncLimit).
  */
 public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
 
@@ -32,7 +32,8 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
 
   private ZooKeeperEnsemble(int tickMillis) {
     this.tickMillis = tickMillis;
-    this.cluster = new TestingCluster(memberSpec(tickMillis), memberSpec(tickMillis), memberSpec(tickMillis));
+    this.cluster =
+        new TestingCluster(memberSpec(tickMillis), memberSpec(tickMillis), memberSpec(tickMillis));
   }
 
   static {
@@ -96,7 +97,9 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
   /** Every member's client address, in a fixed order. */
   @Override
   public List<InetSocketAddress> clientAddresses() {
-    return cluster.getInstances().stream().map(i -> new InetSocketAddress(i.getHostname(), i.getPort())).toList();
+    return cluster.getInstances().stream()
+        .map(i -> new InetSocketAddress(i.getHostname(), i.getPort()))
+        .toList();
   }
 
   /** Kills every member at once (their client connections drop); their data stays. */
@@ -125,16 +128,24 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
     await("until the ensemble has a leader and two followers")
         .atMost(QUORUM_PATIENCE)
         .pollInterval(Duration.ofMillis(100))
-        .until(this::modes, m -> m.values().stream().filter("leader"::equals).count() == 1 && m.values().stream().filter("follower"::equals).count() == 2);
+        .until(
+            this::modes,
+            m ->
+                m.values().stream().filter("leader"::equals).count() == 1
+                    && m.values().stream().filter("follower"::equals).count() == 2);
   }
 
   public Map<Integer, String> modes() {
-    return cluster.getInstances().stream().collect(Collectors.toMap(InstanceSpec::getPort, ZooKeeperEnsemble::mode));
+    return cluster.getInstances().stream()
+        .collect(Collectors.toMap(InstanceSpec::getPort, ZooKeeperEnsemble::mode));
   }
 
-  /** The member's role from ZooKeeper's {@code srvr} command: leader, follower, or down or unknown. */
+  /**
+   * The member's role from ZooKeeper's {@code srvr} command: leader, follower, or down or unknown.
+   */
   public static String mode(InstanceSpec member) {
-    return ZooKeeperQuorum.memberMode(new InetSocketAddress(member.getHostname(), member.getPort()));
+    return ZooKeeperQuorum.memberMode(
+        new InetSocketAddress(member.getHostname(), member.getPort()));
   }
 
   @Override

@@ -10,19 +10,21 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A three-member ZooKeeper ensemble in the mode {@link ServerMode} chooses: in this JVM
- * ({@link ZooKeeperEnsemble}, curator-test) or in containers ({@link ZooKeeperContainers}). What
- * every fixture needs of either: the members' addresses, the session timeouts they grant, and
- * killing and restarting all of them.
+ * A three-member ZooKeeper ensemble in the mode {@link ServerMode} chooses: in this JVM ({@link
+ * ZooKeeperEnsemble}, curator-test) or in containers ({@link ZooKeeperContainers}). What every
+ * fixture needs of either: the members' addresses, the session timeouts they grant, and killing and
+ * restarting all of them.
  */
 public interface ZooKeeperQuorum extends AutoCloseable {
 
   /**
-   * Starts three members ticking every {@code tickMillis} and returns once they form a quorum;
-   * in container mode, fails in CI (skips elsewhere) when no Docker engine answers.
+   * Starts three members ticking every {@code tickMillis} and returns once they form a quorum; in
+   * container mode, fails in CI (skips elsewhere) when no Docker engine answers.
    */
   static ZooKeeperQuorum start(int tickMillis) {
-    return ServerMode.containers() ? ZooKeeperContainers.start(3, tickMillis) : ZooKeeperEnsemble.start(tickMillis);
+    return ServerMode.containers()
+        ? ZooKeeperContainers.start(3, tickMillis)
+        : ZooKeeperEnsemble.start(tickMillis);
   }
 
   /** Every member's client address, in member order. */
@@ -58,7 +60,8 @@ public interface ZooKeeperQuorum extends AutoCloseable {
       out.write("srvr".getBytes(US_ASCII));
       out.flush();
       String answer = new String(socket.getInputStream().readAllBytes(), US_ASCII);
-      return answer.lines()
+      return answer
+          .lines()
           .filter(l -> l.startsWith("Mode: "))
           .map(l -> l.substring(6).trim())
           .findFirst()

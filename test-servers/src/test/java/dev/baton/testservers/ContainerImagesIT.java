@@ -12,8 +12,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * In container mode, each server runs the image its property names (or the default), and answers
- * as that server: what a team relies on when it passes the images of its own production versions.
+ * In container mode, each server runs the image its property names (or the default), and answers as
+ * that server: what a team relies on when it passes the images of its own production versions.
  */
 class ContainerImagesIT {
 
@@ -25,7 +25,8 @@ class ContainerImagesIT {
   @Test
   void postgresRunsTheImageItsPropertyNames() throws SQLException {
     try (JdbcServer db = JdbcServer.postgres()) {
-      assertThat(db.image()).contains(System.getProperty(JdbcServer.POSTGRES_IMAGE, "local/baton-postgres:15"));
+      assertThat(db.image())
+          .contains(System.getProperty(JdbcServer.POSTGRES_IMAGE, "local/baton-postgres:15"));
       assertThat(version(db)).startsWith("PostgreSQL");
     }
   }
@@ -33,7 +34,8 @@ class ContainerImagesIT {
   @Test
   void mariadbRunsTheImageItsPropertyNames() throws SQLException {
     try (JdbcServer db = JdbcServer.mariadb()) {
-      assertThat(db.image()).contains(System.getProperty(JdbcServer.MARIADB_IMAGE, "local/baton-mariadb:10.11"));
+      assertThat(db.image())
+          .contains(System.getProperty(JdbcServer.MARIADB_IMAGE, "local/baton-mariadb:10.11"));
       assertThat(version(db)).containsIgnoringCase("mariadb");
     }
   }
@@ -41,7 +43,8 @@ class ContainerImagesIT {
   @Test
   void etcdRunsTheImageItsPropertyNames() {
     try (EtcdContainers etcd = EtcdContainers.start(1)) {
-      assertThat(etcd.images()).containsExactly(System.getProperty(EtcdContainers.IMAGE, "local/baton-etcd:3.4"));
+      assertThat(etcd.images())
+          .containsExactly(System.getProperty(EtcdContainers.IMAGE, "local/baton-etcd:3.4"));
       assertThat(etcd.clientAddresses()).hasSize(1);
     }
   }
@@ -50,7 +53,8 @@ class ContainerImagesIT {
   void zookeeperRunsTheImageItsPropertyNames() {
     try (ZooKeeperContainers zk = ZooKeeperContainers.start(1, 500)) {
       assertThat(zk.images())
-          .containsExactly(System.getProperty(ZooKeeperContainers.IMAGE, "local/baton-zookeeper:3.8"));
+          .containsExactly(
+              System.getProperty(ZooKeeperContainers.IMAGE, "local/baton-zookeeper:3.8"));
       assertThat(zk.modes()).containsExactly("standalone");
     }
   }

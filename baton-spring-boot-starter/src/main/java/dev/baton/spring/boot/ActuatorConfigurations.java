@@ -3,7 +3,6 @@ package dev.baton.spring.boot;
 import dev.baton.election.Elector;
 import dev.baton.election.LeaseStore;
 import org.springframework.boot.actuate.info.InfoContributor;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -31,7 +30,8 @@ final class ActuatorConfigurations {
   static class Info {
     @Bean
     @ConditionalOnMissingBean(name = "electionInfoContributor")
-    InfoContributor electionInfoContributor(Elector elector, LeaseStore store, ElectionStatus status) {
+    InfoContributor electionInfoContributor(
+        Elector elector, LeaseStore store, ElectionStatus status) {
       return builder -> builder.withDetail("election", status.describe(elector, store));
     }
   }

@@ -6,11 +6,14 @@ import java.util.Optional;
 /**
  * Opens a store on a client the application already has (its {@code DataSource}, {@code
  * CuratorFramework}, jetcd {@code Client}, {@code KubernetesClient}); one per backend jar on the
- * classpath. The store never closes that client: the application's context does, after the
- * elector has released.
+ * classpath. The store never closes that client: the application's context does, after the elector
+ * has released.
  */
 interface ApplicationClientStore {
 
-  /** A store for {@code backend} on the application's client; empty when this is not its backend, it has no client, or the properties name a server of their own. */
+  /**
+   * A store for {@code backend} on the application's client; empty when this is not its backend, it
+   * has no client, or the properties name a server of their own.
+   */
   Optional<LeaseStore> open(String backend, BatonProperties properties);
 }

@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * One configuration per backend, each loaded only when that backend's jar (and its client
- * library) is on the classpath, so no class of an absent backend is ever touched.
+ * One configuration per backend, each loaded only when that backend's jar (and its client library)
+ * is on the classpath, so no class of an absent backend is ever touched.
  */
 final class BackendClientStores {
 
@@ -35,7 +35,11 @@ final class BackendClientStores {
         if (!backend.equals("jdbc") || p.jdbc().url() != null || dataSource == null) {
           return Optional.empty();
         }
-        JdbcLeaseStore.Builder b = JdbcLeaseStore.builder(dataSource).table(p.jdbc().table()).createTable(p.jdbc().createTable()).callTimeout(p.jdbc().callTimeout());
+        JdbcLeaseStore.Builder b =
+            JdbcLeaseStore.builder(dataSource)
+                .table(p.jdbc().table())
+                .createTable(p.jdbc().createTable())
+                .callTimeout(p.jdbc().callTimeout());
         if (p.jdbc().schema() != null) {
           b.schema(p.jdbc().schema());
         }
@@ -45,14 +49,20 @@ final class BackendClientStores {
   }
 
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = {"dev.baton.zookeeper.ZooKeeperLeaseStore", "org.apache.curator.framework.CuratorFramework"})
+  @ConditionalOnClass(
+      name = {
+        "dev.baton.zookeeper.ZooKeeperLeaseStore",
+        "org.apache.curator.framework.CuratorFramework"
+      })
   static class Zookeeper {
     @Bean
     @ConditionalOnMissingBean(name = "batonZookeeperClientStore")
     ApplicationClientStore batonZookeeperClientStore(ObjectProvider<CuratorFramework> clients) {
       return (backend, p) -> {
         CuratorFramework client = clients.getIfUnique();
-        if (!backend.equals("zookeeper") || p.zookeeper().connectString() != null || client == null) {
+        if (!backend.equals("zookeeper")
+            || p.zookeeper().connectString() != null
+            || client == null) {
           return Optional.empty();
         }
         ZooKeeperLeaseStore.Builder b = ZooKeeperLeaseStore.builder(client);
@@ -91,14 +101,20 @@ final class BackendClientStores {
   }
 
   @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = {"dev.baton.kubernetes.KubernetesLeaseStore", "io.fabric8.kubernetes.client.KubernetesClient"})
+  @ConditionalOnClass(
+      name = {
+        "dev.baton.kubernetes.KubernetesLeaseStore",
+        "io.fabric8.kubernetes.client.KubernetesClient"
+      })
   static class Kubernetes {
     @Bean
     @ConditionalOnMissingBean(name = "batonKubernetesClientStore")
     ApplicationClientStore batonKubernetesClientStore(ObjectProvider<KubernetesClient> clients) {
       return (backend, p) -> {
         KubernetesClient client = clients.getIfUnique();
-        if (!backend.equals("kubernetes") || p.kubernetes().kubeconfig() != null || client == null) {
+        if (!backend.equals("kubernetes")
+            || p.kubernetes().kubeconfig() != null
+            || client == null) {
           return Optional.empty();
         }
         KubernetesLeaseStore.Builder b = KubernetesLeaseStore.builder(client);

@@ -24,27 +24,31 @@ import org.springframework.core.env.Environment;
  * A {@link LeaseStore} from the backend jar on the classpath (on the application's own client when
  * it has one), one {@link Elector} for {@code election.name} that runs the application's {@link
  * TermWork} beans and {@link WhileLeader} methods while it leads, started and closed with the
- * context, with Micrometer meters when
- * there is a registry. Every bean gives way to one the application declares.
+ * context, with Micrometer meters when there is a registry. Every bean gives way to one the
+ * application declares.
  */
-@AutoConfiguration(afterName = {
-    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+@AutoConfiguration(
+    afterName = {
+      "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+      "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+    })
 @ConditionalOnBooleanProperty(name = "election.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(BatonProperties.class)
 @Import({
-    BackendClientStores.Jdbc.class,
-    BackendClientStores.Zookeeper.class,
-    BackendClientStores.Etcd.class,
-    BackendClientStores.Kubernetes.class,
-    ActuatorConfigurations.Health.class,
-    ActuatorConfigurations.Info.class,
-    ActuatorConfigurations.StepDownEndpoint.class})
+  BackendClientStores.Jdbc.class,
+  BackendClientStores.Zookeeper.class,
+  BackendClientStores.Etcd.class,
+  BackendClientStores.Kubernetes.class,
+  ActuatorConfigurations.Health.class,
+  ActuatorConfigurations.Info.class,
+  ActuatorConfigurations.StepDownEndpoint.class
+})
 public class BatonAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  LeaseStore batonLeaseStore(BatonProperties properties, ObjectProvider<ApplicationClientStore> clientStores) {
+  LeaseStore batonLeaseStore(
+      BatonProperties properties, ObjectProvider<ApplicationClientStore> clientStores) {
     ElectionProperties election = properties.toElectionProperties();
     String backend = election.backendName();
     for (ApplicationClientStore s : clientStores.orderedStream().toList()) {
@@ -62,7 +66,10 @@ public class BatonAutoConfiguration {
     return new ElectionStatus();
   }
 
-  /** The bean name of the auto-configured elector, which runs the {@link WhileLeader} methods that name none. */
+  /**
+   * The bean name of the auto-configured elector, which runs the {@link WhileLeader} methods that
+   * name none.
+   */
   static final String ELECTOR = "batonElector";
 
   /** Static: a post-processor, created before the configuration class and the beans it looks at. */
@@ -88,7 +95,9 @@ public class BatonAutoConfiguration {
     if (election.get(ElectionProperties.NAME).isEmpty()) {
       String application = environment.getProperty("spring.application.name");
       if (application == null || application.isBlank()) {
-        throw new ConfigurationException(ElectionProperties.NAME + " is required but not set, and there is no spring.application.name to use instead");
+        throw new ConfigurationException(
+            ElectionProperties.NAME
+                + " is required but not set, and there is no spring.application.name to use instead");
       }
       election = election.with(ElectionProperties.NAME, application);
     }
@@ -96,12 +105,21 @@ public class BatonAutoConfiguration {
     // No JVM shutdown hook of Baton's own: the context's lifecycle closes the elector, in order,
     // before the DataSource or client it uses is closed.
     ElectorBuilder builder =
-        Elector.builder(store).configure(election).closeOnShutdown(false).whileLeader(beans).listener(beans).observer(status.observer());
+        Elector.builder(store)
+            .configure(election)
+            .closeOnShutdown(false)
+            .whileLeader(beans)
+            .listener(beans)
+            .observer(status.observer());
     observers.orderedStream().forEach(builder::observer);
     MeterRegistry registry = registries.getIfUnique();
     ElectorMetrics metrics = null;
     if (registry != null) {
-      metrics = ElectorMetrics.builder(registry).backend(election.backendName()).clientGoStatus(properties.metrics().clientGoStatus()).build();
+      metrics =
+          ElectorMetrics.builder(registry)
+              .backend(election.backendName())
+              .clientGoStatus(properties.metrics().clientGoStatus())
+              .build();
       builder.observer(metrics);
     }
     Elector elector = builder.build();

@@ -7,10 +7,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
- * The election.* keys, the same ones Baton reads outside Spring, so one file serves both
- * and ELECTION_JDBC_URL overrides election.jdbc.url through Spring's relaxed
- * binding. Only election.enabled and election.metrics.* are Spring's own. Values
- * are checked by Baton when the context starts, with its own messages naming the key.
+ * The election.* keys, the same ones Baton reads outside Spring, so one file serves both and
+ * ELECTION_JDBC_URL overrides election.jdbc.url through Spring's relaxed binding. Only
+ * election.enabled and election.metrics.* are Spring's own. Values are checked by Baton when the
+ * context starts, with its own messages naming the key.
  *
  * @param enabled whether to configure a store and an elector at all
  * @param backend the backend to use; optional when one backend jar is on the classpath
@@ -20,9 +20,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param renewDeadline how long a leader goes on without a confirmed renewal before it steps down
  * @param retryPeriod how often a leader renews and a polling follower tries
  * @param jdbc the JDBC backend; without url it uses the application's DataSource
- * @param zookeeper the ZooKeeper backend; without connect-string it uses the application's CuratorFramework
+ * @param zookeeper the ZooKeeper backend; without connect-string it uses the application's
+ *     CuratorFramework
  * @param etcd the etcd backend; without endpoints it uses the application's jetcd Client
- * @param kubernetes the Kubernetes backend; uses the application's KubernetesClient when there is one
+ * @param kubernetes the Kubernetes backend; uses the application's KubernetesClient when there is
+ *     one
  * @param metrics what the Micrometer meters look like
  */
 @ConfigurationProperties("election")
@@ -50,8 +52,15 @@ public record BatonProperties(
    * @param callTimeout longest one call may take; at most half the renew deadline
    * @param poolSize connections in the store's own pool (with url)
    */
-  public record Jdbc(String url, String username, String password, @DefaultValue("baton_lease") String table, String schema,
-      @DefaultValue("true") boolean createTable, @DefaultValue("3s") Duration callTimeout, Integer poolSize) {}
+  public record Jdbc(
+      String url,
+      String username,
+      String password,
+      @DefaultValue("baton_lease") String table,
+      String schema,
+      @DefaultValue("true") boolean createTable,
+      @DefaultValue("3s") Duration callTimeout,
+      Integer poolSize) {}
 
   /**
    * @param connectString ZooKeeper servers; when unset, the application's CuratorFramework is used
@@ -62,8 +71,14 @@ public record BatonProperties(
    * @param digest digest credentials user:password; never printed
    * @param acl ACL of the nodes the store creates
    */
-  public record Zookeeper(String connectString, String basePath, Duration sessionTimeout, Duration connectionTimeout,
-      Duration callTimeout, String digest, String acl) {}
+  public record Zookeeper(
+      String connectString,
+      String basePath,
+      Duration sessionTimeout,
+      Duration connectionTimeout,
+      Duration callTimeout,
+      String digest,
+      String acl) {}
 
   /**
    * @param endpoints etcd endpoints; when unset, the application's jetcd Client is used
@@ -76,8 +91,16 @@ public record BatonProperties(
    * @param callTimeout longest one call may take
    * @param leaseSharing how electors of this process share etcd leases (see the etcd backend)
    */
-  public record Etcd(String endpoints, String prefix, String username, String password, String caFile, String certFile,
-      String keyFile, Duration callTimeout, String leaseSharing) {}
+  public record Etcd(
+      String endpoints,
+      String prefix,
+      String username,
+      String password,
+      String caFile,
+      String certFile,
+      String keyFile,
+      Duration callTimeout,
+      String leaseSharing) {}
 
   /**
    * @param namespace namespace of the Lease objects
@@ -86,7 +109,9 @@ public record BatonProperties(
    */
   public record Kubernetes(String namespace, String kubeconfig, Duration callTimeout) {}
 
-  /** @param clientGoStatus also export the leader gauge as client-go's leader_election_master_status */
+  /**
+   * @param clientGoStatus also export the leader gauge as client-go's leader_election_master_status
+   */
   public record Metrics(@DefaultValue("false") boolean clientGoStatus) {}
 
   /** The same settings as Baton reads them outside Spring, for ElectionProperties.openStore(). */

@@ -4,8 +4,12 @@ import dev.baton.election.ConfigurationException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
-/** Shows Baton's own message, which names the key, the value and what is accepted, instead of a bean-creation stack. */
-final class ElectionConfigurationFailureAnalyzer extends AbstractFailureAnalyzer<ConfigurationException> {
+/**
+ * Shows Baton's own message, which names the key, the value and what is accepted, instead of a
+ * bean-creation stack.
+ */
+final class ElectionConfigurationFailureAnalyzer
+    extends AbstractFailureAnalyzer<ConfigurationException> {
 
   @Override
   protected FailureAnalysis analyze(Throwable rootFailure, ConfigurationException cause) {

@@ -31,7 +31,9 @@ public final class ElectionEndpoint {
     return status.describe(elector, store);
   }
 
-  /** Gives leadership up (another instance takes it at once); this instance campaigns again later. */
+  /**
+   * Gives leadership up (another instance takes it at once); this instance campaigns again later.
+   */
   @WriteOperation
   public Map<String, Object> stepDown() {
     boolean wasLeading = elector.isLeader();

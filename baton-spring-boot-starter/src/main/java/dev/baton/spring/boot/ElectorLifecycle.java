@@ -13,7 +13,9 @@ import org.springframework.context.SmartLifecycle;
  */
 final class ElectorLifecycle implements SmartLifecycle {
 
-  /** Start after everything else and stop first, so leadership is handed over as early as possible. */
+  /**
+   * Start after everything else and stop first, so leadership is handed over as early as possible.
+   */
   static final int PHASE = SmartLifecycle.DEFAULT_PHASE;
 
   private final ObjectProvider<Elector> electors;

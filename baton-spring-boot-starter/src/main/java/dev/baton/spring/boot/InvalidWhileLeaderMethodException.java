@@ -1,6 +1,9 @@
 package dev.baton.spring.boot;
 
-/** A {@link WhileLeader} method that cannot run: what is wrong, naming the bean and the method, and what to do. */
+/**
+ * A {@link WhileLeader} method that cannot run: what is wrong, naming the bean and the method, and
+ * what to do.
+ */
 final class InvalidWhileLeaderMethodException extends IllegalStateException {
 
   private static final long serialVersionUID = 1L;

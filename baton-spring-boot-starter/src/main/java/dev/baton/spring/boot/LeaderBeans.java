@@ -10,9 +10,8 @@ import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * The application's {@link TermWork} and {@link ElectionListener} beans and its {@link WhileLeader}
- * methods, looked up when a term
- * starts rather than when the elector is built, so that such a bean may itself depend on the
- * {@code Elector} (to step down, say) without a cycle.
+ * methods, looked up when a term starts rather than when the elector is built, so that such a bean
+ * may itself depend on the {@code Elector} (to step down, say) without a cycle.
  */
 final class LeaderBeans implements TermWork, ElectionListener {
 
@@ -20,7 +19,8 @@ final class LeaderBeans implements TermWork, ElectionListener {
   private final ObjectProvider<ElectionListener> listeners;
   private final TermWork methods;
 
-  LeaderBeans(ObjectProvider<TermWork> work, ObjectProvider<ElectionListener> listeners, TermWork methods) {
+  LeaderBeans(
+      ObjectProvider<TermWork> work, ObjectProvider<ElectionListener> listeners, TermWork methods) {
     this.work = work;
     this.listeners = listeners;
     this.methods = methods;
@@ -34,7 +34,10 @@ final class LeaderBeans implements TermWork, ElectionListener {
     return startAll(all, term);
   }
 
-  /** Starts each for the term in order; if one fails, stops those already started and fails the term. */
+  /**
+   * Starts each for the term in order; if one fails, stops those already started and fails the
+   * term.
+   */
   static AutoCloseable startAll(List<? extends TermWork> work, Term term) throws Exception {
     List<AutoCloseable> started = new ArrayList<>();
     try {

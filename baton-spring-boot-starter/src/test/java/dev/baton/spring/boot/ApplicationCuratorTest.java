@@ -25,15 +25,28 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 
-/** With no connect-string, the store runs on the application's own CuratorFramework and leaves it open. */
+/**
+ * With no connect-string, the store runs on the application's own CuratorFramework and leaves it
+ * open.
+ */
 class ApplicationCuratorTest {
 
   static TestingServer server;
 
   @BeforeAll
   static void startServer() throws Exception {
-    InstanceSpec spec = new InstanceSpec(null, ServerPorts.belowEphemeralRange(), ServerPorts.belowEphemeralRange(), ServerPorts.belowEphemeralRange(),
-        true, -1, 200, -1, Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1");
+    InstanceSpec spec =
+        new InstanceSpec(
+            null,
+            ServerPorts.belowEphemeralRange(),
+            ServerPorts.belowEphemeralRange(),
+            ServerPorts.belowEphemeralRange(),
+            true,
+            -1,
+            200,
+            -1,
+            Map.of("clientPortAddress", "127.0.0.1"),
+            "127.0.0.1");
     server = new TestingServer(spec, true);
   }
 
@@ -47,26 +60,45 @@ class ApplicationCuratorTest {
   static class App {
     @Bean(destroyMethod = "close")
     CuratorFramework curator() {
-      CuratorFramework c = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).sessionTimeoutMs(4000).connectionTimeoutMs(4000).retryPolicy(new RetryOneTime(100)).build();
+      CuratorFramework c =
+          CuratorFrameworkFactory.builder()
+              .connectString(server.getConnectString())
+              .sessionTimeoutMs(4000)
+              .connectionTimeoutMs(4000)
+              .retryPolicy(new RetryOneTime(100))
+              .build();
       c.start();
       return c;
     }
   }
 
   @Test
-  @DisplayName("election.backend=zookeeper without a connect-string leads on the application's client")
+  @DisplayName(
+      "election.backend=zookeeper without a connect-string leads on the application's client")
   void usesTheApplicationsClient() {
-    ConfigurableApplicationContext c = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-        .properties("election.backend=zookeeper", "election.name=curator-" + System.nanoTime(), "election.zookeeper.call-timeout=1s",
-            // ZooKeeper leases last a session: the lease matches the client's session timeout.
-            "election.lease-duration=4s", "election.renew-deadline=2500ms", "election.retry-period=500ms").run();
+    ConfigurableApplicationContext c =
+        new SpringApplicationBuilder(App.class)
+            .web(WebApplicationType.NONE)
+            .properties(
+                "election.backend=zookeeper",
+                "election.name=curator-" + System.nanoTime(),
+                "election.zookeeper.call-timeout=1s",
+                // ZooKeeper leases last a session: the lease matches the client's session timeout.
+                "election.lease-duration=4s",
+                "election.renew-deadline=2500ms",
+                "election.retry-period=500ms")
+            .run();
     CuratorFramework curator = c.getBean(CuratorFramework.class);
     try {
-      assertThat(c.getBean(LeaseStore.class).describe()).startsWith("zookeeper (").contains(server.getConnectString());
+      assertThat(c.getBean(LeaseStore.class).describe())
+          .startsWith("zookeeper (")
+          .contains(server.getConnectString());
       Elector elector = c.getBean(Elector.class);
       await().atMost(20, SECONDS).until(elector::isLeader);
       c.getBean(LeaseStore.class).close();
-      assertThat(curator.getState()).as("the store never closes a client it was given").isEqualTo(CuratorFrameworkState.STARTED);
+      assertThat(curator.getState())
+          .as("the store never closes a client it was given")
+          .isEqualTo(CuratorFrameworkState.STARTED);
     } finally {
       c.close();
     }

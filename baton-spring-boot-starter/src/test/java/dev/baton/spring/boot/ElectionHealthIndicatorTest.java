@@ -16,7 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
-/** The health rule on real electors: following is healthy, a store failing longer than the lease is not. */
+/**
+ * The health rule on real electors: following is healthy, a store failing longer than the lease is
+ * not.
+ */
 class ElectionHealthIndicatorTest {
 
   final MemoryLeaseStore memory = new MemoryLeaseStore();
@@ -44,7 +47,8 @@ class ElectionHealthIndicatorTest {
   }
 
   @Test
-  @DisplayName("leader and follower are up; a store failing for longer than the lease is down, and up again once it answers")
+  @DisplayName(
+      "leader and follower are up; a store failing for longer than the lease is down, and up again once it answers")
   void storeFailingLongerThanTheLease() {
     FaultyLeaseStore storeA = new FaultyLeaseStore(memory, Duration.ofMillis(300));
     FaultyLeaseStore storeB = new FaultyLeaseStore(memory, Duration.ofMillis(300));
@@ -61,7 +65,9 @@ class ElectionHealthIndicatorTest {
 
     storeB.cut();
     await().atMost(10, SECONDS).until(() -> b.health().getStatus().equals(Status.DOWN));
-    assertThat(b.health().getDetails().get("reason").toString()).contains("the store has failed for").contains("longer than the lease (2000 ms)");
+    assertThat(b.health().getDetails().get("reason").toString())
+        .contains("the store has failed for")
+        .contains("longer than the lease (2000 ms)");
     assertThat(b.health().getDetails()).containsKey("lastError");
     assertThat(a.health().getStatus()).isEqualTo(Status.UP);
 
@@ -75,7 +81,8 @@ class ElectionHealthIndicatorTest {
   @Test
   @DisplayName("an elector that is not running is unknown")
   void notRunning() {
-    ElectionHealthIndicator a = indicator(new FaultyLeaseStore(memory, Duration.ofMillis(300)), "a");
+    ElectionHealthIndicator a =
+        indicator(new FaultyLeaseStore(memory, Duration.ofMillis(300)), "a");
     electors.get(0).close();
     assertThat(a.health().getStatus()).isEqualTo(Status.UNKNOWN);
   }

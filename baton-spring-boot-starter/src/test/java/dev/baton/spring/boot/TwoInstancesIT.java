@@ -38,7 +38,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 class TwoInstancesIT {
 
-  static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   static final JsonMapper json = JsonMapper.builder().build();
 
   final String election = "spring-" + System.nanoTime();
@@ -144,31 +145,46 @@ class TwoInstancesIT {
     return "http://127.0.0.1:" + c.getEnvironment().getProperty("local.server.port") + path;
   }
 
-  static HttpResponse<String> get(ConfigurableApplicationContext c, String path) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create(url(c, path))).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  static HttpResponse<String> post(ConfigurableApplicationContext c, String path) throws IOException, InterruptedException {
+  static HttpResponse<String> get(ConfigurableApplicationContext c, String path)
+      throws IOException, InterruptedException {
     return http.send(
-        HttpRequest.newBuilder(URI.create(url(c, path))).timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpRequest.newBuilder(URI.create(url(c, path)))
+            .timeout(Duration.ofSeconds(10))
+            .GET()
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
-  static JsonNode getJson(ConfigurableApplicationContext c, String path) throws IOException, InterruptedException {
+  static HttpResponse<String> post(ConfigurableApplicationContext c, String path)
+      throws IOException, InterruptedException {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url(c, path)))
+            .timeout(Duration.ofSeconds(10))
+            .POST(HttpRequest.BodyPublishers.noBody())
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  static JsonNode getJson(ConfigurableApplicationContext c, String path)
+      throws IOException, InterruptedException {
     HttpResponse<String> r = get(c, path);
     assertThat(r.statusCode()).as("GET %s: %s", path, r.body()).isEqualTo(200);
     return json.readTree(r.body());
   }
 
   @Test
-  @DisplayName("one instance leads and runs its leader-only bean and method, the other follows; closing it hands over")
+  @DisplayName(
+      "one instance leads and runs its leader-only bean and method, the other follows; closing it hands over")
   void leadFollowAndHandOver() throws Exception {
     ConfigurableApplicationContext a = instance("a");
     Runs runsA = a.getBean(Runs.class);
     await().atMost(20, SECONDS).until(runsA::running);
-    ConfigurableApplicationContext b = instance("b", "management.endpoint.election.access=unrestricted");
+    ConfigurableApplicationContext b =
+        instance("b", "management.endpoint.election.access=unrestricted");
     Runs runsB = b.getBean(Runs.class);
-    await().atMost(20, SECONDS).until(() -> b.getBean(Elector.class).currentLeader().orElse("").equals("a"));
+    await()
+        .atMost(20, SECONDS)
+        .until(() -> b.getBean(Elector.class).currentLeader().orElse("").equals("a"));
     assertThat(runsB.started).isEmpty();
     LeaderLoop loopA = a.getBean(LeaderLoop.class);
     LeaderLoop loopB = b.getBean(LeaderLoop.class);
@@ -178,17 +194,25 @@ class TwoInstancesIT {
 
     JsonNode healthA = getJson(a, "/actuator/health");
     assertThat(healthA.path("status").asString()).isEqualTo("UP");
-    assertThat(healthA.path("components").path("election").path("details").path("leading").asBoolean()).isTrue();
+    assertThat(
+            healthA.path("components").path("election").path("details").path("leading").asBoolean())
+        .isTrue();
     JsonNode healthB = getJson(b, "/actuator/health");
     assertThat(healthB.path("status").asString()).isEqualTo("UP");
-    assertThat(healthB.path("components").path("election").path("details").path("leading").asBoolean()).isFalse();
-    assertThat(healthB.path("components").path("election").path("details").path("leader").asString()).isEqualTo("a");
+    assertThat(
+            healthB.path("components").path("election").path("details").path("leading").asBoolean())
+        .isFalse();
+    assertThat(
+            healthB.path("components").path("election").path("details").path("leader").asString())
+        .isEqualTo("a");
 
     JsonNode infoB = getJson(b, "/actuator/info").path("election");
     assertThat(infoB.path("name").asString()).isEqualTo(election);
     assertThat(infoB.path("leader").asString()).isEqualTo("a");
-    // The last term: on a loaded machine a may miss its 2 s renew deadline once and be elected again.
-    assertThat(infoB.path("token").asLong()).isEqualTo(runsA.started.get(runsA.started.size() - 1).token().value());
+    // The last term: on a loaded machine a may miss its 2 s renew deadline once and be elected
+    // again.
+    assertThat(infoB.path("token").asLong())
+        .isEqualTo(runsA.started.get(runsA.started.size() - 1).token().value());
     assertThat(infoB.path("lastRenewal").isMissingNode()).as("info: %s", infoB).isFalse();
     JsonNode infoA = getJson(a, "/actuator/info").path("election");
     assertThat(infoA.path("leading").asBoolean()).isTrue();
@@ -196,37 +220,79 @@ class TwoInstancesIT {
 
     // The meters are in the application's registry and at /actuator/prometheus.
     MeterRegistry registryA = a.getBean(MeterRegistry.class);
-    assertThat(registryA.get(ElectorMetrics.LEADER).tag("election", election).tag("candidate", "a").tag("backend", "jdbc").gauge().value()).isEqualTo(1.0);
+    assertThat(
+            registryA
+                .get(ElectorMetrics.LEADER)
+                .tag("election", election)
+                .tag("candidate", "a")
+                .tag("backend", "jdbc")
+                .gauge()
+                .value())
+        .isEqualTo(1.0);
     String prometheusA = get(a, "/actuator/prometheus").body();
-    assertThat(prometheusA).containsPattern("baton_election_leader\\{[^}]*candidate=\"a\"[^}]*\\} 1\\.0");
-    assertThat(prometheusA).containsPattern("leader_election_master_status\\{[^}]*name=\"" + election + "\"[^}]*\\} 1\\.0");
+    assertThat(prometheusA)
+        .containsPattern("baton_election_leader\\{[^}]*candidate=\"a\"[^}]*\\} 1\\.0");
+    assertThat(prometheusA)
+        .containsPattern(
+            "leader_election_master_status\\{[^}]*name=\"" + election + "\"[^}]*\\} 1\\.0");
     assertThat(prometheusA).contains("baton_election_terms_total{");
-    await().atMost(20, SECONDS).until(() -> get(a, "/actuator/prometheus").body().matches("(?s).*baton_election_renewal_seconds_count\\{[^}]*\\} [1-9].*"));
+    await()
+        .atMost(20, SECONDS)
+        .until(
+            () ->
+                get(a, "/actuator/prometheus")
+                    .body()
+                    .matches("(?s).*baton_election_renewal_seconds_count\\{[^}]*\\} [1-9].*"));
 
-    // Stepping down is a write operation: refused unless its access is unrestricted (it is not on a).
+    // Stepping down is a write operation: refused unless its access is unrestricted (it is not on
+    // a).
     assertThat(post(a, "/actuator/election").statusCode()).isGreaterThanOrEqualTo(400);
     assertThat(a.getBean(Elector.class).isLeader()).isTrue();
 
     a.close();
-    assertThat(runsA.running()).as("a's work stopped before its context finished closing").isFalse();
-    assertThat(loopA.interrupted).as("a's method interrupted at the end of its term")
+    assertThat(runsA.running())
+        .as("a's work stopped before its context finished closing")
+        .isFalse();
+    assertThat(loopA.interrupted)
+        .as("a's method interrupted at the end of its term")
         .containsExactlyElementsOf(loopA.started);
-    assertThat(loopA.running()).as("a's method returned before its context finished closing").isFalse();
+    assertThat(loopA.running())
+        .as("a's method returned before its context finished closing")
+        .isFalse();
     await().atMost(20, SECONDS).until(runsB::running);
     await().atMost(20, SECONDS).until(loopB::running);
     assertThat(loopB.started).containsExactlyElementsOf(runsB.started);
-    assertThat(loopB.firstStartNanos).as("b's method started only after a's had returned (a's lease released after it)")
+    assertThat(loopB.firstStartNanos)
+        .as("b's method started only after a's had returned (a's lease released after it)")
         .isGreaterThan(loopA.lastReturnNanos);
     assertThat(runsB.started.get(0).token().isNewerThan(runsA.started.get(0).token())).isTrue();
     MeterRegistry registryB = b.getBean(MeterRegistry.class);
-    assertThat(registryB.get(ElectorMetrics.TAKEOVER).tag("candidate", "b").timer().count()).isEqualTo(1);
-    assertThat(getJson(b, "/actuator/health").path("components").path("election").path("details").path("leading").asBoolean()).isTrue();
+    assertThat(registryB.get(ElectorMetrics.TAKEOVER).tag("candidate", "b").timer().count())
+        .isEqualTo(1);
+    assertThat(
+            getJson(b, "/actuator/health")
+                .path("components")
+                .path("election")
+                .path("details")
+                .path("leading")
+                .asBoolean())
+        .isTrue();
 
-    // On b the write operation is enabled: it steps down, and with nobody else it leads again later.
+    // On b the write operation is enabled: it steps down, and with nobody else it leads again
+    // later.
     HttpResponse<String> stepDown = post(b, "/actuator/election");
     assertThat(stepDown.statusCode()).as(stepDown.body()).isEqualTo(200);
     assertThat(json.readTree(stepDown.body()).path("steppedDown").asBoolean()).isTrue();
-    await().atMost(20, SECONDS).until(() -> registryB.get(ElectorMetrics.STEP_DOWNS).tag("reason", "stepped_down").counter().count() == 1.0);
+    await()
+        .atMost(20, SECONDS)
+        .until(
+            () ->
+                registryB
+                        .get(ElectorMetrics.STEP_DOWNS)
+                        .tag("reason", "stepped_down")
+                        .counter()
+                        .count()
+                    == 1.0);
     await().atMost(20, SECONDS).until(() -> runsB.started.size() == 2 && runsB.running());
     await().atMost(20, SECONDS).until(() -> loopB.started.size() == 2 && loopB.running());
     assertThat(loopB.interrupted).containsExactly(loopB.started.get(0));

@@ -29,15 +29,18 @@ import org.springframework.context.annotation.Scope;
 
 /**
  * {@link WhileLeader} methods on the in-memory store: which elector runs them, what a method that
- * throws does, and the context that fails at start, naming the bean and the method, when one
- * cannot run. Leading on PostgreSQL with two instances is in {@link TwoInstancesIT}.
+ * throws does, and the context that fails at start, naming the bean and the method, when one cannot
+ * run. Leading on PostgreSQL with two instances is in {@link TwoInstancesIT}.
  */
 class WhileLeaderMethodsTest {
 
   static final String[] MEMORY = {"election.backend=memory", "election.retry-period=200ms"};
 
   static ConfigurableApplicationContext start(Class<?> app, String... properties) {
-    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(MEMORY).properties(properties)
+    return new SpringApplicationBuilder(app)
+        .web(WebApplicationType.NONE)
+        .properties(MEMORY)
+        .properties(properties)
         .run();
   }
 
@@ -47,13 +50,15 @@ class WhileLeaderMethodsTest {
 
   /**
    * A plain Spring context, without Boot: with several electors and no @Primary one, the Actuator
-   * contributions (which describe one elector) would fail a Boot context before the methods are checked.
+   * contributions (which describe one elector) would fail a Boot context before the methods are
+   * checked.
    */
   static InvalidWhileLeaderMethodException plainFailure(Class<?> config) {
     return failure(() -> new AnnotationConfigApplicationContext(config));
   }
 
-  static InvalidWhileLeaderMethodException failure(Supplier<ConfigurableApplicationContext> context) {
+  static InvalidWhileLeaderMethodException failure(
+      Supplier<ConfigurableApplicationContext> context) {
     Throwable e;
     try {
       context.get().close();
@@ -103,9 +108,11 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a method returning AutoCloseable runs in the auto-configured elector's term, closed with the context")
+  @DisplayName(
+      "a method returning AutoCloseable runs in the auto-configured elector's term, closed with the context")
   void autoConfiguredElector() {
-    ConfigurableApplicationContext c = start(ReportingApp.class, "election.name=report-" + System.nanoTime());
+    ConfigurableApplicationContext c =
+        start(ReportingApp.class, "election.name=report-" + System.nanoTime());
     Calls calls = c.getBean(Reporting.class).calls;
     try {
       await().atMost(20, SECONDS).until(() -> calls.terms.size() == 1);
@@ -116,7 +123,9 @@ class WhileLeaderMethodsTest {
     } finally {
       c.close();
     }
-    assertThat(calls.stopped).as("closed before the context finished closing").containsExactly(calls.terms.get(0));
+    assertThat(calls.stopped)
+        .as("closed before the context finished closing")
+        .containsExactly(calls.terms.get(0));
   }
 
   // ------------------------------------------------------------------ several electors
@@ -152,15 +161,21 @@ class WhileLeaderMethodsTest {
 
     @Bean
     Elector billingElector(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("billing").closeOnShutdown(false)
-          .whileLeader(methods.forElector("billingElector")).build();
+      return Elector.builder(store)
+          .election("billing")
+          .closeOnShutdown(false)
+          .whileLeader(methods.forElector("billingElector"))
+          .build();
     }
 
     @Bean
     @Primary
     Elector reportsElector(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("reports").closeOnShutdown(false)
-          .whileLeader(methods.forElector("reportsElector")).build();
+      return Elector.builder(store)
+          .election("reports")
+          .closeOnShutdown(false)
+          .whileLeader(methods.forElector("reportsElector"))
+          .build();
     }
 
     @Bean
@@ -170,12 +185,15 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("with several electors, each method runs in the terms of the one it names, or of the @Primary one")
+  @DisplayName(
+      "with several electors, each method runs in the terms of the one it names, or of the @Primary one")
   void severalElectors() {
     ConfigurableApplicationContext c = start(TwoElectorsApp.class);
     TwoJobs jobs = c.getBean(TwoJobs.class);
     try {
-      await().atMost(20, SECONDS).until(() -> jobs.billing.terms.size() == 1 && jobs.reports.tokens.size() == 1);
+      await()
+          .atMost(20, SECONDS)
+          .until(() -> jobs.billing.terms.size() == 1 && jobs.reports.tokens.size() == 1);
       assertThat(jobs.billing.terms.get(0).election()).isEqualTo("billing");
       assertThat(c.getBean("reportsElector", Elector.class).currentTerm().orElseThrow().token())
           .isEqualTo(jobs.reports.tokens.get(0));
@@ -183,7 +201,8 @@ class WhileLeaderMethodsTest {
     } finally {
       c.close();
     }
-    assertThat(jobs.billing.stopped).as("interrupted, and returned before the context finished closing")
+    assertThat(jobs.billing.stopped)
+        .as("interrupted, and returned before the context finished closing")
         .containsExactly(jobs.billing.terms.get(0));
   }
 
@@ -211,9 +230,11 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a method that throws during its term steps down; the next term runs it again with a newer token")
+  @DisplayName(
+      "a method that throws during its term steps down; the next term runs it again with a newer token")
   void failureStepsDown() {
-    ConfigurableApplicationContext c = start(FailsOnceApp.class, "election.name=fails-" + System.nanoTime());
+    ConfigurableApplicationContext c =
+        start(FailsOnceApp.class, "election.name=fails-" + System.nanoTime());
     try {
       Calls calls = c.getBean(FailsOnce.class).calls;
       await().atMost(20, SECONDS).until(() -> calls.terms.size() == 2);
@@ -240,16 +261,23 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a parameter other than Term or FencingToken fails the context, naming bean, method and rule")
+  @DisplayName(
+      "a parameter other than Term or FencingToken fails the context, naming bean, method and rule")
   void badParameter() {
     InvalidWhileLeaderMethodException e = failure(TakesStringApp.class);
     assertThat(e)
-        .hasMessageContaining("@WhileLeader method " + TakesString.class.getName() + ".work(String) of bean 'badWork'")
+        .hasMessageContaining(
+            "@WhileLeader method "
+                + TakesString.class.getName()
+                + ".work(String) of bean 'badWork'")
         .hasMessageContaining("takes a java.lang.String")
         .hasMessageContaining("Term")
         .hasMessageContaining("FencingToken");
     FailureAnalysis analysis = new WhileLeaderMethodFailureAnalyzer().analyze(e);
-    assertThat(analysis.getDescription()).contains("'badWork'").contains("work(String)").doesNotContain("Take only");
+    assertThat(analysis.getDescription())
+        .contains("'badWork'")
+        .contains("work(String)")
+        .doesNotContain("Take only");
     assertThat(analysis.getAction()).startsWith("Take only a dev.baton.election.Term");
   }
 
@@ -269,10 +297,12 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("a return type other than void or AutoCloseable fails the context, saying what each means")
+  @DisplayName(
+      "a return type other than void or AutoCloseable fails the context, saying what each means")
   void badReturnType() {
     InvalidWhileLeaderMethodException e = failure(ReturnsStringApp.class);
-    assertThat(e).hasMessageContaining(ReturnsString.class.getName() + ".work(Term) of bean 'badReturn'")
+    assertThat(e)
+        .hasMessageContaining(ReturnsString.class.getName() + ".work(Term) of bean 'badReturn'")
         .hasMessageContaining("returns java.lang.String")
         .hasMessageContaining("Return void")
         .hasMessageContaining("AutoCloseable");
@@ -296,7 +326,9 @@ class WhileLeaderMethodsTest {
   @DisplayName("a method on a bean that is not a singleton fails the context")
   void notSingleton() {
     InvalidWhileLeaderMethodException e = failure(PrototypeApp.class);
-    assertThat(e).hasMessageContaining("of bean 'prototypeWork'").hasMessageContaining("scope 'prototype'");
+    assertThat(e)
+        .hasMessageContaining("of bean 'prototypeWork'")
+        .hasMessageContaining("scope 'prototype'");
   }
 
   static class NamesUnknownElector {
@@ -313,10 +345,13 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("an elector name that is no Elector bean fails the context and lists the ones there are")
+  @DisplayName(
+      "an elector name that is no Elector bean fails the context and lists the ones there are")
   void unknownElector() {
     InvalidWhileLeaderMethodException e = failure(UnknownElectorApp.class);
-    assertThat(e).hasMessageContaining("of bean 'unknown'").hasMessageContaining("'nosuchElector'")
+    assertThat(e)
+        .hasMessageContaining("of bean 'unknown'")
+        .hasMessageContaining("'nosuchElector'")
         .hasMessageContaining("[batonElector]");
   }
 
@@ -339,7 +374,10 @@ class WhileLeaderMethodsTest {
 
     @Bean
     Elector one(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("one").closeOnShutdown(false).whileLeader(methods.forElector("one"))
+      return Elector.builder(store)
+          .election("one")
+          .closeOnShutdown(false)
+          .whileLeader(methods.forElector("one"))
           .build();
     }
 
@@ -365,10 +403,13 @@ class WhileLeaderMethodsTest {
   }
 
   @Test
-  @DisplayName("several electors, no @Primary and no elector named fails the context and lists the electors")
+  @DisplayName(
+      "several electors, no @Primary and no elector named fails the context and lists the electors")
   void ambiguousElector() {
     InvalidWhileLeaderMethodException e = plainFailure(AmbiguousApp.class);
-    assertThat(e).hasMessageContaining("of bean 'namesNone'").hasMessageContaining("[one, two]")
+    assertThat(e)
+        .hasMessageContaining("of bean 'namesNone'")
+        .hasMessageContaining("[one, two]")
         .hasMessageContaining("@WhileLeader(elector = ...)");
   }
 
@@ -378,16 +419,22 @@ class WhileLeaderMethodsTest {
     @Bean
     @Primary
     Elector three(LeaseStore store, WhileLeaderMethods methods) {
-      return Elector.builder(store).election("three").closeOnShutdown(false).whileLeader(methods.forElector("three"))
+      return Elector.builder(store)
+          .election("three")
+          .closeOnShutdown(false)
+          .whileLeader(methods.forElector("three"))
           .build();
     }
   }
 
   @Test
-  @DisplayName("an elector built without the annotated methods fails the context and says how to build it")
+  @DisplayName(
+      "an elector built without the annotated methods fails the context and says how to build it")
   void electorWithoutMethods() {
     InvalidWhileLeaderMethodException e = plainFailure(UnservedApp.class);
-    assertThat(e).hasMessageContaining("of bean 'namesTwo'").hasMessageContaining("'two'")
+    assertThat(e)
+        .hasMessageContaining("of bean 'namesTwo'")
+        .hasMessageContaining("'two'")
         .hasMessageContaining(".whileLeader(whileLeaderMethods.forElector(\"two\"))");
   }
 }

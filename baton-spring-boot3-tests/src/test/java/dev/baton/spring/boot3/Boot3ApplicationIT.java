@@ -23,8 +23,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.SpringBootVersion;
+import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -38,7 +38,8 @@ import org.springframework.context.annotation.Bean;
  */
 class Boot3ApplicationIT {
 
-  static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   final String election = "boot3-" + System.nanoTime();
   final List<ConfigurableApplicationContext> contexts = new CopyOnWriteArrayList<>();
@@ -103,15 +104,20 @@ class Boot3ApplicationIT {
   }
 
   static String info(ConfigurableApplicationContext c) throws Exception {
-    String url = "http://127.0.0.1:" + c.getEnvironment().getProperty("local.server.port") + "/actuator/info";
-    HttpRequest get = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build();
+    String url =
+        "http://127.0.0.1:"
+            + c.getEnvironment().getProperty("local.server.port")
+            + "/actuator/info";
+    HttpRequest get =
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build();
     HttpResponse<String> r = http.send(get, HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as("GET /actuator/info: %s", r.body()).isEqualTo(200);
     return r.body();
   }
 
   @Test
-  @DisplayName("on Boot 3.5 one leads and runs its @WhileLeader method, the other follows; closing it hands over")
+  @DisplayName(
+      "on Boot 3.5 one leads and runs its @WhileLeader method, the other follows; closing it hands over")
   void leadFollowAndHandOver() throws Exception {
     assertThat(SpringBootVersion.getVersion()).startsWith("3.5.");
     ConfigurableApplicationContext a = instance("a");
@@ -119,16 +125,23 @@ class Boot3ApplicationIT {
     await().atMost(20, SECONDS).until(loopA::running);
     ConfigurableApplicationContext b = instance("b");
     LeaderLoop loopB = b.getBean(LeaderLoop.class);
-    await().atMost(20, SECONDS).until(() -> b.getBean(Elector.class).currentLeader().orElse("").equals("a"));
+    await()
+        .atMost(20, SECONDS)
+        .until(() -> b.getBean(Elector.class).currentLeader().orElse("").equals("a"));
     assertThat(loopB.started).isEmpty();
     assertThat(info(b)).contains("\"leader\":\"a\"").contains("\"name\":\"" + election + "\"");
     MeterRegistry registryA = a.getBean(MeterRegistry.class);
-    assertThat(registryA.get(ElectorMetrics.LEADER).tag("candidate", "a").gauge().value()).isEqualTo(1.0);
-    // The health contributor is compiled against Boot 4's health API, so on Boot 3 it is left out, not broken.
-    assertThat(a.getBeanNamesForType(HealthIndicator.class)).doesNotContain("electionHealthIndicator");
+    assertThat(registryA.get(ElectorMetrics.LEADER).tag("candidate", "a").gauge().value())
+        .isEqualTo(1.0);
+    // The health contributor is compiled against Boot 4's health API, so on Boot 3 it is left out,
+    // not broken.
+    assertThat(a.getBeanNamesForType(HealthIndicator.class))
+        .doesNotContain("electionHealthIndicator");
 
     a.close();
-    assertThat(loopA.running()).as("a's method returned before its context finished closing").isFalse();
+    assertThat(loopA.running())
+        .as("a's method returned before its context finished closing")
+        .isFalse();
     await().atMost(20, SECONDS).until(loopB::running);
     assertThat(loopB.started.get(0).token().isNewerThan(loopA.started.get(0).token())).isTrue();
     assertThat(info(b)).contains("\"leading\":true");
