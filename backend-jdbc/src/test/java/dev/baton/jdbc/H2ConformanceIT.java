@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.conformance.ConformanceFixture;
 import dev.baton.conformance.LeaseStoreConformance;
+import dev.baton.testservers.H2TcpServer;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.DriverManager;

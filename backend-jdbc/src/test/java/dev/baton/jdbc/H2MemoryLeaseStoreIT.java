@@ -1,5 +1,6 @@
 package dev.baton.jdbc;
 
+import dev.baton.testservers.H2TcpServer;
 import java.net.InetSocketAddress;
 import java.sql.SQLException;
 import java.util.Optional;

@@ -12,6 +12,7 @@ import dev.baton.election.MemoryLeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
 import dev.baton.jdbc.JdbcLeaseStore;
 import dev.baton.kubernetes.KubernetesLeaseStore;
+import dev.baton.testservers.H2TcpServer;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.Config;
@@ -81,14 +82,21 @@ final class Backends {
         shared);
   }
 
-  static BatonContender h2(Settings s, H2Server h2) {
+  static BatonContender h2(Settings s, H2TcpServer h2) {
     return jdbc(
         "H2",
-        "H2 " + h2.version() + " (TCP server, in-memory database)",
+        "H2 " + H2TcpServer.version() + " (TCP server, in-memory database)",
         h2.address(),
         s,
-        H2Server::url,
+        Backends::h2Url,
         "sa");
+  }
+
+  /** The benchmarks' in-memory H2 database, which {@link Servers#h2} holds open. */
+  static final String H2_DATABASE = "mem:baton-bench";
+
+  static String h2Url(int port) {
+    return H2TcpServer.url(port, H2_DATABASE);
   }
 
   static BatonContender postgres(Settings s, String version) {

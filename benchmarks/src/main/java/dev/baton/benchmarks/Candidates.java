@@ -1,6 +1,7 @@
 package dev.baton.benchmarks;
 
 import dev.baton.benchmarks.Main.Setup;
+import dev.baton.testservers.H2TcpServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -48,8 +49,8 @@ final class Candidates {
             "H2",
             always,
             () -> {
-              H2Server h2 = servers.h2();
-              versions.put("H2", h2.version());
+              H2TcpServer h2 = servers.h2();
+              versions.put("H2", H2TcpServer.version());
               return Backends.h2(s, h2);
             }));
     entries.add(

@@ -159,7 +159,7 @@ public final class ScaleRun {
           return new BatonContender.OpenedStore(
               new MemoryLeaseStore(), null, Optional.empty(), Optional.empty());
         case "h2":
-          return Backends.openJdbc(H2Server.url(port), "sa", settings);
+          return Backends.openJdbc(Backends.h2Url(port), "sa", settings);
         case "postgresql":
           return Backends.openJdbc(Servers.postgresUrl(port), Servers.POSTGRES_USER, settings);
         case "mariadb":

@@ -1,6 +1,7 @@
 package dev.baton.benchmarks;
 
 import dev.baton.conformance.NpmServer;
+import dev.baton.testservers.H2TcpServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -33,7 +34,7 @@ final class Servers implements AutoCloseable {
   private ZooKeeperServerInJvm zookeeper;
   private EtcdServer etcd;
   private KubernetesMock kubernetes;
-  private H2Server h2;
+  private H2TcpServer h2;
   private NpmServer dynalite;
   private NpmServer azurite;
 
@@ -63,9 +64,16 @@ final class Servers implements AutoCloseable {
     return kubernetes;
   }
 
-  synchronized H2Server h2() {
+  synchronized H2TcpServer h2() {
     if (h2 == null) {
-      h2 = keep(H2Server.start());
+      try {
+        h2 =
+            keep(
+                H2TcpServer.startWithInMemoryDatabase(
+                    Backends.H2_DATABASE.substring("mem:".length())));
+      } catch (SQLException e) {
+        throw new IllegalStateException("cannot start H2's TCP server", e);
+      }
     }
     return h2;
   }
