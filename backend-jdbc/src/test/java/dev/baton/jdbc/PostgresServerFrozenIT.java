@@ -1,9 +1,9 @@
 package dev.baton.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.baton.conformance.FrozenServerScenario;
+import dev.baton.conformance.RequiredServer;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.testservers.JdbcServer;
@@ -37,9 +37,13 @@ class PostgresServerFrozenIT {
 
   @Test
   void postgresFrozenLongerThanTheLeaseCostsTheLeaderItsTermAndNothingElse() {
-    assumeTrue(
+    // A missing container fails with CI=true, like any missing server; elsewhere it is skipped.
+    RequiredServer.require(
         ServerMode.containers(),
-        "freezes a PostgreSQL container: run with -D" + ServerMode.PROPERTY + "=containers");
+        "a server in a container (-D" + ServerMode.PROPERTY + "=containers)",
+        "scripts/docker-engine start, then run this test with -D"
+            + ServerMode.PROPERTY
+            + "=containers");
     JdbcServer postgres = JdbcServer.postgres();
     closeAtEnd.add(postgres);
     // The same three pools as on H2; PostgreSQL's driver, unlike H2's, times a call out on its own.

@@ -1,8 +1,8 @@
 package dev.baton.testservers;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.baton.conformance.RequiredServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -19,7 +19,13 @@ class ContainerImagesIT {
 
   @BeforeAll
   static void containerMode() {
-    assumeTrue(ServerMode.containers(), "only with -D" + ServerMode.PROPERTY + "=containers");
+    // A missing container fails with CI=true, like any missing server; elsewhere it is skipped.
+    RequiredServer.require(
+        ServerMode.containers(),
+        "a server in a container (-D" + ServerMode.PROPERTY + "=containers)",
+        "scripts/docker-engine start, then run this test with -D"
+            + ServerMode.PROPERTY
+            + "=containers");
   }
 
   @Test
