@@ -3,6 +3,7 @@ package dev.baton.conformance;
 import static java.util.Objects.requireNonNull;
 
 import dev.baton.election.Acquisition;
+import dev.baton.election.ForwardingLeaseStore;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
@@ -26,7 +27,7 @@ import java.util.function.Supplier;
  *
  * <p>Never closes the store it wraps: several nodes usually share it.
  */
-public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
+public final class FaultyLeaseStore extends ForwardingLeaseStore implements FaultInjector {
 
   private enum Mode {
     OPEN,
@@ -34,7 +35,6 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
     BLACKHOLE
   }
 
-  private final LeaseStore delegate;
   private final Duration callTimeout;
   private final Object lock = new Object();
   private final Set<Runnable> watchers = ConcurrentHashMap.newKeySet();
@@ -45,7 +45,7 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
    *     deadline it is used with, as a real store's call timeout is
    */
   public FaultyLeaseStore(LeaseStore delegate, Duration callTimeout) {
-    this.delegate = requireNonNull(delegate, "delegate");
+    super(requireNonNull(delegate, "delegate"));
     this.callTimeout = requireNonNull(callTimeout, "callTimeout");
     if (callTimeout.isNegative() || callTimeout.isZero()) {
       throw new IllegalArgumentException("callTimeout must be positive, but was " + callTimeout);
@@ -96,12 +96,12 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
 
   @Override
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
-    return call(election, () -> delegate.tryAcquire(election, candidate, ttl));
+    return call(election, () -> delegate().tryAcquire(election, candidate, ttl));
   }
 
   @Override
   public Lease renew(Lease lease) {
-    return call(lease.election(), () -> delegate.renew(lease));
+    return call(lease.election(), () -> delegate().renew(lease));
   }
 
   /** A fault fails the whole batch, as a broken connection would. */
@@ -110,12 +110,7 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
     if (leases.isEmpty()) {
       return List.of();
     }
-    return call(leases.get(0).election(), () -> delegate.renewAll(leases));
-  }
-
-  @Override
-  public int renewBatchLimit() {
-    return delegate.renewBatchLimit();
+    return call(leases.get(0).election(), () -> delegate().renewAll(leases));
   }
 
   @Override
@@ -123,14 +118,14 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
     call(
         lease.election(),
         () -> {
-          delegate.release(lease);
+          delegate().release(lease);
           return null;
         });
   }
 
   @Override
   public Optional<LeaseRecord> read(String election) {
-    return call(election, () -> delegate.read(election));
+    return call(election, () -> delegate().read(election));
   }
 
   @Override
@@ -143,7 +138,7 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
             changed.run();
           }
         };
-    Optional<Subscription> inner = delegate.watch(election, filtered);
+    Optional<Subscription> inner = delegate().watch(election, filtered);
     if (inner.isEmpty()) {
       return Optional.empty();
     }
@@ -154,26 +149,6 @@ public final class FaultyLeaseStore implements LeaseStore, FaultInjector {
           watchers.remove(changed);
           sub.close();
         });
-  }
-
-  @Override
-  public boolean watchReportsExpiry() {
-    return delegate.watchReportsExpiry();
-  }
-
-  @Override
-  public void checkElectionName(String election) {
-    delegate.checkElectionName(election);
-  }
-
-  @Override
-  public void checkLeaseDuration(Duration leaseDuration) {
-    delegate.checkLeaseDuration(leaseDuration);
-  }
-
-  @Override
-  public String describe() {
-    return delegate.describe();
   }
 
   /** Closes this node's watches; the wrapped store stays open. */
