@@ -209,18 +209,7 @@ class EtcdMemberFailureElectorIT {
     etcd.kill(raftLeader);
     long killedAt = System.nanoTime();
 
-    // Either the leader renewed its term a whole renew deadline after the kill (it kept it), or
-    // it stepped down and somebody was elected afresh. Both are correct; two leaders never are.
-    waiting(
-            "until "
-                + leader.name
-                + " kept term "
-                + term.token()
-                + " past its renew deadline, or a new term began")
-        .until(
-            () ->
-                renewedAfter(leader, term.token(), killedAt + RENEW_DEADLINE.toNanos())
-                    || newTermSince(killedAt).isPresent());
+    awaitKeptOrNewTerm(leader, term, killedAt);
 
     if (leader.revoked.isEmpty()) {
       log.info(
@@ -328,16 +317,7 @@ class EtcdMemberFailureElectorIT {
     etcd.freeze(member);
     long frozenAt = System.nanoTime();
     try {
-      waiting(
-              "until "
-                  + leader.name
-                  + " kept term "
-                  + term.token()
-                  + " past its renew deadline, or a new term began")
-          .until(
-              () ->
-                  renewedAfter(leader, term.token(), frozenAt + RENEW_DEADLINE.toNanos())
-                      || newTermSince(frozenAt).isPresent());
+      awaitKeptOrNewTerm(leader, term, frozenAt);
       // The freeze is the fault: it lasts longer than the lease, whatever happened meanwhile.
       waiting("until " + member + " has been frozen longer than the lease")
           .until(() -> System.nanoTime() - frozenAt > LEASE.toNanos());
@@ -474,6 +454,23 @@ class EtcdMemberFailureElectorIT {
                 nodes.stream()
                     .allMatch(n -> n.elector.currentLeader().equals(Optional.of(leader.name))));
     return leader;
+  }
+
+  /**
+   * Either the leader renewed its term a whole renew deadline after the fault (it kept it), or it
+   * stepped down and somebody was elected afresh. Both are correct; two leaders never are.
+   */
+  private void awaitKeptOrNewTerm(Node leader, Term term, long faultAt) {
+    waiting(
+            "until "
+                + leader.name
+                + " kept term "
+                + term.token()
+                + " past its renew deadline, or a new term began")
+        .until(
+            () ->
+                renewedAfter(leader, term.token(), faultAt + RENEW_DEADLINE.toNanos())
+                    || newTermSince(faultAt).isPresent());
   }
 
   /** Waits for a successful renewal of {@code token} that started after {@code afterNanos}. */
