@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -131,8 +132,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(ttl, "ttl");
     ElectionNodes nodes = nodes(election);
     CallDeadline deadline = deadline();
+    try {
+      return inLiveSession(
+          election, deadline, zk -> acquireIn(zk, nodes, candidate, ttl, deadline));
+    } catch (KeeperException e) {
+      throw failure(election, "tryAcquire for '" + candidate + "'", e);
+    }
+  }
+
+  private Acquisition acquireIn(
+      ZooKeeper zk, ElectionNodes nodes, String candidate, Duration ttl, CallDeadline deadline)
+      throws KeeperException {
+    String election = nodes.election();
     long started = deadline.atNanos() - callTimeout.toNanos();
-    ZooKeeper zk = session(election, deadline);
     Duration sessionTtl = sessionTtl(zk);
     if (ttl.compareTo(sessionTtl) > 0) {
       throw new ConfigurationException(
@@ -156,66 +168,62 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     // this session's order, so it shows the election at least as new as the refusal.
     GrantKind kind = GrantKind.FREE;
     int electionVersion = -1;
-    try {
-      // Each refusal says what to write next. Only an election that is taken at every write and
-      // free at every read keeps us here, until the call timeout.
-      while (!deadline.passed()) {
-        List<Op> ops =
-            switch (kind) {
-              case FREE ->
-                  List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-              // The election's first grant creates its node too: one write instead of two.
-              case NEW_ELECTION ->
-                  List.of(
-                      Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
-                      createLease(nodes, me),
-                      Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-              // Ours already: a new term. The version check makes sure it is still the node we
-              // read.
-              case NEW_TERM ->
-                  List.of(
-                      Op.setData(nodes.rawElectionPath(), NO_DATA, electionVersion),
-                      Op.delete(nodes.rawLeasePath(), -1),
-                      createLease(nodes, me));
-            };
-        MultiAnswer answer = grant(zk, nodes, candidate, ops, deadline);
-        if (answer.succeeded()) {
-          Lease mine = leaseOf(zk, nodes, candidate, answer);
-          unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
-          return Acquisition.granted(mine);
-        }
-        if (kind == GrantKind.NEW_ELECTION) {
-          if (answer.code() == Code.NONODE) {
-            createElectionNode(nodes, deadline); // the base path is new too
-          }
-          kind = GrantKind.FREE; // or another candidate created the election node first
-          continue;
-        }
-        if (kind == GrantKind.FREE && answer.code() == Code.NONODE) {
-          kind = GrantKind.NEW_ELECTION; // no election node to create the lease node under
-          continue;
-        }
-        List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline);
-        NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
-        NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
-        if (lease == null) {
-          kind =
-              electionNode == null
-                  ? GrantKind.NEW_ELECTION
-                  : GrantKind.FREE; // given up since our write
-        } else if (!Arrays.equals(lease.data(), me)
-            || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
-          return Acquisition.held(record(election, lease, sessionTtl));
-        } else if (electionNode == null
-            || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
-          kind = GrantKind.FREE; // our lease node, but read across another grant: look again
-        } else {
-          kind = GrantKind.NEW_TERM;
-          electionVersion = electionNode.stat().getVersion();
-        }
+    // Each refusal says what to write next. Only an election that is taken at every write and
+    // free at every read keeps us here, until the call timeout.
+    while (!deadline.passed()) {
+      List<Op> ops =
+          switch (kind) {
+            case FREE ->
+                List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+            // The election's first grant creates its node too: one write instead of two.
+            case NEW_ELECTION ->
+                List.of(
+                    Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
+                    createLease(nodes, me),
+                    Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+            // Ours already: a new term. The version check makes sure it is still the node we
+            // read.
+            case NEW_TERM ->
+                List.of(
+                    Op.setData(nodes.rawElectionPath(), NO_DATA, electionVersion),
+                    Op.delete(nodes.rawLeasePath(), -1),
+                    createLease(nodes, me));
+          };
+      MultiAnswer answer = grant(zk, nodes, candidate, ops, deadline);
+      if (answer.succeeded()) {
+        Lease mine = leaseOf(zk, nodes, candidate, answer);
+        unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
+        return Acquisition.granted(mine);
       }
-    } catch (KeeperException e) {
-      throw failure(election, "tryAcquire for '" + candidate + "'", e);
+      if (kind == GrantKind.NEW_ELECTION) {
+        if (answer.code() == Code.NONODE) {
+          createElectionNode(nodes, deadline); // the base path is new too
+        }
+        kind = GrantKind.FREE; // or another candidate created the election node first
+        continue;
+      }
+      if (kind == GrantKind.FREE && answer.code() == Code.NONODE) {
+        kind = GrantKind.NEW_ELECTION; // no election node to create the lease node under
+        continue;
+      }
+      List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline);
+      NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
+      NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
+      if (lease == null) {
+        kind =
+            electionNode == null
+                ? GrantKind.NEW_ELECTION
+                : GrantKind.FREE; // given up since our write
+      } else if (!Arrays.equals(lease.data(), me)
+          || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
+        return Acquisition.held(record(election, lease, sessionTtl));
+      } else if (electionNode == null
+          || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
+        kind = GrantKind.FREE; // our lease node, but read across another grant: look again
+      } else {
+        kind = GrantKind.NEW_TERM;
+        electionVersion = electionNode.stat().getVersion();
+      }
     }
     throw new LeaseStoreException(
         election,
@@ -259,16 +267,17 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     LeaseHandle handle = LeaseHandle.of(lease);
     ElectionNodes nodes = nodes(lease.election());
     CallDeadline deadline = deadline();
-    ZooKeeper zk = session(lease.election(), deadline);
     // Any session may delete the node: after a new session it is still ours until the old one
     // expires, and giving it back now lets the next candidate in at once.
     List<Op> ops =
         List.of(
             Op.check(nodes.rawElectionPath(), handle.electionVersion()),
             Op.delete(nodes.rawLeasePath(), -1));
+    String what = "release of '" + lease.candidate() + "'";
     try {
       MultiAnswer answer =
-          multi(zk, ops, deadline, "release of '" + lease.candidate() + "'", lease.election());
+          inLiveSession(
+              lease.election(), deadline, zk -> multi(zk, ops, deadline, what, lease.election()));
       if (!answer.succeeded() && !isChangedElection(answer.code())) {
         throw failure(
             lease.election(),
@@ -286,10 +295,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(election, "election");
     ElectionNodes nodes = nodes(election);
     CallDeadline deadline = deadline();
-    ZooKeeper zk = session(election, deadline);
     try {
-      NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, "read");
-      return node == null ? Optional.empty() : Optional.of(record(election, node, sessionTtl(zk)));
+      return inLiveSession(
+          election,
+          deadline,
+          zk -> {
+            NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, "read");
+            return node == null
+                ? Optional.<LeaseRecord>empty()
+                : Optional.of(record(election, node, sessionTtl(zk)));
+          });
     } catch (KeeperException e) {
       throw failure(election, "read", e);
     }
@@ -471,6 +486,59 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         "no ZooKeeper session with "
             + client.getZookeeperClient().getCurrentConnectionString()
             + " within the call timeout ("
+            + callTimeout
+            + ")");
+  }
+
+  /** One attempt of a call in one session. */
+  @FunctionalInterface
+  private interface SessionCall<T> {
+    T in(ZooKeeper zk) throws KeeperException;
+  }
+
+  /**
+   * Runs {@code call} in the client's session, and again in the next session if ZooKeeper answers
+   * that this one expired. Only for calls that no session owns (a grant, a read, a release): an
+   * expired session applied nothing, and a client cut off until its session expired learns so only
+   * when it reconnects, so the first call after a long cut would otherwise fail for no reason the
+   * caller can act on. Renewals and guarded writes belong to their lease's session and are told the
+   * lease is lost instead.
+   */
+  private <T> T inLiveSession(String election, CallDeadline deadline, SessionCall<T> call)
+      throws KeeperException {
+    ZooKeeper zk = session(election, deadline);
+    while (true) {
+      try {
+        return call.in(zk);
+      } catch (KeeperException e) {
+        if (e.code() != Code.SESSIONEXPIRED || deadline.passed()) {
+          throw e;
+        }
+        zk = sessionAfter(zk, election, deadline);
+      }
+    }
+  }
+
+  /**
+   * The session Curator opens after {@code expired}: it replaces the handle once the expiry reaches
+   * its watcher, a moment after the call that saw it.
+   */
+  private ZooKeeper sessionAfter(ZooKeeper expired, String election, CallDeadline deadline) {
+    while (!deadline.passed()) {
+      ZooKeeper zk = session(election, deadline);
+      if (zk != expired) {
+        return zk;
+      }
+      LockSupport.parkNanos(Math.min(deadline.leftNanos(), TimeUnit.MILLISECONDS.toNanos(5)));
+      if (Thread.interrupted()) {
+        Thread.currentThread().interrupt();
+        throw new LeaseStoreException(
+            election, "interrupted while waiting for a new ZooKeeper session");
+      }
+    }
+    throw new LeaseStoreException(
+        election,
+        "the ZooKeeper session expired and no new one was opened within the call timeout ("
             + callTimeout
             + ")");
   }

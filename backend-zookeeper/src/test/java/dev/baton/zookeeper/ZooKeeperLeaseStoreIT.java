@@ -36,6 +36,7 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.test.KillSession;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -409,6 +410,36 @@ class ZooKeeperLeaseStoreIT {
             () ->
                 assertThatThrownBy(() -> holderStore.renew(lease))
                     .isInstanceOf(LeaseLostException.class));
+  }
+
+  /**
+   * A client cut off until the servers expired its session learns that only when it reconnects (or
+   * when Curator gives the session up): calls queued on the old handle meanwhile fail with
+   * SESSIONEXPIRED. A call that is not tied to a lease's session must go on in the new session.
+   */
+  @Test
+  void callsThatDoNotBelongToASessionGoOnInTheNextSessionWhenTheirsHasExpired() throws Exception {
+    String election = uniqueElection("after-expiry");
+    String other = uniqueElection("after-expiry-other");
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    perTest.closeLater(link);
+    CuratorFramework cutClient = perTest.client("127.0.0.1:" + link.port(), SHORT_SESSION);
+    ZooKeeperLeaseStore cut = store(cutClient);
+    Lease lease = granted(cut.tryAcquire(election, "a", SHORT_SESSION));
+    Lease otherLease = granted(cut.tryAcquire(other, "a", SHORT_SESSION));
+    ZooKeeper expiring = cutClient.getZookeeperClient().getZooKeeper();
+
+    link.cut();
+    await().atMost(PATIENCE).until(() -> storeB.read(election).isEmpty());
+    link.heal();
+
+    Lease again = granted(cut.tryAcquire(election, "a", SHORT_SESSION));
+    assertThat(again.token().isNewerThan(lease.token())).isTrue();
+    assertThat(cut.read(other)).as("read after the session expired").isEmpty();
+    cut.release(otherLease);
+    assertThat(cutClient.getZookeeperClient().getZooKeeper()).isNotSameAs(expiring);
+    assertThatThrownBy(() -> cut.renew(lease)).isInstanceOf(LeaseLostException.class);
   }
 
   @Test
