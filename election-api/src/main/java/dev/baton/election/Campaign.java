@@ -211,6 +211,15 @@ final class Campaign {
     }
   }
 
+  /**
+   * The store's renewal period for this lease where it leaves at least two renewals within the
+   * renew deadline; the retry period otherwise.
+   */
+  long renewalPeriodNanos(Lease lease) {
+    long period = store.renewalPeriod(lease).map(Duration::toNanos).orElse(0L);
+    return period > 0 && period <= renewDeadline.toNanos() / 2 ? period : retryPeriod.toNanos();
+  }
+
   RenewalSchedule renewalsFor(Leading leading) {
     return batcher == null
         ? new RenewalSchedule.Direct(this, leading)

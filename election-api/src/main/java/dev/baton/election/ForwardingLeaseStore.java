@@ -65,6 +65,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
+  public Optional<Duration> renewalPeriod(Lease lease) {
+    return delegate.renewalPeriod(lease);
+  }
+
+  @Override
   public void checkElectionName(String election) {
     delegate.checkElectionName(election);
   }

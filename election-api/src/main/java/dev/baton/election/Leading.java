@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Leading: holds a term, renews its lease every retry period, and ends the term (through {@link
- * Campaign#endTerm}) when the store says the lease is gone, when asked to, or when no renewal was
- * confirmed within the renew deadline, whichever comes first.
+ * Leading: holds a term, renews its lease every retry period (or the store's {@link
+ * LeaseStore#renewalPeriod}), and ends the term (through {@link Campaign#endTerm}) when the store
+ * says the lease is gone, when asked to, or when no renewal was confirmed within the renew
+ * deadline, whichever comes first.
  *
  * <p>The deadline is checked first in every event of this phase, so a leader that was stalled (a GC
  * pause, a suspended VM) stops before it does anything else. Outcomes of renewals that arrive once
@@ -20,6 +21,7 @@ final class Leading extends Phase {
   private final RenewalSchedule renewals;
   private Lease lease;
   private final Optional<Duration> withoutLeader;
+  private final long renewEveryNanos;
   private DeadlineTimer deadline;
 
   Leading(Campaign c, Lease granted, long validUntilNanos, Optional<Duration> withoutLeader) {
@@ -29,6 +31,7 @@ final class Leading extends Phase {
     this.term =
         new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
     this.renewals = c.renewalsFor(this);
+    this.renewEveryNanos = c.renewalPeriodNanos(granted);
   }
 
   @Override
@@ -59,8 +62,7 @@ final class Leading extends Phase {
     if (!renewals.watchesDeadline()) {
       deadline = new DeadlineTimer(this, true);
     }
-    renewals.renewAt(
-        lease, term.validUntilNanos() - c.renewDeadline.toNanos() + c.retryPeriod.toNanos());
+    renewals.renewAt(lease, term.validUntilNanos() - c.renewDeadline.toNanos() + renewEveryNanos);
   }
 
   @Override
@@ -112,7 +114,7 @@ final class Leading extends Phase {
       Duration latency = Duration.ofNanos(c.clock.nanoTime() - startedNanos);
       c.observe(o -> o.renewed(term, latency));
     }
-    renewals.renewAt(lease, startedNanos + c.retryPeriod.toNanos());
+    renewals.renewAt(lease, startedNanos + renewEveryNanos);
   }
 
   void renewFailed(RuntimeException ex) {

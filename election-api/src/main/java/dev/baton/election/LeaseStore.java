@@ -128,6 +128,21 @@ public interface LeaseStore extends AutoCloseable {
   }
 
   /**
+   * How long a leader holding {@code lease} waits between renewals while they succeed, where the
+   * store knows better than the retry period: a store whose connection sends a keep-alive of its
+   * own at a fixed period anyway (ZooKeeper's session pings) asks for renewals just before each
+   * keep-alive is due, so that the renewal goes instead of the keep-alive, not on top of it. Empty
+   * (the default): every retry period.
+   *
+   * <p>The elector takes it only where it leaves at least two renewals within the renew deadline,
+   * and after a failed renewal tries again every retry period, so the renew deadline and the lease
+   * contract are as strict as ever. Called once per term.
+   */
+  default Optional<Duration> renewalPeriod(Lease lease) {
+    return Optional.empty();
+  }
+
+  /**
    * Refuses an election name this store cannot keep (too long, characters its keys or paths do not
    * allow) with a {@link ConfigurationException} that names the value and what is accepted. Called
    * when an {@link Elector} is built, so a bad name fails at start, not at the first call.

@@ -131,6 +131,45 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName(
+      "a leader renews at the store's own period where it leaves two renewals per renew deadline, and retries every retry period")
+  void renewsAtTheStoresPeriodAndRetriesEveryRetryPeriod() {
+    storeA.renewalPeriod = Duration.ofSeconds(4);
+    Elector e = elector(storeA, "a", a);
+    e.start();
+
+    scheduler.advance(RETRY);
+    assertThat(storeA.renewals).as("after one retry period").hasValue(0);
+    scheduler.advance(Duration.ofSeconds(2));
+    assertThat(storeA.renewals).as("after the store's period").hasValue(1);
+    scheduler.advance(Duration.ofSeconds(40));
+    assertThat(storeA.renewals).hasValue(11);
+
+    storeA.failNext = () -> new LeaseStoreException("billing", "scripted");
+    scheduler.advance(Duration.ofSeconds(4));
+    assertThat(storeA.renewals).hasValue(12);
+    scheduler.advance(RETRY);
+    assertThat(storeA.renewals)
+        .as("a failed renewal is tried again a retry period later")
+        .hasValue(13);
+    assertThat(e.isLeader()).isTrue();
+    assertThat(a.terms()).containsExactly("elected 1");
+  }
+
+  @Test
+  @DisplayName(
+      "a store's renewal period that leaves fewer than two renewals per renew deadline is not taken")
+  void aStorePeriodTooLongForTheRenewDeadlineIsNotTaken() {
+    storeA.renewalPeriod = DEADLINE.dividedBy(2).plusMillis(1);
+    Elector e = elector(storeA, "a", a);
+    e.start();
+
+    scheduler.advance(RETRY.multipliedBy(5));
+    assertThat(storeA.renewals).hasValue(5);
+    assertThat(e.isLeader()).isTrue();
+  }
+
+  @Test
   @DisplayName("a single failed renewal does not cost leadership")
   void singleFailedRenewalIsTolerated() {
     Elector e = elector(storeA, "a", a);

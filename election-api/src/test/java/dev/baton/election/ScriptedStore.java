@@ -139,6 +139,14 @@ class ScriptedStore implements LeaseStore {
     return watchReportsExpiry;
   }
 
+  /** When set, what {@link #renewalPeriod} answers. */
+  volatile Duration renewalPeriod;
+
+  @Override
+  public Optional<Duration> renewalPeriod(Lease lease) {
+    return Optional.ofNullable(renewalPeriod);
+  }
+
   synchronized void record(String call) {
     calls.add(call);
   }
