@@ -261,6 +261,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return RENEW_BATCH_LIMIT;
   }
 
+  /**
+   * Just under the period at which the ZooKeeper client pings a connection that has sent nothing: a
+   * renewal's {@code sync} is then sent before each ping is due and goes instead of it, so a leader
+   * sends one request per ping period, as a client that only pings does. Renewing every retry
+   * period instead would add a {@code sync} to the pings whenever the two periods differ (see the
+   * package documentation for why a ping cannot confirm a lease itself).
+   */
+  @Override
+  public Optional<Duration> renewalPeriod(Lease lease) {
+    requireNonNull(lease, "lease");
+    return Optional.of(SessionPings.renewalPeriod(lease.ttl()));
+  }
+
   @Override
   public void release(Lease lease) {
     requireNonNull(lease, "lease");

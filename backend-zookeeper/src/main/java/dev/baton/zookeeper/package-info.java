@@ -61,9 +61,11 @@
  *
  * The renewal starts its clock before it sends anything, exactly as before, so the renew deadline
  * and the lease's TTL are counted from the same moment. On the wire a {@code sync} of the root is
- * 17 bytes against a ping's 12, and the ZooKeeper client only pings a connection that has sent
- * nothing for a third of the session timeout, so a leader renewing once a retry period (no longer
- * than that) sends one small request a second where Curator's leader sends one ping.
+ * 17 bytes against a ping's 12. The ZooKeeper client pings a connection that has sent nothing for
+ * about a third of the session timeout, and any request resets that count, so the store asks the
+ * elector for renewals just before each ping would be due ({@link
+ * dev.baton.zookeeper.ZooKeeperLeaseStore#renewalPeriod}): a leader then sends one {@code sync}
+ * where Curator's leader sends one ping, instead of both.
  *
  * <p>After RECONNECTED in the same session the lease node is still there, and the next renewal
  * confirms it with the same token, if that happens before the renew deadline. After LOST, Curator
