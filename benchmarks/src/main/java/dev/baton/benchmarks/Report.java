@@ -15,7 +15,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Writes {@code benchmarks.md}: machine, versions, settings, tables, and the targets of issue 7.
+ * Writes {@code benchmarks.md}: machine, versions, settings, tables, the targets of issue 7 and
+ * those against the best peer ({@link PeerTargets}).
  */
 final class Report {
 
@@ -52,6 +53,7 @@ final class Report {
     md.setLength(0);
     header();
     targets();
+    md.append(new PeerTargets(results, scale, settings).markdown());
     firstLeader();
     handover();
     crash();
@@ -360,7 +362,7 @@ final class Report {
             + " their followers poll every retry period, and their handover waits for the next poll.");
     line(
         "- **Requests on the wire**: one renewal is one `LeaseStore` call; what it costs on the wire depends on the backend: a JDBC renewal is the statement (on MariaDB and H2 with its"
-            + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is one `sync` once the lease node is read and watched (the first renewal of a term also reads it), and the client pings only when nothing else went out for a third of the session; an etcd renewal is a keep-alive"
+            + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is one `sync` once the lease node is read and watched (the first renewal of a term also reads it), sent just before the client would ping, which it then does not; an etcd renewal is a keep-alive"
             + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
     line(
         "- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
