@@ -440,11 +440,21 @@ final class Campaign {
   }
 
   /**
-   * How much earlier than due a renewal may go, so that renewals due close together share a call or
-   * a wake-up.
+   * How much earlier than due a renewal or a deadline timer may go, so that those due close
+   * together share a call or a wake-up.
    */
   long renewSlack() {
-    return Math.min(retryPeriod.toNanos() / 8, TimeUnit.MILLISECONDS.toNanos(100));
+    return renewSlack(retryPeriod.toNanos());
+  }
+
+  /**
+   * The slack of renewals every {@code periodNanos}: the period cut into whole slots of at most an
+   * eighth of it and at most 100 ms. A renewal sent at a slot's start is then due again exactly at
+   * a later slot's start, so renewals go out a whole period apart, not up to a slot less.
+   */
+  static long renewSlack(long periodNanos) {
+    long slots = Math.max(8, -Math.floorDiv(-periodNanos, TimeUnit.MILLISECONDS.toNanos(100)));
+    return periodNanos / slots;
   }
 
   static void cancel(ScheduledFuture<?> timer) {

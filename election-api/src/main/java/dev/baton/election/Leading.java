@@ -47,6 +47,11 @@ final class Leading extends Phase {
     return lease;
   }
 
+  /** How long after a confirmed renewal the next is due. */
+  long renewEveryNanos() {
+    return renewEveryNanos;
+  }
+
   @Override
   void enter() {
     Campaign.log.info(

@@ -83,7 +83,12 @@ interface RenewalSchedule {
       // cancelled.
       c.storeOpStarted();
       ticket =
-          batcher.renew(lease, atNanos, c.renewSlack(), leading.term().validUntilNanos(), this);
+          batcher.renew(
+              lease,
+              atNanos,
+              Campaign.renewSlack(leading.renewEveryNanos()),
+              leading.term().validUntilNanos(),
+              this);
     }
 
     @Override

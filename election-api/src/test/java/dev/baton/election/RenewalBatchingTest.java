@@ -32,7 +32,7 @@ class RenewalBatchingTest {
   final FakeClock clock = new FakeClock();
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final BatchingStore store =
-      new BatchingStore(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()));
+      new BatchingStore(new MemoryLeaseStore(clock, java.time.Clock.systemUTC()), clock);
   final List<Elector> electors = new ArrayList<>();
   ExecutorService pool;
 
@@ -86,6 +86,25 @@ class RenewalBatchingTest {
     assertThat(store.batchSizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(250);
     assertThat(store.batchSizes).hasSize(15);
     assertThat(electors).allSatisfy(e -> assertThat(e.isLeader()).isTrue());
+  }
+
+  @Test
+  @DisplayName(
+      "renewals at a store's own period go out a whole period apart, though it is no multiple of the usual slot")
+  void renewalsAtAStoresPeriodGoOutAWholePeriodApart() {
+    Duration period = Duration.ofMillis(3975);
+    store.renewalPeriod = period;
+    leader("paced");
+
+    scheduler.advance(period.multipliedBy(6));
+
+    List<Long> at = store.batchNanos;
+    assertThat(at).hasSizeGreaterThanOrEqualTo(5);
+    for (int i = 2; i < at.size(); i++) {
+      assertThat(at.get(i) - at.get(i - 1))
+          .as("between renewals %d and %d", i - 1, i)
+          .isEqualTo(period.toNanos());
+    }
   }
 
   @Test
@@ -175,8 +194,26 @@ class RenewalBatchingTest {
     volatile CountDownLatch hang;
     final AtomicInteger hanging = new AtomicInteger();
 
+    /** When set, what {@link #renewalPeriod} answers. */
+    volatile Duration renewalPeriod;
+
+    /** When each {@code renewAll} call came, on the test's clock. */
+    final List<Long> batchNanos = new CopyOnWriteArrayList<>();
+
+    private final MonotonicClock clock;
+
     BatchingStore(MemoryLeaseStore memory) {
+      this(memory, MonotonicClock.system());
+    }
+
+    BatchingStore(MemoryLeaseStore memory, MonotonicClock clock) {
       this.memory = memory;
+      this.clock = clock;
+    }
+
+    @Override
+    public Optional<Duration> renewalPeriod(Lease lease) {
+      return Optional.ofNullable(renewalPeriod);
     }
 
     @Override
@@ -194,6 +231,7 @@ class RenewalBatchingTest {
 
     @Override
     public List<Renewal> renewAll(List<Lease> leases) {
+      batchNanos.add(clock.nanoTime());
       if (failBatches) {
         throw new LeaseStoreException("*", "store down (scripted)");
       }
