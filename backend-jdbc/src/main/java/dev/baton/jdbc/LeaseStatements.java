@@ -160,24 +160,27 @@ final class LeaseStatements {
         this.renewAll =
             "with asked (election, holder, term, ttl, i) as ("
                 + "select * from unnest(cast(? as varchar[]), cast(? as varchar[]), cast(? as bigint[]), cast(? as bigint[])) with ordinality),"
-                + " lockable as (select l.election from "
+                // The update is driven by the locked rows and finds each by its key. Written as
+                // "election in (select ... from lockable)" instead, the planner (which takes
+                // unnest for 10 rows) compared every row with every locked one: 200 ms for a
+                // batch of 1000 instead of 20, and 10,000 elections no longer kept up.
+                + " lockable as (select asked.* from "
                 + t
                 + " as l join asked on l.election = asked.election"
                 + dialect.lockSkippingLocked("l")
                 + "),"
                 + " renewed as (update "
                 + t
-                + " as l set ttl_millis = asked.ttl, renewed_at = "
+                + " as l set ttl_millis = k.ttl, renewed_at = "
                 + now
                 + ", expires_at = "
                 + now
-                + " + (asked.ttl + "
+                + " + (k.ttl + "
                 + TRUNCATION_MARGIN_MILLIS
                 + ") * interval '1 millisecond'"
-                + " from asked where l.election = asked.election and l.holder = asked.holder and l.term = asked.term and l.expires_at > "
+                + " from lockable as k where l.election = k.election and l.holder = k.holder and l.term = k.term and l.expires_at > "
                 + now
-                + " and l.election in (select election from lockable)"
-                + " returning asked.i, asked.election, asked.ttl),"
+                + " returning k.i, k.election, k.ttl),"
                 + " chunked as (select election, ttl, sum(octet_length(election) + 5) over (partition by ttl order by i) / "
                 + NOTICE_CHUNK_BYTES
                 + " as chunk from renewed),"
