@@ -3,7 +3,6 @@ package dev.baton.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.conformance.FrozenServerScenario;
-import dev.baton.conformance.RequiredServer;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.testservers.JdbcServer;
@@ -37,13 +36,7 @@ class PostgresServerFrozenIT {
 
   @Test
   void postgresFrozenLongerThanTheLeaseCostsTheLeaderItsTermAndNothingElse() {
-    // A missing container fails with CI=true, like any missing server; elsewhere it is skipped.
-    RequiredServer.require(
-        ServerMode.containers(),
-        "a server in a container (-D" + ServerMode.PROPERTY + "=containers)",
-        "scripts/docker-engine start, then run this test with -D"
-            + ServerMode.PROPERTY
-            + "=containers");
+    ServerMode.requireContainers();
     JdbcServer postgres = JdbcServer.postgres();
     closeAtEnd.add(postgres);
     // The same three pools as on H2; PostgreSQL's driver, unlike H2's, times a call out on its own.

@@ -79,7 +79,7 @@ final class PeerTargets {
             + " requests/s, "
             + Stats.fixed(p.bytesToServerPerSecond(), 0)
             + " B/s | "
-            + yes(met)
+            + Stats.met(met)
             + " |");
     reasons.add(
         "**"
@@ -106,16 +106,12 @@ final class PeerTargets {
             + peerName
             + "'s, p99 ≤ 20 ms ("
             + backend
-            + ") | p50 "
-            + Stats.ms(b.p50())
-            + " ms, p99 "
-            + Stats.ms(b.p99())
-            + " ms | p50 "
-            + Stats.ms(p.p50())
-            + " ms, p99 "
-            + Stats.ms(p.p99())
-            + " ms | "
-            + yes(met)
+            + ") | "
+            + b.p50AndP99()
+            + " | "
+            + p.p50AndP99()
+            + " | "
+            + Stats.met(met)
             + " |");
     if (met) {
       return;
@@ -172,7 +168,7 @@ final class PeerTargets {
                         + " % besides the JIT compiler ("
                         + st.stepDowns()
                         + " step-downs) | – | "
-                        + yes(
+                        + Stats.met(
                             st.steadyPercentOfCore() < 5
                                 && st.stepDowns() == 0
                                 && st.elected() == 10_000)
@@ -201,9 +197,5 @@ final class PeerTargets {
     return find(name, baton)
         .filter(r -> r.idle != null && r.idle.nodes().size() > 1)
         .map(r -> r.idle.nodes().get(1));
-  }
-
-  private static String yes(boolean met) {
-    return met ? "yes" : "**no**";
   }
 }

@@ -141,14 +141,11 @@ final class Report {
                 line(
                     "| graceful handover p50 ≤ 5 ms, p99 ≤ 20 ms on "
                         + b
-                        + " | p50 "
-                        + Stats.ms(h.p50())
-                        + " ms, p99 "
-                        + Stats.ms(h.p99())
-                        + " ms"
+                        + " | "
+                        + h.p50AndP99()
                         + failures(r.handover.failures())
                         + " | "
-                        + yes(met)
+                        + Stats.met(met)
                         + " |");
               });
     }
@@ -173,7 +170,7 @@ final class Report {
               + " early"
               + failures(c.failures())
               + " | "
-              + yes(met)
+              + Stats.met(met)
               + " |");
     }
     long splitRounds =
@@ -192,7 +189,7 @@ final class Report {
             + " of "
             + allRounds
             + " crash rounds | "
-            + yes(splitRounds == 0 && allRounds > 0)
+            + Stats.met(splitRounds == 0 && allRounds > 0)
             + " |");
     for (ContenderResult r : batonResults()) {
       if (r.firstLeader == null || r.firstLeader.stats().isEmpty()) {
@@ -209,7 +206,7 @@ final class Report {
               + " ms (first in the JVM: "
               + Stats.ms(r.firstLeader.coldMillis())
               + " ms) | "
-              + yes(f.p50() <= 20)
+              + Stats.met(f.p50() <= 20)
               + " |");
     }
     for (ContenderResult r : batonResults()) {
@@ -238,7 +235,7 @@ final class Report {
               + " on the wire), followers up to "
               + Stats.fixed(followerCalls, 2)
               + " calls/s | "
-              + yes(met)
+              + Stats.met(met)
               + " |");
     }
     for (Scale s : scale) {
@@ -261,7 +258,7 @@ final class Report {
                           + " % ("
                           + Stats.fixed(st.cpuPercentOfCore(), 1)
                           + " % in all) | "
-                          + yes(
+                          + Stats.met(
                               st.stepDowns() == 0
                                   && st.elected() == 10_000
                                   && st.steadyPercentOfCore() < 5)
@@ -342,11 +339,9 @@ final class Report {
         line(
             "- **"
                 + r.name
-                + " handover** (p50 "
-                + Stats.ms(r.handover.stats().p50())
-                + " ms, p99 "
-                + Stats.ms(r.handover.stats().p99())
-                + " ms): "
+                + " handover** ("
+                + r.handover.stats().p50AndP99()
+                + "): "
                 + handoverWhy(r.name)
                 + (r.etcdFsyncs.isEmpty()
                     ? ""
@@ -813,10 +808,6 @@ final class Report {
 
   private static String failures(int n) {
     return n == 0 ? "" : " (+" + n + " failed)";
-  }
-
-  private static String yes(boolean met) {
-    return met ? "yes" : "**no**";
   }
 
   private static String minutes(Duration d) {

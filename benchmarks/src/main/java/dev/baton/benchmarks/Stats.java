@@ -51,6 +51,16 @@ record Stats(int count, double p50, double p90, double p99, double max, double m
     return String.format(Locale.ROOT, "%.0f", v);
   }
 
+  /** "p50 6.4 ms, p99 17 ms", as the targets quote a latency. */
+  String p50AndP99() {
+    return "p50 " + ms(p50) + " ms, p99 " + ms(p99) + " ms";
+  }
+
+  /** How a target's "met" column reads. */
+  static String met(boolean met) {
+    return met ? "yes" : "**no**";
+  }
+
   static String fixed(double v, int decimals) {
     if (Double.isNaN(v)) {
       return "–";

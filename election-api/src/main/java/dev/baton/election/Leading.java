@@ -22,6 +22,7 @@ final class Leading extends Phase {
   private Lease lease;
   private final Optional<Duration> withoutLeader;
   private final long renewEveryNanos;
+  private final long renewSlackNanos;
   private DeadlineTimer deadline;
 
   Leading(Campaign c, Lease granted, long validUntilNanos, Optional<Duration> withoutLeader) {
@@ -32,6 +33,7 @@ final class Leading extends Phase {
         new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
     this.renewals = c.renewalsFor(this);
     this.renewEveryNanos = c.renewalPeriodNanos(granted);
+    this.renewSlackNanos = Campaign.renewSlack(renewEveryNanos);
   }
 
   @Override
@@ -47,9 +49,9 @@ final class Leading extends Phase {
     return lease;
   }
 
-  /** How long after a confirmed renewal the next is due. */
-  long renewEveryNanos() {
-    return renewEveryNanos;
+  /** How much earlier than due this term's renewals may go (see {@link Campaign#renewSlack}). */
+  long renewSlackNanos() {
+    return renewSlackNanos;
   }
 
   @Override

@@ -84,11 +84,7 @@ interface RenewalSchedule {
       c.storeOpStarted();
       ticket =
           batcher.renew(
-              lease,
-              atNanos,
-              Campaign.renewSlack(leading.renewEveryNanos()),
-              leading.term().validUntilNanos(),
-              this);
+              lease, atNanos, leading.renewSlackNanos(), leading.term().validUntilNanos(), this);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.baton.testservers;
 
+import dev.baton.conformance.RequiredServer;
 import java.util.Locale;
 
 /**
@@ -33,5 +34,17 @@ public enum ServerMode {
 
   public static boolean containers() {
     return current() == CONTAINERS;
+  }
+
+  /**
+   * For tests that only mean something with servers in containers (they pause or pick images):
+   * without container mode they fail with CI=true, like any missing server, and are skipped
+   * elsewhere with how to run them.
+   */
+  public static void requireContainers() {
+    RequiredServer.require(
+        containers(),
+        "a server in a container (-D" + PROPERTY + "=containers)",
+        "scripts/docker-engine start, then run this test with -D" + PROPERTY + "=containers");
   }
 }

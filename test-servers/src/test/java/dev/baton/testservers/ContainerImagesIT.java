@@ -2,7 +2,6 @@ package dev.baton.testservers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.conformance.RequiredServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -19,13 +18,7 @@ class ContainerImagesIT {
 
   @BeforeAll
   static void containerMode() {
-    // A missing container fails with CI=true, like any missing server; elsewhere it is skipped.
-    RequiredServer.require(
-        ServerMode.containers(),
-        "a server in a container (-D" + ServerMode.PROPERTY + "=containers)",
-        "scripts/docker-engine start, then run this test with -D"
-            + ServerMode.PROPERTY
-            + "=containers");
+    ServerMode.requireContainers();
   }
 
   @Test
