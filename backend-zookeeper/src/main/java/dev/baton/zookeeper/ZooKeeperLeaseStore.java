@@ -68,8 +68,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant of a
  * free election one, a refusal two, a new term for the holder three), all waited for no longer than
- * the call timeout together. Calls are pinned to one session on purpose: Curator would retry an
- * operation on a new session, where "this node is mine" no longer means what it did.
+ * the call timeout together. Renewals and guarded writes are pinned to their lease's session on
+ * purpose: Curator would retry an operation on a new session, where "this node is mine" no longer
+ * means what it did. A grant, a read or a release belongs to no session, and one that finds its
+ * session expired (a client cut off until then learns so only when it reconnects) goes on in the
+ * next session within its call timeout.
  *
  * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback): its
  * answers arrive on that thread, so the call would wait out its timeout.
