@@ -48,6 +48,27 @@ final class EtcdErrors {
   }
 
   /**
+   * etcd refused a transaction for having more operations than its {@code --max-txn-ops}:
+   * "etcdserver: too many operations in txn request".
+   */
+  static boolean isTooManyOps(Throwable t) {
+    return hasMessage(t, "too many operations in txn request");
+  }
+
+  private static boolean hasMessage(Throwable t, String text) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      String message = c.getMessage();
+      if (message != null && message.contains(text)) {
+        return true;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /**
    * The auth token expired or the auth store changed. jetcd refreshes its token when it sees this
    * on a call it retries itself; a call that is tried again afterwards authenticates afresh.
    */

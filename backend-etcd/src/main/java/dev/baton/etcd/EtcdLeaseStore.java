@@ -92,15 +92,26 @@ public final class EtcdLeaseStore implements LeaseStore {
   /** Background attempts to delete a key whose release failed: after 1, 2, 4, 8 and 16 s. */
   private static final int RELEASE_RETRIES = 5;
 
-  /**
-   * The most leases one {@link #renewAll} takes with shared leases: one keep-alive and eight
-   * confirming transactions, a few milliseconds of a client's time. With a lease per election each
-   * lease needs a keep-alive of its own (about 0.1 to 0.3 ms of client CPU each, measured), so a
-   * batch is one confirming transaction's worth, which stays well within any call timeout.
-   */
-  private static final int SHARED_RENEW_BATCH_LIMIT = 8 * KeyReads.MAX_BATCH;
+  /** etcd's default {@code --max-txn-ops}: the most operations it takes in one transaction. */
+  public static final int DEFAULT_MAX_TXN_OPS = 128;
 
-  private static final int OWN_LEASE_RENEW_BATCH_LIMIT = KeyReads.MAX_BATCH;
+  /**
+   * The most {@link Builder#maxTxnOps} takes: that many comparisons of long keys stay well within
+   * etcd's default request size limit ({@code --max-request-bytes}, 1.5 MiB).
+   */
+  static final int MAX_TXN_OPS_LIMIT = 8_192;
+
+  /**
+   * With shared leases one {@link #renewAll} takes up to eight confirming transactions' worth: one
+   * keep-alive and eight transactions, a few milliseconds of a client's time.
+   */
+  private static final int SHARED_TRANSACTIONS_PER_BATCH = 8;
+
+  /**
+   * With a lease per election each lease needs a keep-alive of its own (about 0.1 to 0.3 ms of
+   * client CPU each, measured), so a batch stays at what keeps a call well within any call timeout.
+   */
+  private static final int OWN_LEASE_RENEW_BATCH_LIMIT = DEFAULT_MAX_TXN_OPS;
 
   /** Elections whose keys are kept built: far more than one process leads or follows. */
   private static final int KEY_CACHE_LIMIT = 65_536;
@@ -112,6 +123,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final long callTimeoutNanos;
   private final Duration keepAliveSharing;
   private final long sharingNanos;
+  private final int maxTxnOps;
   private final String description;
   private final MonotonicClock clock;
   private final Calls calls;
@@ -139,6 +151,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.callTimeoutNanos = b.callTimeout.toNanos();
     this.keepAliveSharing = b.keepAliveSharing == null ? Duration.ZERO : b.keepAliveSharing;
     this.sharingNanos = keepAliveSharing.toNanos();
+    this.maxTxnOps = b.maxTxnOps;
     this.description =
         "etcd"
             + (b.endpoints == null ? "" : " at " + UrlSecrets.redact(b.endpoints))
@@ -146,12 +159,15 @@ public final class EtcdLeaseStore implements LeaseStore {
             + b.prefix
             + (b.keepAliveSharing == null
                 ? ""
-                : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)");
+                : ", shared leases (keep-alive sharing " + keepAliveSharing.toMillis() + " ms)")
+            + (b.maxTxnOps == DEFAULT_MAX_TXN_OPS
+                ? ""
+                : ", " + b.maxTxnOps + " operations per transaction");
     this.calls = new Calls(clock, b.callTimeout);
     this.leases =
         new EtcdLeases(
             b.client.getLeaseClient(), clock, callTimeoutNanos, b.keepAliveSharing != null);
-    this.keyReads = new KeyReads(kv, callTimeoutNanos);
+    this.keyReads = new KeyReads(kv, callTimeoutNanos, maxTxnOps);
     this.records = new HolderRecords(b.client.getLeaseClient(), leases, calls, this::reportedTtl);
     this.acquisitions =
         new Acquisitions(
@@ -167,7 +183,8 @@ public final class EtcdLeaseStore implements LeaseStore {
             this::key,
             this::reportedTtl);
     this.renewals =
-        new Renewals(kv, leases, keyReads, clock, callTimeoutNanos, sharingNanos, this::key);
+        new Renewals(
+            kv, leases, keyReads, clock, callTimeoutNanos, sharingNanos, maxTxnOps, this::key);
   }
 
   /** A store on a client the caller owns and closes; the store never closes it. */
@@ -184,6 +201,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     /** Null: a lease per election. */
     private Duration keepAliveSharing;
 
+    private int maxTxnOps = DEFAULT_MAX_TXN_OPS;
     private MonotonicClock clock = MonotonicClock.system();
     private boolean closesClient;
     private String endpoints;
@@ -237,6 +255,28 @@ public final class EtcdLeaseStore implements LeaseStore {
       return this;
     }
 
+    /**
+     * The most operations the store puts in one transaction: set it to the cluster's {@code
+     * --max-txn-ops} when that is above etcd's default of {@value #DEFAULT_MAX_TXN_OPS}. Renewals
+     * of many elections then confirm their keys in that many fewer transactions (with 10,000
+     * elections on shared leases, 1,024 cut the client's CPU by about a third, measured). More than
+     * the cluster allows makes every batched renewal fail, with an error that says so.
+     */
+    public Builder maxTxnOps(int maxTxnOps) {
+      if (maxTxnOps < 1 || maxTxnOps > MAX_TXN_OPS_LIMIT) {
+        throw new ConfigurationException(
+            "maxTxnOps: "
+                + maxTxnOps
+                + " must be from 1 to "
+                + MAX_TXN_OPS_LIMIT
+                + " (etcd's --max-txn-ops; its default is "
+                + DEFAULT_MAX_TXN_OPS
+                + ")");
+      }
+      this.maxTxnOps = maxTxnOps;
+      return this;
+    }
+
     /** The clock that measures calls and leases on this side; the system's by default. */
     public Builder clock(MonotonicClock clock) {
       this.clock = requireNonNull(clock, "clock");
@@ -287,10 +327,10 @@ public final class EtcdLeaseStore implements LeaseStore {
   }
 
   /**
-   * Renews up to {@link #renewBatchLimit()} leases (128 with a lease per election, 1024 with shared
-   * leases) in one round trip's time: one keep-alive per distinct etcd lease, and one read-only
-   * transaction per 128 keys that confirms each still shows its term, all sent at once. Each lease
-   * gets the outcome {@link #renew} would give it.
+   * Renews up to {@link #renewBatchLimit()} leases in one round trip's time: one keep-alive per
+   * distinct etcd lease, and one read-only transaction per {@link Builder#maxTxnOps} keys (128 by
+   * default) that confirms each still shows its term, all sent at once. Each lease gets the outcome
+   * {@link #renew} would give it.
    */
   @Override
   public List<Renewal> renewAll(List<Lease> leasesToRenew) {
@@ -310,7 +350,9 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   @Override
   public int renewBatchLimit() {
-    return leases.shared() ? SHARED_RENEW_BATCH_LIMIT : OWN_LEASE_RENEW_BATCH_LIMIT;
+    return leases.shared()
+        ? SHARED_TRANSACTIONS_PER_BATCH * maxTxnOps
+        : Math.min(maxTxnOps, OWN_LEASE_RENEW_BATCH_LIMIT);
   }
 
   /**

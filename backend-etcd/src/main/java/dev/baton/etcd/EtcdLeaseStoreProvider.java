@@ -44,6 +44,9 @@ import javax.net.ssl.SSLException;
  *       elections of the store with the same TTL share one etcd lease, for processes that lead
  *       hundreds of elections or more; the duration is how old a keep-alive may be and still serve
  *       another election's renewal (see {@link EtcdLeaseStore.Builder#sharedLeases})
+ *   <li>{@code election.etcd.max-txn-ops}: the cluster's {@code --max-txn-ops}, from 1 to 8192,
+ *       default 128 (etcd's default); renewals of many elections confirm that many keys per
+ *       transaction (see {@link EtcdLeaseStore.Builder#maxTxnOps})
  * </ul>
  */
 public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
@@ -58,6 +61,7 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
   public static final String KEY_FILE = "election.etcd.key-file";
   public static final String CALL_TIMEOUT = "election.etcd.call-timeout";
   public static final String LEASE_SHARING = "election.etcd.lease-sharing";
+  public static final String MAX_TXN_OPS = "election.etcd.max-txn-ops";
 
   /** How long a connection with calls open may stay silent before the client pings it. */
   static final Duration KEEPALIVE_TIME = Duration.ofSeconds(5);
@@ -78,7 +82,8 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
         CERT_FILE,
         KEY_FILE,
         CALL_TIMEOUT,
-        LEASE_SHARING);
+        LEASE_SHARING,
+        MAX_TXN_OPS);
   }
 
   @Override
@@ -88,6 +93,9 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
     Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
 
     Optional<Duration> keepAliveSharing = leaseSharing(properties);
+    int maxTxnOps =
+        properties.integer(
+            MAX_TXN_OPS, EtcdLeaseStore.DEFAULT_MAX_TXN_OPS, 1, EtcdLeaseStore.MAX_TXN_OPS_LIMIT);
 
     ClientBuilder builder =
         Client.builder()
@@ -124,6 +132,7 @@ public final class EtcdLeaseStoreProvider implements LeaseStoreProvider {
           EtcdLeaseStore.builder(client)
               .prefix(prefix)
               .callTimeout(callTimeout)
+              .maxTxnOps(maxTxnOps)
               .endpoints(String.join(",", endpoints.stream().map(URI::toString).toList()))
               .closesClient();
       keepAliveSharing.ifPresent(store::sharedLeases);

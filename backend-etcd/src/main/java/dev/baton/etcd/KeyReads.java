@@ -28,21 +28,23 @@ import java.util.concurrent.TimeUnit;
  */
 final class KeyReads {
 
-  /** etcd refuses transactions with more than 128 operations by default ({@code --max-txn-ops}). */
-  static final int MAX_BATCH = 128;
-
   private static final TxnOption READ_ONLY = TxnOption.builder().withAutoRetry().build();
 
   private record Pending(ByteSequence key, CompletableFuture<Optional<KeyValue>> result) {}
 
   private final KV kv;
   private final long callTimeoutNanos;
+
+  /** The most keys one transaction reads: the cluster's {@code --max-txn-ops}. */
+  private final int maxBatch;
+
   private final Queue<Pending> queue = new ArrayDeque<>();
   private boolean sending;
 
-  KeyReads(KV kv, long callTimeoutNanos) {
+  KeyReads(KV kv, long callTimeoutNanos, int maxBatch) {
     this.kv = kv;
     this.callTimeoutNanos = callTimeoutNanos;
+    this.maxBatch = maxBatch;
   }
 
   /** The key's current value, or empty when it does not exist. */
@@ -63,8 +65,7 @@ final class KeyReads {
   private void sendNext() {
     Map<ByteSequence, List<Pending>> batch = new LinkedHashMap<>();
     synchronized (this) {
-      while (!queue.isEmpty()
-          && (batch.size() < MAX_BATCH || batch.containsKey(queue.peek().key))) {
+      while (!queue.isEmpty() && (batch.size() < maxBatch || batch.containsKey(queue.peek().key))) {
         Pending p = queue.poll();
         batch.computeIfAbsent(p.key, k -> new ArrayList<>()).add(p);
       }

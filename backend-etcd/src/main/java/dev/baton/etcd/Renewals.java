@@ -35,10 +35,10 @@ import java.util.function.Function;
  * shows another term makes the renewal lost even when the keep-alive could not get through.
  *
  * <p>A batch ({@link #renewAll}) sends one keep-alive per distinct etcd lease (one in all with
- * shared leases) and confirms its keys in read-only transactions of up to {@link
- * KeyReads#MAX_BATCH} comparisons each, all at once. Those carry no reads: only when a
- * transaction's comparisons fail (something was lost) are its keys read, to say which election was
- * lost and to whom.
+ * shared leases) and confirms its keys in read-only transactions of up to the cluster's {@code
+ * --max-txn-ops} comparisons each, all at once. Those carry no reads: only when a transaction's
+ * comparisons fail (something was lost) are its keys read, to say which election was lost and to
+ * whom.
  */
 final class Renewals {
 
@@ -50,6 +50,7 @@ final class Renewals {
   private final MonotonicClock clock;
   private final long callTimeoutNanos;
   private final long sharingNanos;
+  private final int maxTxnOps;
   private final Function<String, ByteSequence> keyOf;
 
   Renewals(
@@ -59,6 +60,7 @@ final class Renewals {
       MonotonicClock clock,
       long callTimeoutNanos,
       long sharingNanos,
+      int maxTxnOps,
       Function<String, ByteSequence> keyOf) {
     this.kv = kv;
     this.leases = leases;
@@ -66,6 +68,7 @@ final class Renewals {
     this.clock = clock;
     this.callTimeoutNanos = callTimeoutNanos;
     this.sharingNanos = sharingNanos;
+    this.maxTxnOps = maxTxnOps;
     this.keyOf = keyOf;
   }
 
@@ -109,8 +112,8 @@ final class Renewals {
     Chunk[] chunkOf = new Chunk[n];
     List<Chunk> chunks = new ArrayList<>();
     List<CompletableFuture<?>> pending = new ArrayList<>(keepAlives.values());
-    for (int from = 0; from < confirming; from += KeyReads.MAX_BATCH) {
-      int to = Math.min(confirming, from + KeyReads.MAX_BATCH);
+    for (int from = 0; from < confirming; from += maxTxnOps) {
+      int to = Math.min(confirming, from + maxTxnOps);
       Cmp[] sameTerm = new Cmp[to - from];
       for (int j = from; j < to; j++) {
         int i = toConfirm[j];
@@ -297,6 +300,19 @@ final class Renewals {
     }
     if (part.isCompletedExceptionally()) {
       Throwable cause = Calls.failure(part);
+      if (EtcdErrors.isTooManyOps(cause)) {
+        throw new LeaseStoreException(
+            election,
+            what
+                + " failed: etcd refused a transaction of up to "
+                + maxTxnOps
+                + " operations ("
+                + cause.getMessage()
+                + "); "
+                + EtcdLeaseStoreProvider.MAX_TXN_OPS
+                + " must be at most the cluster's --max-txn-ops",
+            cause);
+      }
       throw new LeaseStoreException(election, what + " failed: " + cause.getMessage(), cause);
     }
   }

@@ -7,8 +7,14 @@ import dev.baton.election.Lease;
 import dev.baton.testservers.EtcdCluster;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -32,8 +38,14 @@ abstract class EtcdClusterIT {
 
   /** Starts a cluster of {@code members} and the shared client, built as {@code configure} says. */
   static void startCluster(int members, UnaryOperator<ClientBuilder> configure) {
+    startCluster(members, configure, new String[0]);
+  }
+
+  /** As {@link #startCluster(int, UnaryOperator)}, each member started with {@code serverArgs}. */
+  static void startCluster(
+      int members, UnaryOperator<ClientBuilder> configure, String... serverArgs) {
     EtcdCluster.requireBinary();
-    etcd = EtcdCluster.start(members);
+    etcd = EtcdCluster.start(members, serverArgs);
     client = configure.apply(Client.builder().endpoints(etcd.endpoints())).build();
   }
 
@@ -71,5 +83,19 @@ abstract class EtcdClusterIT {
   static Lease granted(Acquisition acquisition) {
     assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
     return acquisition.lease().orElseThrow();
+  }
+
+  /** Counts calls of one gRPC method made through a client. */
+  static ClientInterceptor countCalls(String fullMethodName, AtomicInteger counter) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        if (method.getFullMethodName().equals(fullMethodName)) {
+          counter.incrementAndGet();
+        }
+        return next.newCall(method, options);
+      }
+    };
   }
 }

@@ -18,11 +18,6 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -548,19 +543,5 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-  }
-
-  /** Counts calls of one gRPC method made through a client. */
-  static ClientInterceptor countCalls(String fullMethodName, AtomicInteger counter) {
-    return new ClientInterceptor() {
-      @Override
-      public <Q, R> ClientCall<Q, R> interceptCall(
-          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-        if (method.getFullMethodName().equals(fullMethodName)) {
-          counter.incrementAndGet();
-        }
-        return next.newCall(method, options);
-      }
-    };
   }
 }

@@ -183,6 +183,58 @@ class EtcdLeaseStoreProviderTest {
   }
 
   @Test
+  void maxTxnOpsIsEtcdsDefaultUnlessTheClusterAllowsMore() {
+    try (LeaseStore byDefault =
+            provider.open(
+                properties(
+                    EtcdLeaseStoreProvider.ENDPOINTS,
+                    "http://127.0.0.1:2379",
+                    EtcdLeaseStoreProvider.LEASE_SHARING,
+                    "0s"));
+        LeaseStore more =
+            provider.open(
+                properties(
+                    EtcdLeaseStoreProvider.ENDPOINTS,
+                    "http://127.0.0.1:2379",
+                    EtcdLeaseStoreProvider.LEASE_SHARING,
+                    "0s",
+                    EtcdLeaseStoreProvider.MAX_TXN_OPS,
+                    "1024"));
+        LeaseStore ownLeases =
+            provider.open(
+                properties(
+                    EtcdLeaseStoreProvider.ENDPOINTS,
+                    "http://127.0.0.1:2379",
+                    EtcdLeaseStoreProvider.MAX_TXN_OPS,
+                    "1024"))) {
+      assertThat(byDefault.describe()).doesNotContain("operations per transaction");
+      assertThat(byDefault.renewBatchLimit()).isEqualTo(8 * 128);
+      assertThat(more.describe()).contains("1024 operations per transaction");
+      assertThat(more.renewBatchLimit()).isEqualTo(8 * 1024);
+      // A lease per election needs a keep-alive each: the batch stays what one call can carry.
+      assertThat(ownLeases.renewBatchLimit()).isEqualTo(128);
+    }
+  }
+
+  @Test
+  void refusesAMaxTxnOpsOutsideOneTo8192() {
+    for (String bad : new String[] {"0", "-5", "8193", "many", "1.5"}) {
+      assertThatThrownBy(
+              () ->
+                  provider.open(
+                      properties(
+                          EtcdLeaseStoreProvider.ENDPOINTS,
+                          "http://127.0.0.1:2379",
+                          EtcdLeaseStoreProvider.MAX_TXN_OPS,
+                          bad)))
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining(EtcdLeaseStoreProvider.MAX_TXN_OPS)
+          .hasMessageContaining(bad)
+          .hasMessageContaining("from 1 to 8192");
+    }
+  }
+
+  @Test
   void refusesABadLeaseSharing() {
     for (String bad : new String[] {"on", "-1s", "11s"}) {
       assertThatThrownBy(

@@ -90,6 +90,8 @@ public record BatonProperties(
    * @param keyFile client key file
    * @param callTimeout longest one call may take
    * @param leaseSharing how electors of this process share etcd leases (see the etcd backend)
+   * @param maxTxnOps the cluster's --max-txn-ops, when above etcd's default of 128: batched
+   *     renewals confirm that many keys per transaction
    */
   public record Etcd(
       String endpoints,
@@ -100,7 +102,8 @@ public record BatonProperties(
       String certFile,
       String keyFile,
       Duration callTimeout,
-      String leaseSharing) {}
+      String leaseSharing,
+      Integer maxTxnOps) {}
 
   /**
    * @param namespace namespace of the Lease objects
@@ -147,6 +150,7 @@ public record BatonProperties(
     put(p, "election.etcd.key-file", etcd.keyFile());
     put(p, "election.etcd.call-timeout", etcd.callTimeout());
     put(p, "election.etcd.lease-sharing", etcd.leaseSharing());
+    put(p, "election.etcd.max-txn-ops", etcd.maxTxnOps());
     put(p, "election.kubernetes.namespace", kubernetes.namespace());
     put(p, "election.kubernetes.kubeconfig", kubernetes.kubeconfig());
     put(p, "election.kubernetes.call-timeout", kubernetes.callTimeout());

@@ -37,6 +37,7 @@ class ConfigurationMetadataTest {
             "election.jdbc.table",
             "election.zookeeper.connect-string",
             "election.etcd.endpoints",
+            "election.etcd.max-txn-ops",
             "election.kubernetes.namespace",
             "election.metrics.client-go-status");
     assertThat(byName.get("election.lease-duration").path("defaultValue").asString())
