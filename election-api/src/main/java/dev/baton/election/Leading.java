@@ -107,7 +107,11 @@ final class Leading extends Phase {
     }
     c.failures.recovered();
     // Kept before the deadline check: a release must carry the newest handle the store gave.
-    lease = renewed;
+    // Stored only when it changed (most stores give the same Lease back): a store into this
+    // long-lived object costs the collector a card to scan, for every renewal of every election.
+    if (renewed != lease) {
+      lease = renewed;
+    }
     if (deadlinePassed()) {
       return;
     }

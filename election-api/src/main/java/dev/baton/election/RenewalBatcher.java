@@ -39,14 +39,22 @@ final class RenewalBatcher {
     void overdue(Ticket ticket);
   }
 
-  /** One elector's renewal, waiting for its slot until sent or cancelled. */
+  /**
+   * One elector's renewal, waiting for its slot until sent or cancelled. Once its outcome was
+   * handed over, the same ticket may carry the elector's next renewal ({@link #renewAgain}): every
+   * renewal of every election goes through here, and storing a new ticket into the elector's
+   * long-lived state would cost the collector a card to scan each time.
+   */
   static final class Ticket {
     private static final int WAITING = 0;
     private static final int SENT = 1;
     private static final int CANCELLED = 2;
+    private static final int DONE = 3;
 
-    private final Lease lease;
-    private final long deadlineNanos;
+    // Written only while the ticket is in no slot and no call: new, or DONE.
+    private Lease lease;
+    private long deadlineNanos;
+
     private final Outcome outcome;
     private final AtomicInteger state = new AtomicInteger(WAITING);
 
@@ -61,8 +69,23 @@ final class RenewalBatcher {
       return state.compareAndSet(WAITING, CANCELLED);
     }
 
+    /**
+     * True once the renewal was sent and its outcome handed over: the ticket is in no slot and no
+     * call any more, and may carry the next renewal. A cancelled ticket may still sit in its slot,
+     * so it never comes back.
+     */
+    boolean reusable() {
+      return state.get() == DONE;
+    }
+
     private boolean send() {
       return state.compareAndSet(WAITING, SENT);
+    }
+
+    /** Hands {@code renewal} over; read nothing of the ticket after this but its outcome. */
+    private void arrived(long startedNanos, Renewal renewal) {
+      state.set(DONE);
+      outcome.arrived(this, startedNanos, renewal);
     }
   }
 
@@ -111,7 +134,27 @@ final class RenewalBatcher {
    * the caller must hear back at the latest; it must not be before {@code dueNanos}.
    */
   Ticket renew(Lease lease, long dueNanos, long slackNanos, long deadlineNanos, Outcome outcome) {
-    Ticket ticket = new Ticket(lease, deadlineNanos, outcome);
+    return enqueue(new Ticket(lease, deadlineNanos, outcome), dueNanos, slackNanos);
+  }
+
+  /**
+   * As {@link #renew}, on a ticket whose last renewal's outcome was handed over ({@link
+   * Ticket#reusable()}), for the same outcome.
+   */
+  Ticket renewAgain(Ticket done, Lease lease, long dueNanos, long slackNanos, long deadlineNanos) {
+    if (!done.reusable()) {
+      throw new IllegalStateException("the ticket's last renewal is still waiting or out");
+    }
+    if (done.lease != lease) {
+      done.lease = lease;
+    }
+    done.deadlineNanos = deadlineNanos;
+    // The volatile write publishes the two fields to the thread that sends the ticket.
+    done.state.set(Ticket.WAITING);
+    return enqueue(done, dueNanos, slackNanos);
+  }
+
+  private Ticket enqueue(Ticket ticket, long dueNanos, long slackNanos) {
     long early = slackNanos > 0 ? dueNanos - Math.floorMod(dueNanos, slackNanos) : dueNanos;
     // Early must not mean at once: a retry close to its deadline waits as long as it asked.
     long slot = early - clock.nanoTime() > 0 ? early : dueNanos;
@@ -156,8 +199,7 @@ final class RenewalBatcher {
     long now = clock.nanoTime();
     for (Ticket t : tickets) {
       if (t.send()) {
-        t.outcome.arrived(
-            t,
+        t.arrived(
             now,
             Renewal.failed(
                 new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
@@ -187,8 +229,7 @@ final class RenewalBatcher {
   private void refuseSent(List<Ticket> sent) {
     long now = clock.nanoTime();
     for (Ticket t : sent) {
-      t.outcome.arrived(
-          t,
+      t.arrived(
           now,
           Renewal.failed(
               new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
@@ -227,7 +268,7 @@ final class RenewalBatcher {
     } catch (RuntimeException | Error e) {
       watchdog.cancel(false);
       for (Ticket t : batch) {
-        t.outcome.arrived(t, started, Renewal.failed(asStoreFailure(t.lease, e)));
+        t.arrived(started, Renewal.failed(asStoreFailure(t.lease, e)));
       }
       if (e instanceof Error) {
         throw (Error) e;
@@ -236,8 +277,7 @@ final class RenewalBatcher {
     }
     watchdog.cancel(false);
     for (int i = 0; i < batch.size(); i++) {
-      Ticket t = batch.get(i);
-      t.outcome.arrived(t, started, renewals.get(i));
+      batch.get(i).arrived(started, renewals.get(i));
     }
   }
 

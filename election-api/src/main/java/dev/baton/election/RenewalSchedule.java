@@ -82,15 +82,23 @@ interface RenewalSchedule {
       // Counted as a call in flight from now on: an outcome may follow until the ticket is
       // cancelled.
       c.storeOpStarted();
-      ticket =
-          batcher.renew(
-              lease, atNanos, leading.renewSlackNanos(), leading.term().validUntilNanos(), this);
+      long slack = leading.renewSlackNanos();
+      long deadline = leading.term().validUntilNanos();
+      RenewalBatcher.Ticket last = ticket;
+      if (last != null && last.reusable()) {
+        // The usual case, a renewal after the last one's outcome: the same ticket, so that
+        // nothing new is stored here.
+        batcher.renewAgain(last, lease, atNanos, slack, deadline);
+      } else {
+        ticket = batcher.renew(lease, atNanos, slack, deadline, this);
+      }
     }
 
     @Override
     public void cancel() {
+      // The ticket is kept: a sent one cannot be cancelled, and once its outcome is handed over
+      // it carries the next renewal.
       RenewalBatcher.Ticket t = ticket;
-      ticket = null;
       if (t != null && t.cancel()) {
         c.storeOpEnded();
       }
@@ -107,9 +115,6 @@ interface RenewalSchedule {
           () ->
               c.handOver(
                   () -> {
-                    if (ticket == arrived) {
-                      ticket = null;
-                    }
                     if (outcome.isRenewed()) {
                       leading.renewed(startedNanos, outcome.leaseOrThrow());
                     } else {

@@ -26,7 +26,14 @@ final class SerialExecutor implements Executor {
   private final Executor delegate;
   private final Queue<Runnable> tasks = new ArrayDeque<>();
   private boolean draining;
-  private volatile Thread runner;
+
+  /**
+   * The id of the thread running our tasks now, 0 when none. An id rather than the Thread: every
+   * renewal of every election passes through here, and a reference stored into this long-lived
+   * object would cost the collector a card to scan each time (a long costs it nothing).
+   */
+  private volatile long runnerId;
+
   private volatile boolean refusalReported;
 
   SerialExecutor(Executor delegate) {
@@ -73,7 +80,7 @@ final class SerialExecutor implements Executor {
 
   /** True when called from the task this executor is running now. */
   boolean inTask() {
-    return runner == Thread.currentThread();
+    return runnerId == Thread.currentThread().getId();
   }
 
   private void drain() {
@@ -82,8 +89,8 @@ final class SerialExecutor implements Executor {
 
   /** Runs {@code first} (when given), then what is queued, until nothing is. */
   private void drain(Runnable first) {
-    Thread previous = runner;
-    runner = Thread.currentThread();
+    long previous = runnerId;
+    runnerId = Thread.currentThread().getId();
     try {
       Runnable task = first;
       while (true) {
@@ -105,7 +112,7 @@ final class SerialExecutor implements Executor {
         task = null;
       }
     } finally {
-      runner = previous;
+      runnerId = previous;
     }
   }
 }
