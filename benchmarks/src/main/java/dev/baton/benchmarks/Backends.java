@@ -239,7 +239,7 @@ final class Backends {
     settings.put("jetcd client", "defaults (as the etcd provider builds it)");
     return new BatonContender(
         "etcd",
-        "etcd " + version + ", one member",
+        "etcd " + version + ", one member, --max-txn-ops=" + EtcdServer.MAX_TXN_OPS,
         Optional.of(etcd.address()),
         s,
         settings,
@@ -250,15 +250,16 @@ final class Backends {
   }
 
   static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
-    return openEtcd(through, s, false);
+    return openEtcd(through, s, false, EtcdLeaseStore.DEFAULT_MAX_TXN_OPS);
   }
 
   /**
    * @param sharedLeases all elections on one etcd lease of exactly the TTL (the README's setting
    *     for a process that leads hundreds of elections or more), instead of one etcd lease each
+   * @param maxTxnOps {@code election.etcd.max-txn-ops}: at most the server's {@code --max-txn-ops}
    */
   static BatonContender.OpenedStore openEtcd(
-      InetSocketAddress through, Settings s, boolean sharedLeases) {
+      InetSocketAddress through, Settings s, boolean sharedLeases, int maxTxnOps) {
     GrpcRequestCounter counter = new GrpcRequestCounter();
     Client client =
         Client.builder()
@@ -266,7 +267,10 @@ final class Backends {
             .interceptor(counter)
             .build();
     EtcdLeaseStore.Builder builder =
-        EtcdLeaseStore.builder(client).prefix(ETCD_PREFIX).callTimeout(s.callTimeout());
+        EtcdLeaseStore.builder(client)
+            .prefix(ETCD_PREFIX)
+            .callTimeout(s.callTimeout())
+            .maxTxnOps(maxTxnOps);
     if (sharedLeases) {
       builder.sharedLeases(Duration.ZERO);
     }

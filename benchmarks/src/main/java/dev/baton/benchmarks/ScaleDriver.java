@@ -41,6 +41,9 @@ final class ScaleDriver {
       int maxElections,
       String limitReason) {}
 
+  /** The etcd scale run whose store puts as many operations in a transaction as etcd takes. */
+  static final String ETCD_MAX_TXN_OPS = "etcd, max-txn-ops " + EtcdServer.MAX_TXN_OPS;
+
   private final Settings settings;
   private final Servers servers;
   private final String runId;
@@ -91,7 +94,9 @@ final class ScaleDriver {
               "zookeeper", "ZooKeeper", Optional.of(zk.address()), zk::packetsReceived, all, ""));
     }
     if (settings.includes("etcd") && EtcdServer.binary().isPresent()) {
-      plans.add(new Plan("etcd", "etcd", Optional.of(servers.etcd().address()), none, all, ""));
+      Optional<InetSocketAddress> etcd = Optional.of(servers.etcd().address());
+      plans.add(new Plan("etcd", "etcd", etcd, none, all, ""));
+      plans.add(new Plan("etcd-max-txn-ops", ETCD_MAX_TXN_OPS, etcd, none, all, ""));
     }
     if (settings.includes("Kubernetes")) {
       KubernetesMock mock = servers.kubernetes();

@@ -4,6 +4,7 @@ import dev.baton.election.ElectionListener;
 import dev.baton.election.Elector;
 import dev.baton.election.MemoryLeaseStore;
 import dev.baton.election.Term;
+import dev.baton.etcd.EtcdLeaseStore;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
@@ -31,8 +32,8 @@ import org.apache.curator.framework.CuratorFramework;
 /**
  * The process of the scale measurement, started by {@link ScaleDriver}: one store, and for each
  * size N electors of N elections (one candidate each) on it. For each size it ramps the electors
- * up, waits until all lead and the JIT compiler has gone quiet, watches them for the window, and
- * reports on standard output:
+ * up, waits until all lead and the JIT compiler has gone quiet, moves what they keep to the old
+ * generation (a full collection), watches them for the window, and reports on standard output:
  *
  * <pre>
  * WINDOW-START n          (the driver snapshots the server's and the proxy's counters)
@@ -172,12 +173,14 @@ public final class ScaleRun {
               Optional.empty(),
               Optional.empty());
         case "etcd":
-          return Backends.openEtcd(through, settings, true);
+          return Backends.openEtcd(through, settings, true, EtcdLeaseStore.DEFAULT_MAX_TXN_OPS);
+        case "etcd-max-txn-ops":
+          return Backends.openEtcd(through, settings, true, EtcdServer.MAX_TXN_OPS);
         case "kubernetes":
           return Backends.openKubernetes(through, "scale-" + runId, settings, Optional.empty());
         default:
           throw new IllegalArgumentException(
-              "backend must be memory, h2, postgresql, mariadb, zookeeper, etcd or kubernetes, but was "
+              "backend must be memory, h2, postgresql, mariadb, zookeeper, etcd, etcd-max-txn-ops or kubernetes, but was "
                   + backend);
       }
     }
@@ -249,6 +252,12 @@ public final class ScaleRun {
         double rampSeconds = (System.nanoTime() - rampStart) / 1e9;
         Pause.of(settings.retryPeriod().multipliedBy(2));
         double settleSeconds = settleCompiler();
+        // Everything the elections keep is moved to the old generation first, as in a process
+        // that has led them for hours. Otherwise a young heap can hold them through the whole
+        // window, and the window misses what the collector's write barrier and concurrent
+        // refinement cost for every reference a renewal stores into a long-lived object.
+        System.gc();
+        Pause.of(settings.retryPeriod());
         int elected = leading.get();
         long revokedBefore = revocations.get();
         long callsBefore = store.calls();
