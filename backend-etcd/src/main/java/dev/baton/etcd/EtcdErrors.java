@@ -36,15 +36,11 @@ final class EtcdErrors {
       if (c instanceof LeaseGoneException) {
         return true;
       }
-      String message = c.getMessage();
-      if (message != null && message.contains("requested lease not found")) {
-        return true;
-      }
       if (c.getCause() == c) {
         break;
       }
     }
-    return false;
+    return hasMessage(t, "requested lease not found");
   }
 
   /**

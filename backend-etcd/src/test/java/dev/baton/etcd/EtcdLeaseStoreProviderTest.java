@@ -19,6 +19,15 @@ class EtcdLeaseStoreProviderTest {
 
   private final EtcdLeaseStoreProvider provider = new EtcdLeaseStoreProvider();
 
+  /** {@code keysAndValues} with the endpoint every test that needs one points at. */
+  private static ElectionProperties onLocalEtcd(String... keysAndValues) {
+    String[] all = new String[keysAndValues.length + 2];
+    all[0] = EtcdLeaseStoreProvider.ENDPOINTS;
+    all[1] = "http://127.0.0.1:2379";
+    System.arraycopy(keysAndValues, 0, all, 2, keysAndValues.length);
+    return properties(all);
+  }
+
   private static ElectionProperties properties(String... keysAndValues) {
     Properties p = new Properties();
     for (int i = 0; i < keysAndValues.length; i += 2) {
@@ -67,14 +76,7 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void wantsBothUsernameAndPasswordAndNeverShowsThePassword() {
-    assertThatThrownBy(
-            () ->
-                provider.open(
-                    properties(
-                        EtcdLeaseStoreProvider.ENDPOINTS,
-                        "http://127.0.0.1:2379",
-                        EtcdLeaseStoreProvider.PASSWORD,
-                        "hunter2")))
+    assertThatThrownBy(() -> provider.open(onLocalEtcd(EtcdLeaseStoreProvider.PASSWORD, "hunter2")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.USERNAME)
         .hasMessageNotContaining("hunter2");
@@ -115,13 +117,7 @@ class EtcdLeaseStoreProviderTest {
   void refusesTlsFilesWithPlainHttpEndpoints(@TempDir Path dir) throws Exception {
     Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
     assertThatThrownBy(
-            () ->
-                provider.open(
-                    properties(
-                        EtcdLeaseStoreProvider.ENDPOINTS,
-                        "http://127.0.0.1:2379",
-                        EtcdLeaseStoreProvider.CA_FILE,
-                        ca.toString())))
+            () -> provider.open(onLocalEtcd(EtcdLeaseStoreProvider.CA_FILE, ca.toString())))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("https://");
   }
@@ -143,14 +139,7 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void refusesABadCallTimeout() {
-    assertThatThrownBy(
-            () ->
-                provider.open(
-                    properties(
-                        EtcdLeaseStoreProvider.ENDPOINTS,
-                        "http://127.0.0.1:2379",
-                        EtcdLeaseStoreProvider.CALL_TIMEOUT,
-                        "0s")))
+    assertThatThrownBy(() -> provider.open(onLocalEtcd(EtcdLeaseStoreProvider.CALL_TIMEOUT, "0s")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining(EtcdLeaseStoreProvider.CALL_TIMEOUT)
         .hasMessageContaining("0s");
@@ -160,20 +149,9 @@ class EtcdLeaseStoreProviderTest {
   void leaseSharingIsOffByDefaultAndTakesADurationToShare() {
     try (LeaseStore own =
             provider.open(properties(EtcdLeaseStoreProvider.ENDPOINTS, "http://127.0.0.1:2379"));
-        LeaseStore off =
-            provider.open(
-                properties(
-                    EtcdLeaseStoreProvider.ENDPOINTS,
-                    "http://127.0.0.1:2379",
-                    EtcdLeaseStoreProvider.LEASE_SHARING,
-                    "off"));
+        LeaseStore off = provider.open(onLocalEtcd(EtcdLeaseStoreProvider.LEASE_SHARING, "off"));
         LeaseStore shared =
-            provider.open(
-                properties(
-                    EtcdLeaseStoreProvider.ENDPOINTS,
-                    "http://127.0.0.1:2379",
-                    EtcdLeaseStoreProvider.LEASE_SHARING,
-                    "500ms"))) {
+            provider.open(onLocalEtcd(EtcdLeaseStoreProvider.LEASE_SHARING, "500ms"))) {
       assertThat(own.describe()).doesNotContain("shared");
       assertThat(own.renewBatchLimit()).isEqualTo(128);
       assertThat(off.describe()).doesNotContain("shared");
@@ -185,28 +163,16 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void maxTxnOpsIsEtcdsDefaultUnlessTheClusterAllowsMore() {
     try (LeaseStore byDefault =
-            provider.open(
-                properties(
-                    EtcdLeaseStoreProvider.ENDPOINTS,
-                    "http://127.0.0.1:2379",
-                    EtcdLeaseStoreProvider.LEASE_SHARING,
-                    "0s"));
+            provider.open(onLocalEtcd(EtcdLeaseStoreProvider.LEASE_SHARING, "0s"));
         LeaseStore more =
             provider.open(
-                properties(
-                    EtcdLeaseStoreProvider.ENDPOINTS,
-                    "http://127.0.0.1:2379",
+                onLocalEtcd(
                     EtcdLeaseStoreProvider.LEASE_SHARING,
                     "0s",
                     EtcdLeaseStoreProvider.MAX_TXN_OPS,
                     "1024"));
         LeaseStore ownLeases =
-            provider.open(
-                properties(
-                    EtcdLeaseStoreProvider.ENDPOINTS,
-                    "http://127.0.0.1:2379",
-                    EtcdLeaseStoreProvider.MAX_TXN_OPS,
-                    "1024"))) {
+            provider.open(onLocalEtcd(EtcdLeaseStoreProvider.MAX_TXN_OPS, "1024"))) {
       assertThat(byDefault.describe()).doesNotContain("operations per transaction");
       assertThat(byDefault.renewBatchLimit()).isEqualTo(8 * 128);
       assertThat(more.describe()).contains("1024 operations per transaction");
@@ -219,14 +185,7 @@ class EtcdLeaseStoreProviderTest {
   @Test
   void refusesAMaxTxnOpsOutsideOneTo8192() {
     for (String bad : new String[] {"0", "-5", "8193", "many", "1.5"}) {
-      assertThatThrownBy(
-              () ->
-                  provider.open(
-                      properties(
-                          EtcdLeaseStoreProvider.ENDPOINTS,
-                          "http://127.0.0.1:2379",
-                          EtcdLeaseStoreProvider.MAX_TXN_OPS,
-                          bad)))
+      assertThatThrownBy(() -> provider.open(onLocalEtcd(EtcdLeaseStoreProvider.MAX_TXN_OPS, bad)))
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining(EtcdLeaseStoreProvider.MAX_TXN_OPS)
           .hasMessageContaining(bad)
@@ -238,13 +197,7 @@ class EtcdLeaseStoreProviderTest {
   void refusesABadLeaseSharing() {
     for (String bad : new String[] {"on", "-1s", "11s"}) {
       assertThatThrownBy(
-              () ->
-                  provider.open(
-                      properties(
-                          EtcdLeaseStoreProvider.ENDPOINTS,
-                          "http://127.0.0.1:2379",
-                          EtcdLeaseStoreProvider.LEASE_SHARING,
-                          bad)))
+              () -> provider.open(onLocalEtcd(EtcdLeaseStoreProvider.LEASE_SHARING, bad)))
           .isInstanceOf(ConfigurationException.class)
           .hasMessageContaining(EtcdLeaseStoreProvider.LEASE_SHARING)
           .hasMessageContaining("'" + bad + "'")
@@ -254,13 +207,7 @@ class EtcdLeaseStoreProviderTest {
 
   @Test
   void opensWithoutConnectingAndDescribesWhereItPoints() {
-    try (LeaseStore store =
-        provider.open(
-            properties(
-                EtcdLeaseStoreProvider.ENDPOINTS,
-                "http://127.0.0.1:2379",
-                EtcdLeaseStoreProvider.PREFIX,
-                "/apps/x/"))) {
+    try (LeaseStore store = provider.open(onLocalEtcd(EtcdLeaseStoreProvider.PREFIX, "/apps/x/"))) {
       assertThat(store.describe()).contains("http://127.0.0.1:2379").contains("/apps/x/");
     }
   }
