@@ -7,6 +7,7 @@ import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -25,6 +26,14 @@ import org.slf4j.LoggerFactory;
  * after etcd confirms it. Until then a release could go unseen, and a follower on etcd has nothing
  * else to wake it. So the follower is also told once when such a watch is confirmed: it looks
  * again, and from then on the watch has it covered.
+ *
+ * <p>jetcd also waits for a ready connection before it sends a watch, without a word and without
+ * end, both for a new watch and when it resumes one that broke. A follower that looked once more
+ * after the break, and was answered by a member that died a moment later, would then wait for the
+ * whole outage, neither told of changes nor trying for itself. So a watch that etcd has not
+ * confirmed within the store's call timeout (after jetcd's own pause before resuming, for a broken
+ * one) tells the follower once: it looks, and if etcd does not answer, it polls as followers do
+ * when a call fails, until the watch is confirmed.
  */
 final class ElectionWatch implements Watch.Listener, Subscription {
 
@@ -40,12 +49,16 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   private static final Logger log = LoggerFactory.getLogger(ElectionWatch.class);
   private static final long RESTART_DELAY_MILLIS = 500;
 
+  /** How long jetcd waits before it resumes a watch that broke (WatchImpl's reschedule). */
+  private static final Duration JETCD_RESUME_DELAY = Duration.ofMillis(500);
+
   private final Watch watchClient;
   private final String election;
   private final ByteSequence key;
   private final Runnable changed;
   private final Sightings sightings;
   private final Consumer<ElectionWatch> onClose;
+  private final Duration confirmWithin;
 
   private boolean closed;
   private Watch.Watcher watcher;
@@ -56,19 +69,30 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   /** A watch from now was asked for and etcd has not confirmed it yet. */
   private boolean unconfirmedFromNow;
 
+  /**
+   * Counts the registrations etcd is to confirm (our starts, jetcd's resumes), so that a check for
+   * an overdue confirmation concerns only its own.
+   */
+  private long registrations;
+
+  /** The last registration has not been confirmed yet. */
+  private boolean unconfirmed;
+
   ElectionWatch(
       Watch watchClient,
       String election,
       ByteSequence key,
       Runnable changed,
       Sightings sightings,
-      Consumer<ElectionWatch> onClose) {
+      Consumer<ElectionWatch> onClose,
+      Duration confirmWithin) {
     this.watchClient = watchClient;
     this.election = election;
     this.key = key;
     this.changed = changed;
     this.sightings = sightings;
     this.onClose = onClose;
+    this.confirmWithin = confirmWithin;
   }
 
   synchronized void start() {
@@ -87,6 +111,28 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       unconfirmedFromNow = true;
     }
     watcher = watchClient.watch(key, option.build(), this);
+    expectConfirmationWithin(confirmWithin);
+  }
+
+  /** Called holding the lock. */
+  private void expectConfirmationWithin(Duration delay) {
+    unconfirmed = true;
+    long registration = ++registrations;
+    CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS)
+        .execute(() -> confirmationOverdue(registration));
+  }
+
+  private void confirmationOverdue(long registration) {
+    synchronized (this) {
+      if (closed || registration != registrations || !unconfirmed) {
+        return;
+      }
+    }
+    log.debug(
+        "Watch of election '{}' not confirmed by etcd within {}; telling the follower to look",
+        election,
+        confirmWithin);
+    fire();
   }
 
   @Override
@@ -99,6 +145,9 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       long revision = response.getHeader().getRevision();
       if (revision + 1 > nextRevision) {
         nextRevision = revision + 1;
+      }
+      if (response.isCreatedNotify()) {
+        unconfirmed = false;
       }
       confirmedFromNow = unconfirmedFromNow && response.isCreatedNotify();
       if (confirmedFromNow) {
@@ -131,6 +180,8 @@ final class ElectionWatch implements Watch.Listener, Subscription {
         // The revision to resume from is gone; resume from now (the callback below covers the gap).
         nextRevision = 0;
       }
+      // jetcd resumes the watch itself (or ends it, and onCompleted starts it again).
+      expectConfirmationWithin(JETCD_RESUME_DELAY.plus(confirmWithin));
     }
     log.debug(
         "Watch of election '{}' broke, telling the follower and watching again: {}",

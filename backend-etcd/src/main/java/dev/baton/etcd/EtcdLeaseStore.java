@@ -510,7 +510,8 @@ public final class EtcdLeaseStore implements LeaseStore {
             key(election),
             changed,
             acquisitions,
-            watches::remove);
+            watches::remove,
+            Duration.ofNanos(callTimeoutNanos));
     watches.add(watch);
     watch.start();
     return Optional.of(watch);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
@@ -463,6 +464,56 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
                 .isInstanceOf(LeaseStoreException.class);
             assertThatThrownBy(() -> store.read(election)).isInstanceOf(LeaseStoreException.class);
           });
+    }
+  }
+
+  /**
+   * jetcd waits for a ready connection before it sends a watch, without a word, so a watch begun
+   * while etcd cannot be reached would leave its follower silent for the whole outage. The store
+   * tells the follower instead, so that it looks for itself (and, failing, polls).
+   */
+  @Test
+  void aWatchEtcdDoesNotConfirmWithinTheCallTimeoutTellsTheFollowerToLook() {
+    Duration callTimeout = Duration.ofMillis(500);
+    try (Client nowhere = Client.builder().endpoints("http://127.0.0.1:" + closedPort()).build()) {
+      EtcdLeaseStore store = EtcdLeaseStore.builder(nowhere).callTimeout(callTimeout).build();
+      toClose.add(store);
+      AtomicInteger changes = new AtomicInteger();
+      Subscription watch = store.watch(election, changes::incrementAndGet).orElseThrow();
+      toClose.add(watch);
+
+      await("until the unconfirmed watch tells its follower")
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> changes.get() >= 1);
+    }
+  }
+
+  /**
+   * A watch that broke is resumed by jetcd, which again waits for a ready connection without a
+   * word: when etcd stays out of reach, the follower hears from the store a second time.
+   */
+  @Test
+  void aBrokenWatchEtcdDoesNotConfirmAgainTellsTheFollowerAgain() {
+    FaultProxy proxy = FaultProxy.start(etcd.clientAddresses().get(0));
+    toClose.add(proxy);
+    try (Client through = Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).build()) {
+      EtcdLeaseStore store =
+          EtcdLeaseStore.builder(through).callTimeout(Duration.ofMillis(500)).build();
+      toClose.add(store);
+      AtomicInteger changes = new AtomicInteger();
+      Subscription watch = store.watch(election, changes::incrementAndGet).orElseThrow();
+      toClose.add(watch);
+      awaitConfirmed(changes);
+      int confirmed = changes.get();
+
+      proxy.cut();
+
+      await("until the watch tells its follower it broke")
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> changes.get() >= confirmed + 1);
+      await("until the watch tells its follower that it could not be resumed")
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> changes.get() >= confirmed + 2);
     }
   }
 
