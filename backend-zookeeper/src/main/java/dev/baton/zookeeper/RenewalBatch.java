@@ -36,8 +36,16 @@ final class RenewalBatch {
   private final CallDeadline deadline;
   private final Renewal[] outcomes;
 
-  /** One lease of the batch, at {@code index} in it. */
-  private record Renewing(int index, Lease lease, LeaseHandle handle, ElectionNodes nodes) {}
+  /**
+   * One lease of the batch, at {@code index} in it; {@code term} is what {@link UnrenewedLeases}
+   * knows of its term, null when nothing.
+   */
+  private record Renewing(
+      int index,
+      Lease lease,
+      LeaseHandle handle,
+      ElectionNodes nodes,
+      UnrenewedLeases.State term) {}
 
   RenewalBatch(
       ZooKeeperLeaseStore store,
@@ -57,66 +65,84 @@ final class RenewalBatch {
 
   /** The outcome of each lease, in the order given. */
   List<Renewal> renew() {
-    List<Renewing> asked = new ArrayList<>(leases.size());
+    List<LeaseHandle> handles = new ArrayList<>(leases.size());
     for (int i = 0; i < leases.size(); i++) {
-      Lease lease = leases.get(i);
       try {
-        asked.add(new Renewing(i, lease, store.handle(lease), store.nodes(lease.election())));
+        handles.add(store.handle(leases.get(i)));
       } catch (RuntimeException e) {
+        handles.add(null);
         outcomes[i] = Renewal.failed(e); // not a lease of this store
       }
     }
-    if (!asked.isEmpty()) {
-      confirm(asked);
-    }
-    return List.of(outcomes);
-  }
-
-  private void confirm(List<Renewing> asked) {
     // A failure of the whole call concerns the one election when there is one, else the batch.
-    String concerns = asked.size() == 1 ? asked.get(0).lease().election() : null;
+    String concerns = leases.size() == 1 ? leases.get(0).election() : null;
     ZooKeeper zk;
     try {
       zk = store.session(concerns, deadline);
     } catch (LeaseStoreException e) {
-      failAll(asked, e);
-      return;
+      for (int i = 0; i < leases.size(); i++) {
+        if (outcomes[i] == null) {
+          outcomes[i] = Renewal.failed(failedWithBatch(leases.get(i), e));
+        }
+      }
+      return List.of(outcomes);
     }
-    List<Renewing> reading = new ArrayList<>(asked.size());
-    for (Renewing r : asked) {
-      if (zk.getSessionId() != r.handle().sessionId()) {
-        outcomes[r.index()] =
-            Renewal.failed(ZooKeeperLeaseStore.sessionEnded(r.lease(), r.handle(), zk));
-      } else if (!unrenewed.renewalStarts(r.nodes(), r.handle())) {
-        outcomes[r.index()] =
+    List<Renewing> reading = new ArrayList<>(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      Lease lease = leases.get(i);
+      LeaseHandle handle = handles.get(i);
+      if (handle == null) {
+        continue;
+      }
+      if (zk.getSessionId() != handle.sessionId()) {
+        outcomes[i] = Renewal.failed(ZooKeeperLeaseStore.sessionEnded(lease, handle, zk));
+        continue;
+      }
+      UnrenewedLeases.State term = unrenewed.renewalStarts(lease.election(), handle);
+      if (term == UnrenewedLeases.GIVEN_UP) {
+        outcomes[i] =
             Renewal.failed(
                 ZooKeeperLeaseStore.lost(
-                    r.lease(), "it went unrenewed for its TTL, so the store gave it back", null));
-      } else {
-        reading.add(r);
+                    lease, "it went unrenewed for its TTL, so the store gave it back", null));
+        continue;
+      }
+      try {
+        ElectionNodes nodes = term != null ? term.nodes() : store.nodes(lease.election());
+        reading.add(new Renewing(i, lease, handle, nodes, term));
+      } catch (RuntimeException e) {
+        outcomes[i] = Renewal.failed(e); // not an election name this store takes
       }
     }
     if (reading.isEmpty()) {
-      return;
+      return List.of(outcomes);
     }
     try {
       read(zk, reading, concerns);
     } finally {
       for (Renewing r : reading) {
-        Renewal outcome = outcomes[r.index()];
-        if (outcome != null && outcome.isRenewed()) {
-          unrenewed.confirmed(
-              r.nodes(),
-              r.handle(),
-              r.lease().candidate(),
-              startedNanos,
-              outcome.lease().orElseThrow().ttl());
-        } else if (outcome != null
-            && outcome.failure().orElseThrow() instanceof LeaseLostException) {
-          unrenewed.ended(r.nodes(), r.handle());
-        }
-        unrenewed.renewalEnded(r.nodes(), r.handle());
+        ended(r, outcomes[r.index()]);
       }
+    }
+    return List.of(outcomes);
+  }
+
+  /** Tells {@link UnrenewedLeases} how the renewal of {@code r} ended. */
+  private void ended(Renewing r, Renewal outcome) {
+    boolean renewed = outcome != null && outcome.isRenewed();
+    boolean lost =
+        outcome != null
+            && !renewed
+            && outcome.failure().orElseThrow() instanceof LeaseLostException;
+    if (r.term() != null) {
+      long until = renewed ? startedNanos + outcome.lease().orElseThrow().ttl().toNanos() : 0;
+      unrenewed.renewalEnded(r.term(), renewed, until, lost);
+    } else if (renewed) {
+      unrenewed.confirmed(
+          r.nodes(),
+          r.handle(),
+          r.lease().candidate(),
+          startedNanos,
+          outcome.lease().orElseThrow().ttl());
     }
   }
 
@@ -126,6 +152,7 @@ final class RenewalBatch {
     // again, right behind it, and watched from then on.
     List<Renewing> unchanged = new ArrayList<>(reading.size());
     List<Renewing> toRead = new ArrayList<>();
+    long changesBefore = verified.changes();
     for (Renewing r : reading) {
       if (verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
         unchanged.add(r);
@@ -147,9 +174,12 @@ final class RenewalBatch {
       return;
     }
     Duration ttl = Duration.ofMillis(zk.getSessionTimeout());
+    // Checked after the sync's answer: a change the server made before the sync has been seen,
+    // and when nothing changed at all since the first look, every look still holds.
+    boolean noneChanged = verified.changes() == changesBefore;
     for (Renewing r : unchanged) {
-      // Checked after the sync's answer: a change the server made before the sync has been seen.
-      if (verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
+      if (noneChanged
+          || verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
         outcomes[r.index()] = Renewal.renewed(r.lease().renewed(ttl, r.lease().handle()));
       } else {
         toRead.add(r);
@@ -222,15 +252,17 @@ final class RenewalBatch {
   /** The store could not answer for the batch: each lease is told, under its own election. */
   private void failAll(List<Renewing> leases, LeaseStoreException e) {
     for (Renewing r : leases) {
-      LeaseStoreException told = e;
-      if (e.election().isEmpty()) {
-        told =
-            new LeaseStoreException(
-                r.lease().election(),
-                "renew of '" + r.lease().candidate() + "' failed with its batch: " + e.getMessage(),
-                e);
-      }
-      outcomes[r.index()] = Renewal.failed(told);
+      outcomes[r.index()] = Renewal.failed(failedWithBatch(r.lease(), e));
     }
+  }
+
+  private static LeaseStoreException failedWithBatch(Lease lease, LeaseStoreException e) {
+    if (e.election().isPresent()) {
+      return e;
+    }
+    return new LeaseStoreException(
+        lease.election(),
+        "renew of '" + lease.candidate() + "' failed with its batch: " + e.getMessage(),
+        e);
   }
 }

@@ -64,7 +64,13 @@ final class UnrenewedLeases {
    */
   private record Term(String election, int electionVersion) {}
 
-  private static final class State {
+  /**
+   * What is known of one term. A renewal holds on to it from {@link #renewalStarts} to {@link
+   * #renewalEnded}, so that it looks its term up once: with 10,000 terms each lookup is a few cache
+   * misses, and a renewal used to make three.
+   */
+  static final class State {
+    final Term term;
     final ElectionNodes nodes;
     final String candidate;
     final long sessionId;
@@ -73,13 +79,22 @@ final class UnrenewedLeases {
     boolean checkPending;
     boolean givenUp;
 
-    State(ElectionNodes nodes, String candidate, long sessionId, long expiresAtNanos) {
+    State(Term term, ElectionNodes nodes, String candidate, long sessionId, long expiresAtNanos) {
+      this.term = term;
       this.nodes = nodes;
       this.candidate = candidate;
       this.sessionId = sessionId;
       this.expiresAtNanos = expiresAtNanos;
     }
+
+    /** The election's paths, which the renewal would otherwise look up as well. */
+    ElectionNodes nodes() {
+      return nodes;
+    }
   }
+
+  /** What {@link #renewalStarts} answers for a term this store gave back already. */
+  static final State GIVEN_UP = new State(null, null, null, 0, 0);
 
   UnrenewedLeases(CuratorFramework client, Duration retryAfter, MonotonicClock clock) {
     this.client = client;
@@ -100,7 +115,7 @@ final class UnrenewedLeases {
       }
       State state = terms.get(term);
       if (state == null) {
-        state = new State(nodes, candidate, handle.sessionId(), expiresAt);
+        state = new State(term, nodes, candidate, handle.sessionId(), expiresAt);
         terms.put(term, state);
       } else if (state.givenUp) {
         return;
@@ -112,33 +127,45 @@ final class UnrenewedLeases {
   }
 
   /**
-   * A renewal of the term begins; no give-back starts until {@link #renewalEnded}. False when the
-   * term was given up already.
+   * A renewal of the term of {@code election} granted with {@code handle} begins; no give-back
+   * starts until {@link #renewalEnded}. Answers the term's state, to be handed back to {@link
+   * #renewalEnded}; {@link #GIVEN_UP} when the term was given up already; null when nothing is
+   * known of the term (the renewal then reports a success through {@link #confirmed}).
    */
-  synchronized boolean renewalStarts(ElectionNodes nodes, LeaseHandle handle) {
-    State state = terms.get(new Term(nodes.election(), handle.electionVersion()));
+  synchronized State renewalStarts(String election, LeaseHandle handle) {
+    State state = terms.get(new Term(election, handle.electionVersion()));
     if (state == null) {
-      return true;
+      return null;
     }
     if (state.givenUp) {
-      return false;
+      return GIVEN_UP;
     }
     state.renewals++;
-    return true;
+    return state;
   }
 
   /**
-   * The renewal that {@link #renewalStarts} announced returned or failed (after {@link #confirmed}
-   * when it succeeded).
+   * The renewal that {@link #renewalStarts} announced with {@code state} returned or failed: it
+   * confirmed the term until {@code confirmedUntilNanos} when {@code confirmed}; it learned the
+   * term is lost when {@code lost}.
    */
-  synchronized void renewalEnded(ElectionNodes nodes, LeaseHandle handle) {
-    Term term = new Term(nodes.election(), handle.electionVersion());
-    State state = terms.get(term);
-    if (state == null || state.renewals == 0) {
+  synchronized void renewalEnded(
+      State state, boolean confirmed, long confirmedUntilNanos, boolean lost) {
+    if (closed || state.renewals == 0) {
       return;
     }
     state.renewals--;
-    scheduleCheck(term, state);
+    if (state.givenUp) {
+      return;
+    }
+    if (lost) {
+      terms.remove(state.term);
+      return;
+    }
+    if (confirmed && confirmedUntilNanos - state.expiresAtNanos > 0) {
+      state.expiresAtNanos = confirmedUntilNanos;
+    }
+    scheduleCheck(state.term, state);
   }
 
   /** The holder released the term, or learned it is lost: nothing to give back. */

@@ -1,6 +1,7 @@
 package dev.baton.zookeeper;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 
@@ -21,9 +22,22 @@ final class VerifiedLeaseNodes implements Watcher {
   /** Raw lease path to the {@code czxid} of the node the read found there. */
   private final ConcurrentHashMap<String, Long> unchanged = new ConcurrentHashMap<>();
 
+  /**
+   * Counts every change to {@link #unchanged}, after it is made. A renewal that finds it the same
+   * after its {@code sync} as before its first look knows that every answer {@link
+   * #unchangedSinceRead} gave it still holds, without asking again for each of thousands of nodes.
+   */
+  private final AtomicLong changes = new AtomicLong();
+
   /** Called by the read that set this watcher on the node, on the client's event thread. */
   void read(String rawLeasePath, long czxid) {
     unchanged.put(rawLeasePath, czxid);
+    changes.incrementAndGet();
+  }
+
+  /** How many changes there have been; read it before the looks it is to vouch for. */
+  long changes() {
+    return changes.get();
   }
 
   /**
@@ -42,6 +56,7 @@ final class VerifiedLeaseNodes implements Watcher {
     } else {
       unchanged.remove(event.getPath());
     }
+    changes.incrementAndGet();
   }
 
   /** How many nodes are known unchanged now; for tests. */
