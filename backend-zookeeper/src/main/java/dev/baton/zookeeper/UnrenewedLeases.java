@@ -159,7 +159,7 @@ final class UnrenewedLeases {
       return;
     }
     if (lost) {
-      terms.remove(state.term);
+      terms.remove(state.term, state);
       return;
     }
     if (confirmed && confirmedUntilNanos - state.expiresAtNanos > 0) {
