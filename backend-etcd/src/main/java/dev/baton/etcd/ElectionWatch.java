@@ -9,6 +9,7 @@ import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -47,10 +48,18 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   }
 
   private static final Logger log = LoggerFactory.getLogger(ElectionWatch.class);
-  private static final long RESTART_DELAY_MILLIS = 500;
 
-  /** How long jetcd waits before it resumes a watch that broke (WatchImpl's reschedule). */
-  private static final Duration JETCD_RESUME_DELAY = Duration.ofMillis(500);
+  /**
+   * How long jetcd waits before it resumes a watch that broke (WatchImpl's reschedule); a watch it
+   * ended is started again after the same pause.
+   */
+  private static final Duration RESUME_DELAY = Duration.ofMillis(500);
+
+  /**
+   * The check for an overdue confirmation only takes the lock and calls {@code changed}, which must
+   * not block: it runs on the JDK's timer thread, not on a thread of its own for each watch.
+   */
+  private static final Executor ON_TIMER_THREAD = Runnable::run;
 
   private final Watch watchClient;
   private final String election;
@@ -118,7 +127,7 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   private void expectConfirmationWithin(Duration delay) {
     unconfirmed = true;
     long registration = ++registrations;
-    CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS)
+    CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS, ON_TIMER_THREAD)
         .execute(() -> confirmationOverdue(registration));
   }
 
@@ -181,7 +190,7 @@ final class ElectionWatch implements Watch.Listener, Subscription {
         nextRevision = 0;
       }
       // jetcd resumes the watch itself (or ends it, and onCompleted starts it again).
-      expectConfirmationWithin(JETCD_RESUME_DELAY.plus(confirmWithin));
+      expectConfirmationWithin(RESUME_DELAY.plus(confirmWithin));
     }
     log.debug(
         "Watch of election '{}' broke, telling the follower and watching again: {}",
@@ -201,7 +210,7 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       watcher = null;
     }
     sightings.forget(election);
-    CompletableFuture.delayedExecutor(RESTART_DELAY_MILLIS, TimeUnit.MILLISECONDS)
+    CompletableFuture.delayedExecutor(RESUME_DELAY.toMillis(), TimeUnit.MILLISECONDS)
         .execute(this::restart);
   }
 
