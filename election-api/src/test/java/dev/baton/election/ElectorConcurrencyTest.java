@@ -411,7 +411,12 @@ class ElectorConcurrencyTest {
           .until(() -> elected.get() >= TRANSITIONS || !problems.isEmpty());
       assertThat(problems).as("problems seen during the churn").isEmpty();
     } finally {
-      chaos.shutdownNow();
+      // Let a fault under way finish first: one that closed and restarts an elector would
+      // otherwise start it again after the loop below has closed it.
+      chaos.shutdown();
+      if (!awaitTermination(chaos)) {
+        problems.add("the churn's last fault still running 10 s after the churn stopped");
+      }
       executors.forEach(PausableExecutor::resume);
       electors.forEach(
           e -> {
@@ -422,7 +427,12 @@ class ElectorConcurrencyTest {
       pool.shutdownNow();
     }
 
-    assertThat(problems).as("electors still running after close()").isEmpty();
+    assertThat(problems)
+        .as("electors still running after close(), or a fault still under way")
+        .isEmpty();
+    assertThat(electors)
+        .as("electors running when their callbacks are counted")
+        .noneMatch(Elector::isRunning);
     for (int i = 0; i < CANDIDATES; i++) {
       assertThat(told.get(i).revoked.get())
           .as("onRevoked calls of node-%d, after %d onElected", i, told.get(i).elected.get())
@@ -450,6 +460,15 @@ class ElectorConcurrencyTest {
     System.out.printf(
         "churn: %d grants, %d terms checked, %d works run, %d faults, %d stale onElected skipped their work%n",
         elected.get(), terms.size(), runs.size(), faults.get(), staleWritesSkipped.get());
+  }
+
+  private static boolean awaitTermination(ScheduledExecutorService chaos) {
+    try {
+      return chaos.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /**
