@@ -7,7 +7,9 @@ import java.util.concurrent.TimeUnit;
  * Ends a leader's term when its renew deadline passes. A renewal only moves the deadline in the
  * term; this timer, finding it moved, sets itself again on the timer thread (so renewals cause no
  * timer churn and no hand-offs to the engine), or, when it only guards a stretch of trouble, ends:
- * for a batched leader the batcher watches the deadline again once renewals go through.
+ * for a batched leader the batcher watches the deadline again once renewals go through. A timer
+ * that wakes on the grid before a deadline that has not moved always sets itself again: the trouble
+ * it guards is not over.
  */
 final class DeadlineTimer implements Runnable {
 
@@ -16,6 +18,9 @@ final class DeadlineTimer implements Runnable {
   private final boolean rearm;
   private volatile boolean cancelled;
   private volatile ScheduledFuture<?> future;
+
+  /** The deadline this timer was last set for. */
+  private volatile long armedFor;
 
   DeadlineTimer(Leading leading, boolean rearm) {
     this.leading = leading;
@@ -27,6 +32,7 @@ final class DeadlineTimer implements Runnable {
   private void arm() {
     long now = c.clock.nanoTime();
     long due = leading.term().validUntilNanos();
+    armedFor = due;
     long grid = c.renewSlack();
     if (due - now > grid) {
       // Far from due: wake a little early on a grid shared with the other leaders, so the timer
@@ -45,8 +51,9 @@ final class DeadlineTimer implements Runnable {
     if (cancelled) {
       return;
     }
-    if (leading.term().validUntilNanos() - c.clock.nanoTime() > 0) {
-      if (rearm) {
+    long validUntil = leading.term().validUntilNanos();
+    if (validUntil - c.clock.nanoTime() > 0) {
+      if (rearm || validUntil == armedFor) {
         arm();
       } else {
         c.engine.execute(() -> leading.deadlineTimerEnded(this));
@@ -54,6 +61,19 @@ final class DeadlineTimer implements Runnable {
       return;
     }
     c.engine.execute(() -> leading.deadlineDue(this));
+  }
+
+  /**
+   * On the engine: the deadline this timer found passed was moved on by a renewal applied between
+   * its look and now. Without a timer for the moved deadline, a renewal that then hangs would keep
+   * the term going until its call returns.
+   */
+  void deadlineMoved() {
+    if (rearm) {
+      arm();
+    } else {
+      leading.deadlineTimerEnded(this);
+    }
   }
 
   void cancel() {

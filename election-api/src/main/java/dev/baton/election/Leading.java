@@ -170,8 +170,9 @@ final class Leading extends Phase {
   }
 
   void deadlineDue(DeadlineTimer timer) {
-    if (isActive() && deadline == timer) {
-      deadlinePassed();
+    if (isActive() && deadline == timer && !deadlinePassed()) {
+      // The timer looked while a renewal was being applied here, just before the deadline moved.
+      timer.deadlineMoved();
     }
   }
 

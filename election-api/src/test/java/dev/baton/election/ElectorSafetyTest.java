@@ -492,4 +492,95 @@ class ElectorSafetyTest {
     assertThat(a.terms()).isEmpty();
     assertThat(storeA.calls()).contains("release a 1");
   }
+
+  // ------------------------------------------------------------ 5. deadline timers
+
+  @Test
+  @DisplayName(
+      "a batched leader steps down at its own deadline while its call hangs, after an earlier deadline in the same call woke it")
+  void hangingBatchEndsEachTermAtItsOwnDeadline() {
+    RenewalBatchingTest.BatchingStore store = new RenewalBatchingTest.BatchingStore(shared);
+    Elector early =
+        track(
+            builder(store, "a", a, pool)
+                .election("reports")
+                .renewDeadline(Duration.ofSeconds(5))
+                .build());
+    early.start();
+    await().until(early::isLeader);
+    // Off the timers' grid, so that a timer set for the later deadline wakes a little before it.
+    clock.advance(Duration.ofMillis(50));
+    Elector late = track(builder(store, "b", b, pool).build());
+    late.start();
+    await().until(late::isLeader);
+    Term lateTerm = late.currentTerm().orElseThrow();
+    store.hang = gate();
+
+    scheduler.advance(RETRY); // both renewals go out in one call, which hangs
+    await().until(() -> store.hanging.get() == 1 && pool.active() == 1);
+    scheduler.advance(Duration.ofSeconds(3)); // past the earlier deadline: the call is overdue
+    await().until(() -> a.terms().contains("revoked 1") && pool.active() == store.hanging.get());
+    assertThat(lateTerm.isEnded()).as("the later term, before its deadline").isFalse();
+
+    scheduler.advance(Duration.ofSeconds(5)); // past the later deadline, the call still hanging
+    await().until(() -> pool.active() == store.hanging.get());
+
+    assertThat(lateTerm.isEnded())
+        .as("the later term, its deadline passed while its renewal hangs")
+        .isTrue();
+  }
+
+  @Test
+  @DisplayName(
+      "a deadline timer that fires while a renewal moves the deadline still guards the moved one")
+  void deadlineMovedAsTheTimerFiredIsStillGuarded() {
+    HookedClock hooked = new HookedClock(clock);
+    Elector ea = track(builder(storeA, "a", a, pool).clock(hooked).build());
+    ea.start();
+    await().until(ea::isLeader);
+    Term term = ea.currentTerm().orElseThrow();
+    CountDownLatch firstRenewal = gate();
+    storeA.renewGate = firstRenewal;
+
+    scheduler.advance(RETRY);
+    await().until(() -> storeA.renewals.get() == 1);
+    scheduler.advance(DEADLINE.minus(RETRY).minusMillis(1)); // a millisecond before the deadline
+    // The renewal is answered now; the deadline timer fires just after the engine has read the
+    // clock to check the old deadline, and before it has moved the deadline on.
+    hooked.afterNextRead = () -> scheduler.advance(Duration.ofMillis(1));
+    firstRenewal.countDown();
+    await().until(() -> storeA.renewalsAnswered.get() == 1 && pool.active() == 0);
+    assertThat(term.isEnded()).as("the term, renewed in time").isFalse();
+
+    storeA.renewGate = gate(); // the next renewal hangs
+    scheduler.runDue();
+    await().until(() -> storeA.renewals.get() == 2 && pool.active() == 1);
+    scheduler.advance(DEADLINE); // past the moved deadline
+    await().until(() -> pool.active() == 1);
+
+    assertThat(term.isEnded())
+        .as("the term, its moved deadline passed while its renewal hangs")
+        .isTrue();
+  }
+
+  /** The test's clock, which runs an action once, right after a read, on the reading thread. */
+  static final class HookedClock implements MonotonicClock {
+    private final FakeClock clock;
+    volatile Runnable afterNextRead;
+
+    HookedClock(FakeClock clock) {
+      this.clock = clock;
+    }
+
+    @Override
+    public long nanoTime() {
+      long now = clock.nanoTime();
+      Runnable action = afterNextRead;
+      if (action != null) {
+        afterNextRead = null;
+        action.run();
+      }
+      return now;
+    }
+  }
 }
