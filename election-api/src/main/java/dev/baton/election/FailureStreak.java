@@ -1,6 +1,8 @@
 package dev.baton.election;
 
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.Set;
 import org.slf4j.Logger;
 
@@ -61,8 +63,9 @@ final class FailureStreak {
   /** The messages of the exception and its causes on one line, most specific last. */
   static String causes(Throwable ex) {
     StringBuilder line = new StringBuilder(String.valueOf(ex));
-    Throwable seen = ex;
-    for (Throwable c = ex.getCause(); c != null && c != seen; seen = c, c = c.getCause()) {
+    Set<Throwable> seen = identitySet();
+    seen.add(ex);
+    for (Throwable c = ex.getCause(); c != null && seen.add(c); c = c.getCause()) {
       line.append("; caused by ").append(c);
     }
     return line.toString();
@@ -71,11 +74,20 @@ final class FailureStreak {
   private static String kindOf(Throwable ex) {
     StringBuilder kind = new StringBuilder();
     Throwable innermost = ex;
-    for (Throwable c = ex; c != null; c = c.getCause() == c ? null : c.getCause()) {
+    Set<Throwable> seen = identitySet();
+    for (Throwable c = ex; c != null && seen.add(c); c = c.getCause()) {
       kind.append(c.getClass().getName()).append('/');
       innermost = c;
     }
     String message = innermost.getMessage() == null ? "" : innermost.getMessage();
     return kind.append(message.replaceAll("[0-9]+", "#")).toString();
+  }
+
+  /**
+   * A chain of causes can loop (initCause lets A cause B and B cause A): a walk stops at a cause it
+   * has seen, or it would never end, and the engine would never get to guard the term's deadline.
+   */
+  private static Set<Throwable> identitySet() {
+    return Collections.newSetFromMap(new IdentityHashMap<>());
   }
 }
