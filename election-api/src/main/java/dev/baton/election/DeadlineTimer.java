@@ -1,5 +1,6 @@
 package dev.baton.election;
 
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -54,7 +55,11 @@ final class DeadlineTimer implements Runnable {
     long validUntil = leading.term().validUntilNanos();
     if (validUntil - c.clock.nanoTime() > 0) {
       if (rearm || validUntil == armedFor) {
-        arm();
+        try {
+          arm();
+        } catch (RejectedExecutionException e) {
+          c.engine.execute(() -> leading.timerRefused(this, e));
+        }
       } else {
         c.engine.execute(() -> leading.deadlineTimerEnded(this));
       }

@@ -2,6 +2,7 @@ package dev.baton.election;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 
 /**
@@ -220,7 +221,15 @@ final class Following extends Phase {
 
   private void scheduleAttempt(Duration delay) {
     Campaign.cancel(nextAttempt);
-    nextAttempt = c.schedule(delay, this::attempt);
+    try {
+      nextAttempt = c.schedule(delay, this::attempt);
+    } catch (RejectedExecutionException e) {
+      nextAttempt = null;
+      Campaign.log.error(
+          "{}: the scheduler refused the next attempt ({}); only a watch event or a restart campaigns again",
+          c.logId,
+          e.getMessage());
+    }
   }
 
   private void watchAgain() {

@@ -2,6 +2,7 @@ package dev.baton.election;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Leading: holds a term, renews its lease every retry period (or the store's {@link
@@ -66,10 +67,39 @@ final class Leading extends Phase {
     c.emit(l -> l.onElected(term));
     c.learnLeader(Optional.of(c.candidate));
     c.observe(o -> o.termStarted(term, withoutLeader));
-    if (!renewals.watchesDeadline()) {
-      deadline = new DeadlineTimer(this, true);
+    timed(
+        () -> {
+          if (!renewals.watchesDeadline()) {
+            deadline = new DeadlineTimer(this, true);
+          }
+          renewals.renewAt(
+              lease, term.validUntilNanos() - c.renewDeadline.toNanos() + renewEveryNanos);
+        });
+  }
+
+  /**
+   * Sets this term's timers. A scheduler that refuses one (shut down under a running elector) ends
+   * the term at once: nothing else could end it at its renew deadline, and its work would run on
+   * after the lease had run out.
+   */
+  private void timed(Runnable setTimers) {
+    try {
+      setTimers.run();
+    } catch (RejectedExecutionException e) {
+      timersRefused(e);
     }
-    renewals.renewAt(lease, term.validUntilNanos() - c.renewDeadline.toNanos() + renewEveryNanos);
+  }
+
+  void timersRefused(RejectedExecutionException e) {
+    if (isActive()) {
+      c.endTerm(
+          this,
+          StepDownReason.DEADLINE_PASSED,
+          "the scheduler refused this term's timers ("
+              + e.getMessage()
+              + "), so nothing could end it at its renew deadline",
+          Optional.empty());
+    }
   }
 
   @Override
@@ -125,7 +155,12 @@ final class Leading extends Phase {
       Duration latency = Duration.ofNanos(c.clock.nanoTime() - startedNanos);
       c.observe(o -> o.renewed(term, latency));
     }
-    renewals.renewAt(lease, startedNanos + renewEveryNanos);
+    // As timed() does, without a lambda for every renewal of every election.
+    try {
+      renewals.renewAt(lease, startedNanos + renewEveryNanos);
+    } catch (RejectedExecutionException e) {
+      timersRefused(e);
+    }
   }
 
   void renewFailed(RuntimeException ex) {
@@ -146,16 +181,20 @@ final class Leading extends Phase {
             + Durations.format(term.remaining())
             + " left)",
         ex);
-    guardDeadline();
-    long now = c.clock.nanoTime();
-    renewals.renewAt(
-        lease, now + Math.min(c.retryPeriod.toNanos(), Math.max(0, term.validUntilNanos() - now)));
+    timed(
+        () -> {
+          guardDeadline();
+          long now = c.clock.nanoTime();
+          renewals.renewAt(
+              lease,
+              now + Math.min(c.retryPeriod.toNanos(), Math.max(0, term.validUntilNanos() - now)));
+        });
   }
 
   /** A renewal call is still out at a deadline of its batch. */
   void overdue() {
     if (isActive() && !deadlinePassed()) {
-      guardDeadline();
+      timed(this::guardDeadline);
     }
   }
 
@@ -172,7 +211,13 @@ final class Leading extends Phase {
   void deadlineDue(DeadlineTimer timer) {
     if (isActive() && deadline == timer && !deadlinePassed()) {
       // The timer looked while a renewal was being applied here, just before the deadline moved.
-      timer.deadlineMoved();
+      timed(timer::deadlineMoved);
+    }
+  }
+
+  void timerRefused(DeadlineTimer timer, RejectedExecutionException e) {
+    if (deadline == timer) {
+      timersRefused(e);
     }
   }
 

@@ -170,8 +170,21 @@ final class RenewalBatcher {
     }
     if (first) {
       long delay = Math.max(0, slot - clock.nanoTime());
-      scheduler.schedule(
-          () -> hand(() -> send(slot), () -> refuse(takeSlot(slot))), delay, TimeUnit.NANOSECONDS);
+      try {
+        scheduler.schedule(
+            () -> hand(() -> send(slot), () -> refuse(takeSlot(slot))),
+            delay,
+            TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        // No timer will send this slot. This renewal is dropped (the caller hears of it now);
+        // any other that joined the slot meanwhile fails, so that none waits in it for ever.
+        ticket.cancel();
+        List<Ticket> joined = takeSlot(slot);
+        if (joined != null) {
+          refuse(joined);
+        }
+        throw e;
+      }
     }
     return ticket;
   }
@@ -248,11 +261,24 @@ final class RenewalBatcher {
     long started = clock.nanoTime();
     // One timer per call, not per lease: a call that hangs past a deadline must not hold up a
     // leader's stepping down.
-    ScheduledFuture<?> watchdog =
-        scheduler.schedule(
-            () -> batch.forEach(t -> t.outcome.overdue(t)),
-            Math.max(0, deadline - started),
-            TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> watchdog;
+    try {
+      watchdog =
+          scheduler.schedule(
+              () -> batch.forEach(t -> t.outcome.overdue(t)),
+              Math.max(0, deadline - started),
+              TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // Not sent unwatched: each leader hears of the failure and times its deadline itself.
+      for (Ticket t : batch) {
+        t.arrived(
+            started,
+            Renewal.failed(
+                new LeaseStoreException(
+                    t.lease.election(), "the scheduler refused the renewal's watchdog", e)));
+      }
+      return;
+    }
     List<Renewal> renewals;
     try {
       renewals = store.renewAll(leases);

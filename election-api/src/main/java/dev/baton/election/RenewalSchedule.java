@@ -1,6 +1,7 @@
 package dev.baton.election;
 
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 
 /**
@@ -85,12 +86,17 @@ interface RenewalSchedule {
       long slack = leading.renewSlackNanos();
       long deadline = leading.term().validUntilNanos();
       RenewalBatcher.Ticket last = ticket;
-      if (last != null && last.reusable()) {
-        // The usual case, a renewal after the last one's outcome: the same ticket, so that
-        // nothing new is stored here.
-        batcher.renewAgain(last, lease, atNanos, slack, deadline);
-      } else {
-        ticket = batcher.renew(lease, atNanos, slack, deadline, this);
+      try {
+        if (last != null && last.reusable()) {
+          // The usual case, a renewal after the last one's outcome: the same ticket, so that
+          // nothing new is stored here.
+          batcher.renewAgain(last, lease, atNanos, slack, deadline);
+        } else {
+          ticket = batcher.renew(lease, atNanos, slack, deadline, this);
+        }
+      } catch (RejectedExecutionException e) {
+        c.storeOpEnded(); // the batcher dropped the ticket: no outcome will come
+        throw e;
       }
     }
 

@@ -563,6 +563,27 @@ class ElectorSafetyTest {
         .isTrue();
   }
 
+  @ParameterizedTest(name = "{0} renewals")
+  @ValueSource(strings = {"direct", "batched"})
+  @DisplayName(
+      "a leader whose scheduler refuses its timers (shut down under it) ends its term rather than lead on with no deadline")
+  void refusedTimersEndTheTerm(String renewals) {
+    LeaseStore store =
+        renewals.equals("batched") ? new RenewalBatchingTest.BatchingStore(shared) : storeA;
+    Elector leader = track(builder(store, "a", a, pool).build());
+    leader.start();
+    await().until(leader::isLeader);
+
+    scheduler.refusing = true;
+    scheduler.advance(RETRY); // the renewal set before goes out; nothing after it can be timed
+    await().until(() -> pool.active() == 0);
+
+    assertThat(a.terms())
+        .as("callbacks, the lease's last renewal having been the last thing timed")
+        .contains("revoked 1");
+    scheduler.refusing = false;
+  }
+
   /** The test's clock, which runs an action once, right after a read, on the reading thread. */
   static final class HookedClock implements MonotonicClock {
     private final FakeClock clock;

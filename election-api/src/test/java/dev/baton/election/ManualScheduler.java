@@ -21,6 +21,9 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
   private final List<Task> tasks = new ArrayList<>();
   private long sequence;
 
+  /** When set, new tasks are refused, as by a scheduler shut down; those set before still run. */
+  volatile boolean refusing;
+
   ManualScheduler(FakeClock clock) {
     this.clock = clock;
   }
@@ -126,6 +129,9 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
 
   @Override
   public synchronized ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+    if (refusing) {
+      throw new java.util.concurrent.RejectedExecutionException("shut down (scripted)");
+    }
     Task t = new Task(clock.nanoTime() + unit.toNanos(Math.max(0, delay)), command);
     tasks.add(t);
     return t;
