@@ -53,6 +53,12 @@ final class EtcdLease {
    */
   boolean uncertain;
 
+  /**
+   * Whether a release of ours may have marked its key released: from then on the next holder may
+   * take the lease over, so this store must never revoke it, not even on close.
+   */
+  boolean handingOn;
+
   // Keep-alive state, guarded by this object's monitor.
   private boolean lost;
   private long confirmedSentAt;

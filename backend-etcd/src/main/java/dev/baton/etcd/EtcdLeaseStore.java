@@ -373,6 +373,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     try {
       if (!leases.shared() && held.isPresent()) {
         EtcdLease on = held.get();
+        leases.handingOn(on.id);
         PutOption onLease = PutOption.builder().withLeaseId(on.id).build();
         calls.await(
             Calls.retryingAuth(

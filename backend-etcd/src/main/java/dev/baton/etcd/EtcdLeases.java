@@ -335,6 +335,18 @@ final class EtcdLeases {
     }
   }
 
+  /**
+   * A release is about to mark the key on this lease released. Set before it is sent: its answer
+   * may come after the next holder took the lease over, and a close in between must not revoke the
+   * lease (and the next holder's key with it).
+   */
+  synchronized void handingOn(long leaseId) {
+    EtcdLease lease = byId.get(leaseId);
+    if (lease != null) {
+      lease.handingOn = true;
+    }
+  }
+
   /** etcd no longer knows this lease; the next acquisition grants a new one. */
   synchronized void lost(EtcdLease lease) {
     lease.markLost();
@@ -349,14 +361,17 @@ final class EtcdLeases {
   /**
    * Retires every lease and returns their revocations, for the store's close: the leases of the
    * elections still held (whose keys the revocation deletes, letting the next candidate in) and the
-   * spares. Leases handed on were dropped when released.
+   * spares. Leases handed on were dropped when released; those whose release is still out are left
+   * to their next holder, or to expire.
    */
   synchronized List<CompletableFuture<?>> revokeAll() {
     closed = true;
     List<CompletableFuture<?>> revocations = new ArrayList<>();
     for (EtcdLease lease : new ArrayList<>(byId.values())) {
       retire(lease);
-      revocations.add(revoke(lease));
+      if (!lease.handingOn) {
+        revocations.add(revoke(lease));
+      }
     }
     return revocations;
   }

@@ -23,7 +23,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -515,6 +517,37 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
           .atMost(Duration.ofSeconds(20))
           .until(() -> changes.get() >= confirmed + 2);
     }
+  }
+
+  @Test
+  void aStoreClosedWhileItsReleaseIsUnansweredLeavesTheLeaseToTheCandidateThatTookItOver()
+      throws Exception {
+    FaultProxy proxy = FaultProxy.start(etcd.clientAddresses().get(0));
+    toClose.add(proxy);
+    Client through = Client.builder().endpoints("http://127.0.0.1:" + proxy.port()).build();
+    toClose.add(through);
+    EtcdLeaseStore leaving =
+        EtcdLeaseStore.builder(through).callTimeout(Duration.ofSeconds(5)).build();
+    EtcdLeaseStore next = store();
+    toClose.add(next);
+    Lease held = granted(leaving.tryAcquire(election, "a", TTL));
+
+    proxy.stopReadingAnswers(); // the release applies; its answer is held back
+    CompletableFuture<Void> release = CompletableFuture.runAsync(() -> leaving.release(held));
+    Lease taken =
+        await("until the next candidate takes the released lease over")
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> next.tryAcquire(election, "b", TTL).lease(), Optional::isPresent)
+            .orElseThrow();
+    assertThat(taken.handle()).as("the etcd lease taken over").isEqualTo(held.handle());
+    // Closing sends its revocations while the release still waits for its answer (a shutdown
+    // hook closing the store beside the elector's release); it waits for their answers in vain.
+    leaving.close();
+    proxy.heal();
+    release.handle((done, failed) -> null).get(20, TimeUnit.SECONDS);
+
+    assertThat(next.renew(taken).token()).isEqualTo(taken.token());
+    assertThat(electionKey(election).getValue()).isEqualTo(bytes("b"));
   }
 
   @Test
