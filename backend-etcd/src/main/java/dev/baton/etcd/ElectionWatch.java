@@ -57,7 +57,9 @@ final class ElectionWatch implements Watch.Listener, Subscription {
 
   /**
    * The check for an overdue confirmation only takes the lock and calls {@code changed}, which must
-   * not block: it runs on the JDK's timer thread, not on a thread of its own for each watch.
+   * not block, and a restart only asks jetcd for a watch, which answers later: both run on the
+   * JDK's timer thread. Without an executor they would get a thread each where the common pool is
+   * too small to be used (fewer than 3 cores), and an outage ends every election's watch at once.
    */
   private static final Executor ON_TIMER_THREAD = Runnable::run;
 
@@ -210,7 +212,8 @@ final class ElectionWatch implements Watch.Listener, Subscription {
       watcher = null;
     }
     sightings.forget(election);
-    CompletableFuture.delayedExecutor(RESUME_DELAY.toMillis(), TimeUnit.MILLISECONDS)
+    CompletableFuture.delayedExecutor(
+            RESUME_DELAY.toMillis(), TimeUnit.MILLISECONDS, ON_TIMER_THREAD)
         .execute(this::restart);
   }
 

@@ -417,7 +417,9 @@ public final class EtcdLeaseStore implements LeaseStore {
     if (attempt > RELEASE_RETRIES || closed) {
       return;
     }
-    CompletableFuture.delayedExecutor(1L << (attempt - 1), TimeUnit.SECONDS)
+    // The attempt only sends an asynchronous delete: the JDK's timer thread can send it, where a
+    // bare delayedExecutor would start a thread for each (fewer than 3 cores).
+    CompletableFuture.delayedExecutor(1L << (attempt - 1), TimeUnit.SECONDS, Runnable::run)
         .execute(
             () ->
                 Acquisitions.deleteIfTerm(kv, key, token, value)

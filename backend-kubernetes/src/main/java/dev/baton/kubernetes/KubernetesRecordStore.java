@@ -545,7 +545,11 @@ final class KubernetesRecordStore implements RecordStore {
               "election '{}': watch on Lease {}/{} still failing", election, namespace, name, e);
         }
         if (!closed) {
-          CompletableFuture.delayedExecutor(WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS)
+          // start() only queues the attempt on the calls executor, so the JDK's timer thread runs
+          // it; a bare delayedExecutor would start a thread for each retry (fewer than 3 cores),
+          // every second for every watch while the API server is away.
+          CompletableFuture.delayedExecutor(
+                  WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS, Runnable::run)
               .execute(this::start);
         }
       }
