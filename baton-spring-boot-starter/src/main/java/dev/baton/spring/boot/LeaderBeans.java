@@ -6,6 +6,7 @@ import dev.baton.election.TermWork;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
@@ -51,9 +52,13 @@ final class LeaderBeans implements TermWork, ElectionListener {
     return () -> closeAll(started, null);
   }
 
-  /** Stops in reverse order of starting, every one even when one fails. */
+  /**
+   * Stops in reverse order of starting, every one even when one fails, with an Error too: the lease
+   * is released once this returns, and a piece of work left running would then overlap the next
+   * leader's.
+   */
   private static void closeAll(List<AutoCloseable> started, Throwable failure) throws Exception {
-    Exception first = null;
+    Throwable first = null;
     for (int i = started.size() - 1; i >= 0; i--) {
       AutoCloseable c = started.get(i);
       if (c == null) {
@@ -61,7 +66,7 @@ final class LeaderBeans implements TermWork, ElectionListener {
       }
       try {
         c.close();
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         if (failure != null) {
           failure.addSuppressed(e);
         } else if (first == null) {
@@ -71,23 +76,52 @@ final class LeaderBeans implements TermWork, ElectionListener {
         }
       }
     }
+    if (first instanceof Error error) {
+      throw error;
+    }
     if (first != null) {
-      throw first;
+      throw (Exception) first;
     }
   }
 
   @Override
   public void onElected(Term term) {
-    listeners.orderedStream().forEach(l -> l.onElected(term));
+    tellEach(l -> l.onElected(term));
   }
 
   @Override
   public void onRevoked(Term term) {
-    listeners.orderedStream().forEach(l -> l.onRevoked(term));
+    tellEach(l -> l.onRevoked(term));
   }
 
   @Override
   public void onLeaderChanged(Optional<String> leader) {
-    listeners.orderedStream().forEach(l -> l.onLeaderChanged(leader));
+    tellEach(l -> l.onLeaderChanged(leader));
+  }
+
+  /**
+   * Tells every listener bean, each even when one before it throws, as the elector does for its own
+   * listeners (it sees only this one); then throws what the first one threw, for the elector to
+   * log, or to act on when it is a {@link dev.baton.election.WorkFailedException}.
+   */
+  private void tellEach(Consumer<ElectionListener> event) {
+    Throwable first = null;
+    for (ElectionListener l : listeners.orderedStream().toList()) {
+      try {
+        event.accept(l);
+      } catch (RuntimeException | Error e) {
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first instanceof Error error) {
+      throw error;
+    }
+    if (first != null) {
+      throw (RuntimeException) first;
+    }
   }
 }
