@@ -29,15 +29,29 @@ else
   group_alive() { kill -0 -- -"$cmd" 2>/dev/null; }
 fi
 
+# Sets now: hundredths of a second since boot, rounded down (so never later than the truth).
+clock() {
+  read -r up _ </proc/uptime
+  now=$((10#${up/./}))
+}
+
 # $1: grace in milliseconds, $2: exit status
+# The grace is timed by the clock, not counted in looks: on a loaded host each look (a pgrep and a
+# sleep) takes longer than it says, and the SIGKILL must still come before the lease can go on.
 stop_group() {
+  local kill_at left t
   cmd=${cmd:-$!}
   [ -n "$cmd" ] || exit "$2"
+  clock
+  kill_at=$((now + $1 / 10))
   kill -TERM -- -"$cmd" 2>/dev/null
-  n=$(( ($1 + 49) / 50 ))
-  while [ "$n" -gt 0 ] && group_alive; do
-    sleep 0.05
-    n=$((n - 1))
+  while group_alive; do
+    clock
+    left=$((kill_at - now))
+    [ "$left" -gt 0 ] || break
+    [ "$left" -le 5 ] || left=5
+    printf -v t '%d.%02d' $((left / 100)) $((left % 100))
+    sleep "$t"
   done
   kill -KILL -- -"$cmd" 2>/dev/null
   exit "$2"
@@ -55,12 +69,6 @@ deadline_passed() {
   echo deadline >"$verdict"
   [ -z "$cmd" ] || echo "elect-guard: the term's deadline passed with no renewal confirmed to the guard: stopping the command's process group (SIGTERM, then SIGKILL after ${grace_ms}ms)" >&2
   stop_group "$grace_ms" 143
-}
-
-# Sets now: hundredths of a second since boot, rounded down (so never later than the truth).
-clock() {
-  read -r up _ </proc/uptime
-  now=$((10#${up/./}))
 }
 
 # Reads the next deadline into $deadline, waiting at most $1 hundredths of a second.

@@ -3,6 +3,7 @@ package dev.baton.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -46,6 +47,40 @@ class CommandProcessTest {
     assertThat(p.stoppedForDeadline()).as("the guard says it was its deadline").isTrue();
     assertThat(status).as("SIGTERM, as the shell reports it").isEqualTo(143);
     assertThat(took).as("not before the deadline it was told").isGreaterThanOrEqualTo(550);
+  }
+
+  @Test
+  void the_guard_kills_a_command_that_ignores_sigterm_by_its_grace_however_slow_its_checks_are()
+      throws IOException {
+    // A loaded host, as when the guard is most needed: each look at the process group takes half a
+    // second. The kill must still come when the grace runs out, not after so many looks.
+    Path bin = Files.createTempDirectory("elect-slow-pgrep-");
+    Path slowPgrep = bin.resolve("pgrep");
+    Files.writeString(slowPgrep, "#!/bin/sh\nsleep 0.5\nexec /usr/bin/pgrep \"$@\"\n");
+    assertThat(slowPgrep.toFile().setExecutable(true)).isTrue();
+    AtomicBoolean first = new AtomicBoolean(true);
+    CommandProcess p =
+        CommandProcess.start(
+            SPAWNER,
+            List.of("sh", "-c", "trap '' TERM; sleep 600"),
+            Map.of("PATH", bin + ":" + System.getenv("PATH")),
+            Duration.ofMillis(500),
+            () -> first.getAndSet(false) ? Duration.ofMillis(600) : Duration.ZERO,
+            FEED);
+    long started = System.nanoTime();
+
+    try {
+      p.exited().orTimeout(30, TimeUnit.SECONDS).join();
+    } finally {
+      Files.delete(slowPgrep);
+      Files.delete(bin);
+    }
+
+    long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    assertThat(p.stoppedForDeadline()).as("the guard says it was its deadline").isTrue();
+    // Deadline 600 ms, grace 500 ms, one more look of about 550 ms; counting ten looks instead
+    // took over 6 s.
+    assertThat(took).as("ms from start until the command was killed").isLessThan(4000);
   }
 
   @Test
