@@ -69,10 +69,8 @@ final class LeaderBeans implements TermWork, ElectionListener {
       } catch (Exception | Error e) {
         if (failure != null) {
           failure.addSuppressed(e);
-        } else if (first == null) {
-          first = e;
         } else {
-          first.addSuppressed(e);
+          first = together(first, e);
         }
       }
     }
@@ -82,6 +80,15 @@ final class LeaderBeans implements TermWork, ElectionListener {
     if (first != null) {
       throw (Exception) first;
     }
+  }
+
+  /** {@code e} added to what failed first, or first itself when nothing failed before it. */
+  private static Throwable together(Throwable first, Throwable e) {
+    if (first == null) {
+      return e;
+    }
+    first.addSuppressed(e);
+    return first;
   }
 
   @Override
@@ -110,11 +117,7 @@ final class LeaderBeans implements TermWork, ElectionListener {
       try {
         event.accept(l);
       } catch (RuntimeException | Error e) {
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
+        first = together(first, e);
       }
     }
     if (first instanceof Error error) {
