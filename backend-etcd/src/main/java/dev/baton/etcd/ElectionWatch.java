@@ -56,12 +56,12 @@ final class ElectionWatch implements Watch.Listener, Subscription {
   private static final Duration RESUME_DELAY = Duration.ofMillis(500);
 
   /**
-   * The check for an overdue confirmation only takes the lock and calls {@code changed}, which must
-   * not block, and a restart only asks jetcd for a watch, which answers later: both run on the
-   * JDK's timer thread. Without an executor they would get a thread each where the common pool is
-   * too small to be used (fewer than 3 cores), and an outage ends every election's watch at once.
+   * For this backend's delayed tasks that only start asynchronous work or take a lock (the check
+   * for an overdue confirmation, a watch's restart, a background delete): they run on the JDK's
+   * timer thread. Without an executor they would get a thread each where the common pool is too
+   * small to be used (fewer than 3 cores), and an outage ends every election's watch at once.
    */
-  private static final Executor ON_TIMER_THREAD = Runnable::run;
+  static final Executor ON_TIMER_THREAD = Runnable::run;
 
   private final Watch watchClient;
   private final String election;

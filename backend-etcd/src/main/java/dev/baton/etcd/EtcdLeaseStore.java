@@ -417,9 +417,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     if (attempt > RELEASE_RETRIES || closed) {
       return;
     }
-    // The attempt only sends an asynchronous delete: the JDK's timer thread can send it, where a
-    // bare delayedExecutor would start a thread for each (fewer than 3 cores).
-    CompletableFuture.delayedExecutor(1L << (attempt - 1), TimeUnit.SECONDS, Runnable::run)
+    CompletableFuture.delayedExecutor(
+            1L << (attempt - 1), TimeUnit.SECONDS, ElectionWatch.ON_TIMER_THREAD)
         .execute(
             () ->
                 Acquisitions.deleteIfTerm(kv, key, token, value)

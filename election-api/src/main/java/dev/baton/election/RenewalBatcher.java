@@ -112,6 +112,8 @@ final class RenewalBatcher {
     }
   }
 
+  private static final String EXECUTOR_REFUSED = "the executor refused the renewal";
+
   private final LeaseStore store;
   private final ScheduledExecutorService scheduler;
   private final Executor worker;
@@ -172,7 +174,7 @@ final class RenewalBatcher {
       long delay = Math.max(0, slot - clock.nanoTime());
       try {
         scheduler.schedule(
-            () -> hand(() -> send(slot), () -> refuse(takeSlot(slot))),
+            () -> hand(() -> send(slot), () -> refuse(takeSlot(slot), EXECUTOR_REFUSED, null)),
             delay,
             TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
@@ -181,7 +183,7 @@ final class RenewalBatcher {
         ticket.cancel();
         List<Ticket> joined = takeSlot(slot);
         if (joined != null) {
-          refuse(joined);
+          refuse(joined, "the scheduler refused the renewal's timer", e);
         }
         throw e;
       }
@@ -208,15 +210,22 @@ final class RenewalBatcher {
     }
   }
 
-  private void refuse(List<Ticket> tickets) {
-    long now = clock.nanoTime();
+  /** Fails each of {@code tickets} not sent yet, as sent and answered with {@code why}. */
+  private void refuse(List<Ticket> tickets, String why, Throwable cause) {
+    List<Ticket> sent = new ArrayList<>(tickets.size());
     for (Ticket t : tickets) {
       if (t.send()) {
-        t.arrived(
-            now,
-            Renewal.failed(
-                new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
+        sent.add(t);
       }
+    }
+    failSent(sent, why, cause);
+  }
+
+  /** Answers each of {@code sent} with a failure: {@code why}, caused by {@code cause} if any. */
+  private void failSent(List<Ticket> sent, String why, Throwable cause) {
+    long now = clock.nanoTime();
+    for (Ticket t : sent) {
+      t.arrived(now, Renewal.failed(new LeaseStoreException(t.lease.election(), why, cause)));
     }
   }
 
@@ -230,22 +239,12 @@ final class RenewalBatcher {
       batch.add(t);
       if (batch.size() == limit) {
         List<Ticket> full = batch;
-        hand(() -> renewAll(full), () -> refuseSent(full));
+        hand(() -> renewAll(full), () -> failSent(full, EXECUTOR_REFUSED, null));
         batch = new ArrayList<>(limit);
       }
     }
     if (!batch.isEmpty()) {
       renewAll(batch);
-    }
-  }
-
-  private void refuseSent(List<Ticket> sent) {
-    long now = clock.nanoTime();
-    for (Ticket t : sent) {
-      t.arrived(
-          now,
-          Renewal.failed(
-              new LeaseStoreException(t.lease.election(), "the executor refused the renewal")));
     }
   }
 
@@ -270,13 +269,7 @@ final class RenewalBatcher {
               TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       // Not sent unwatched: each leader hears of the failure and times its deadline itself.
-      for (Ticket t : batch) {
-        t.arrived(
-            started,
-            Renewal.failed(
-                new LeaseStoreException(
-                    t.lease.election(), "the scheduler refused the renewal's watchdog", e)));
-      }
+      failSent(batch, "the scheduler refused the renewal's watchdog", e);
       return;
     }
     List<Renewal> renewals;
