@@ -131,14 +131,25 @@ public final class FaultyLeaseStore extends ForwardingLeaseStore implements Faul
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
     requireNonNull(changed, "changed");
-    // Registered even while faulty, like a watch that re-establishes itself.
-    Runnable filtered =
-        () -> {
-          if (isOpen()) {
-            changed.run();
-          }
-        };
-    Optional<Subscription> inner = delegate().watch(election, filtered);
+    return tracked(changed, delegate().watch(election, whileOpen(changed)));
+  }
+
+  @Override
+  public Optional<Subscription> follow(String election, String candidate, Runnable changed) {
+    requireNonNull(changed, "changed");
+    return tracked(changed, delegate().follow(election, candidate, whileOpen(changed)));
+  }
+
+  /** Registered even while faulty, like a watch that re-establishes itself, but silent then. */
+  private Runnable whileOpen(Runnable changed) {
+    return () -> {
+      if (isOpen()) {
+        changed.run();
+      }
+    };
+  }
+
+  private Optional<Subscription> tracked(Runnable changed, Optional<Subscription> inner) {
     if (inner.isEmpty()) {
       return Optional.empty();
     }

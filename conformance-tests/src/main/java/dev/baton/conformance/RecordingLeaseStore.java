@@ -236,7 +236,15 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
 
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
-    Optional<Subscription> inner = delegate().watch(election, changed);
+    return counted(election, delegate().watch(election, changed));
+  }
+
+  @Override
+  public Optional<Subscription> follow(String election, String candidate, Runnable changed) {
+    return counted(election, delegate().follow(election, candidate, changed));
+  }
+
+  private Optional<Subscription> counted(String election, Optional<Subscription> inner) {
     if (inner.isEmpty()) {
       return inner;
     }

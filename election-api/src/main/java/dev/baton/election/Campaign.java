@@ -375,7 +375,7 @@ final class Campaign {
           try {
             // The store's thread only starts a call here (an attempt never blocks), so the event
             // need not wait for a pool thread to be handed over.
-            sub = store.watch(election, () -> engine.runOrExecute(onEvent));
+            sub = store.follow(election, candidate, () -> engine.runOrExecute(onEvent));
           } catch (RuntimeException ex) {
             log.warn(
                 "{}: cannot watch the election on {}; polling instead",

@@ -60,6 +60,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
+  public Optional<Subscription> follow(String election, String candidate, Runnable changed) {
+    return delegate.follow(election, candidate, changed);
+  }
+
+  @Override
   public boolean watchReportsExpiry() {
     return delegate.watchReportsExpiry();
   }

@@ -119,6 +119,18 @@ public interface LeaseStore extends AutoCloseable {
   }
 
   /**
+   * {@link #watch} for a candidate that waits its turn: the elector's followers call this one. A
+   * store that can keep waiting candidates in line (ZooKeeper) keeps {@code candidate}'s place
+   * while the subscription is open, so that a release hands the lease to the first in line without
+   * a write of its own: its next {@link #tryAcquire} is granted on a read. Closing the subscription
+   * gives a place that was not granted back; a granted one is a lease and ends as leases do. The
+   * default keeps no place and only watches.
+   */
+  default Optional<Subscription> follow(String election, String candidate, Runnable changed) {
+    return watch(election, changed);
+  }
+
+  /**
    * Whether {@link #watch} also reports expiry of a holder that stopped renewing (etcd, ZooKeeper),
    * not only releases and takeovers. When it does, followers do not poll; they only look once every
    * two lease durations (at least 30 s), in case the watch died without a word.

@@ -32,7 +32,7 @@ class SilentWatchTest {
         }
 
         @Override
-        public Optional<Subscription> watch(String election, Runnable changed) {
+        public Optional<Subscription> follow(String election, String candidate, Runnable changed) {
           return Optional.of(() -> {});
         }
 
