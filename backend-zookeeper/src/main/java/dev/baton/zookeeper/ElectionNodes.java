@@ -5,35 +5,38 @@ import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.common.PathUtils;
 
 /**
- * The two nodes of one election: a persistent election node whose data version counts the grants,
- * and under it the ephemeral lease node whose data is the holder's candidate id.
+ * The nodes of one election: a persistent election node, and under it one ephemeral sequential node
+ * per candidate in line, named {@code c-<sequence>} and holding the candidate's id. The first in
+ * line holds the lease ({@link Line}).
  *
  * <p>Paths come twice: relative to the Curator client's namespace (for Curator's own calls) and as
  * the ZooKeeper handle sees them (for the raw calls that must stay in one session).
  */
-record ElectionNodes(
-    String election,
-    String electionPath,
-    String leasePath,
-    String rawElectionPath,
-    String rawLeasePath) {
-
-  static final String LEASE_NODE = "lease";
+record ElectionNodes(String election, String electionPath, String rawElectionPath) {
 
   /** Built once per election and kept by the store ({@link ZooKeeperLeaseStore#nodes}). */
   static ElectionNodes of(String basePath, String namespace, String election) {
     String electionPath = checkedPath(basePath, election);
-    String leasePath = electionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE;
     if (namespace == null || namespace.isEmpty()) {
-      return new ElectionNodes(election, electionPath, leasePath, electionPath, leasePath);
+      return new ElectionNodes(election, electionPath, electionPath);
     }
-    String rawElectionPath = ZKPaths.fixForNamespace(namespace, electionPath);
     return new ElectionNodes(
-        election,
-        electionPath,
-        leasePath,
-        rawElectionPath,
-        rawElectionPath + ZKPaths.PATH_SEPARATOR + LEASE_NODE);
+        election, electionPath, ZKPaths.fixForNamespace(namespace, electionPath));
+  }
+
+  /** A child of the election node, as the ZooKeeper handle sees it. */
+  String rawChild(String name) {
+    return rawElectionPath + ZKPaths.PATH_SEPARATOR + name;
+  }
+
+  /** A child of the election node, as Curator and messages name it. */
+  String child(String name) {
+    return electionPath + ZKPaths.PATH_SEPARATOR + name;
+  }
+
+  /** What a candidate's node is created as: ZooKeeper appends the sequence number. */
+  String rawCandidatePrefix() {
+    return rawChild(Line.CANDIDATE_PREFIX);
   }
 
   /** Throws IllegalArgumentException naming the path when it cannot be a base path. */

@@ -9,8 +9,8 @@ import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * Reads of election and lease nodes that are at least as new as a given write, each waited for no
- * longer than the call's deadline.
+ * Reads of election and candidate nodes that are at least as new as a given write, each waited for
+ * no longer than the call's deadline.
  *
  * <p>A ZooKeeper member answers reads from its own copy of the tree, and a session's requests are
  * answered in the order they were sent, so a read sees the session's own earlier writes. Writes of
@@ -27,24 +27,27 @@ final class FreshReads {
   private FreshReads() {}
 
   /**
-   * The lease node and the election node, in this order, as one read-only {@code multi}, right
-   * after a write of this session that was answered already: it shows the election at least as it
-   * was at that write.
+   * The line as one read-only {@code multi}: the election node's children and data, and then, when
+   * {@code own} is not null, that node of the election too. Sent at once and answered after the
+   * requests that went out before it.
    */
-  static List<OpResult> electionAfterOwnWrite(
-      ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline) throws KeeperException {
-    AtomicInteger noBarrier = new AtomicInteger(Code.OK.intValue());
-    List<Op> reads = List.of(Op.getData(nodes.rawLeasePath()), Op.getData(nodes.rawElectionPath()));
-    return send(zk, reads, noBarrier, nodes.electionPath())
-        .await(deadline, nodes.election(), "read");
+  static Reply<List<OpResult>> line(ZooKeeper zk, ElectionNodes nodes, String own) {
+    List<Op> reads =
+        own == null
+            ? List.of(Op.getChildren(nodes.rawElectionPath()), Op.getData(nodes.rawElectionPath()))
+            : List.of(
+                Op.getChildren(nodes.rawElectionPath()),
+                Op.getData(nodes.rawElectionPath()),
+                Op.getData(nodes.rawChild(own)));
+    return send(zk, reads, new AtomicInteger(Code.OK.intValue()), nodes.electionPath());
   }
 
   /**
-   * The lease node, null when there is none, as new as every write acknowledged to anyone before
-   * this call: the read follows a write that changes nothing (a {@code multi} that only checks the
-   * election node exists; when it does not, the refused check is a write all the same).
+   * The line, as new as every write acknowledged to anyone before this call: the read follows a
+   * write that changes nothing (a {@code multi} that only checks the election node exists; when it
+   * does not, the refused check is a write all the same).
    */
-  static NodeRead leaseNodeAfterAllWrites(
+  static Line lineAfterAllWrites(
       ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline, String what)
       throws KeeperException {
     AtomicInteger barrierCode = new AtomicInteger();
@@ -53,8 +56,32 @@ final class FreshReads {
         (rc, path, ctx, results) ->
             barrierCode.set(rc == Code.NONODE.intValue() ? Code.OK.intValue() : rc),
         null);
-    OpResult read = getData(zk, nodes, barrierCode).await(deadline, nodes.election(), what);
-    return NodeRead.of(read, nodes.leasePath());
+    List<Op> reads =
+        List.of(Op.getChildren(nodes.rawElectionPath()), Op.getData(nodes.rawElectionPath()));
+    return Line.of(
+        send(zk, reads, barrierCode, nodes.electionPath()).await(deadline, nodes.election(), what),
+        nodes);
+  }
+
+  /** One candidate's node, null when it is gone. */
+  static NodeRead node(
+      ZooKeeper zk, ElectionNodes nodes, String name, CallDeadline deadline, String what)
+      throws KeeperException {
+    Reply<OpResult> reply = new Reply<>();
+    zk.getData(
+        nodes.rawChild(name),
+        false,
+        (rc, path, ctx, data, stat) -> {
+          if (rc == Code.OK.intValue()) {
+            reply.answer(new OpResult.GetDataResult(data, stat));
+          } else if (rc == Code.NONODE.intValue()) {
+            reply.answer(new OpResult.ErrorResult(rc));
+          } else {
+            reply.fail(rc, nodes.child(name));
+          }
+        },
+        null);
+    return NodeRead.of(reply.await(deadline, nodes.election(), what), nodes.child(name));
   }
 
   /**
@@ -80,49 +107,24 @@ final class FreshReads {
   }
 
   /**
-   * The lease node, read after the requests that went out before it (a {@link #sync}), with {@code
-   * watcher} set on it as a one-shot data watch and told what the read found before any event of
-   * that watch can reach it. A node that is gone sets no watch.
+   * A candidate's node, read after the requests that went out before it (a {@link #sync}), with
+   * {@code watcher} set on it as a one-shot data watch and told what the read found before any
+   * event of that watch can reach it. A node that is gone sets no watch.
    */
-  static Reply<OpResult> watchedLeaseNode(
-      ZooKeeper zk, ElectionNodes nodes, VerifiedLeaseNodes watcher) {
+  static Reply<OpResult> watchedNode(
+      ZooKeeper zk, String rawPath, String path, VerifiedLeaseNodes watcher) {
     Reply<OpResult> reply = new Reply<>();
     zk.getData(
-        nodes.rawLeasePath(),
+        rawPath,
         watcher,
-        (rc, path, ctx, data, stat) -> {
+        (rc, p, ctx, data, stat) -> {
           if (rc == Code.OK.intValue()) {
-            watcher.read(nodes.rawLeasePath(), stat.getCzxid());
+            watcher.read(rawPath, stat.getMzxid());
             reply.answer(new OpResult.GetDataResult(data, stat));
           } else if (rc == Code.NONODE.intValue()) {
             reply.answer(new OpResult.ErrorResult(rc));
           } else {
-            reply.fail(rc, nodes.leasePath());
-          }
-        },
-        null);
-    return reply;
-  }
-
-  /**
-   * One read of a lease node, answered after the request that went out before it, as a multi would
-   * answer it.
-   */
-  private static Reply<OpResult> getData(
-      ZooKeeper zk, ElectionNodes nodes, AtomicInteger barrierCode) {
-    Reply<OpResult> reply = new Reply<>();
-    zk.getData(
-        nodes.rawLeasePath(),
-        false,
-        (rc, path, ctx, data, stat) -> {
-          if (barrierCode.get() != Code.OK.intValue()) {
-            reply.fail(barrierCode.get(), nodes.leasePath());
-          } else if (rc == Code.OK.intValue()) {
-            reply.answer(new OpResult.GetDataResult(data, stat));
-          } else if (rc == Code.NONODE.intValue()) {
-            reply.answer(new OpResult.ErrorResult(rc));
-          } else {
-            reply.fail(rc, nodes.leasePath());
+            reply.fail(rc, path);
           }
         },
         null);

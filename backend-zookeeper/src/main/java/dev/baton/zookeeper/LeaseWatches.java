@@ -15,14 +15,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Persistent ZooKeeper watches on lease nodes, kept alive across reconnects and new sessions.
+ * Persistent ZooKeeper watches on election nodes, kept alive across reconnects and new sessions.
  *
- * <p>A persistent watch (ZooKeeper 3.6+) fires on every create, change and delete of the lease
- * node, including the delete of an expired holder's ephemeral node, without being re-armed. It is
- * tied to one session and the server does not replay events missed while the client was
- * disconnected, so on every reconnect each watch is registered again and its callback runs once:
- * the follower then looks for itself. The callback also runs when the connection is suspended or
- * lost: a follower that cannot be told of changes for a while must poll meanwhile.
+ * <p>A persistent watch (ZooKeeper 3.6+) on the election node fires whenever a candidate joins or
+ * leaves the line (the delete of an expired holder's ephemeral node included) and whenever a grant
+ * writes the election node, without being re-armed. A leader's renewals write nothing, so they fire
+ * nothing. It is tied to one session and the server does not replay events missed while the client
+ * was disconnected, so on every reconnect each watch is registered again and its callback runs
+ * once: the follower then looks for itself. The callback also runs when the connection is suspended
+ * or lost: a follower that cannot be told of changes for a while must poll meanwhile.
  */
 final class LeaseWatches implements ConnectionStateListener {
 
@@ -49,20 +50,23 @@ final class LeaseWatches implements ConnectionStateListener {
       watch.send(reply);
     } catch (Exception e) {
       watch.close();
-      throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.leasePath(), e);
+      throw new LeaseStoreException(nodes.election(), "cannot watch " + nodes.electionPath(), e);
     }
     try {
-      reply.await(deadline, nodes.election(), "watch " + nodes.leasePath());
+      reply.await(deadline, nodes.election(), "watch " + nodes.electionPath());
     } catch (KeeperException e) {
       if (!isConnectionProblem(e.code())) {
         watch.close();
         throw new LeaseStoreException(
-            nodes.election(), "cannot watch " + nodes.leasePath() + ": " + e.code(), e);
+            nodes.election(), "cannot watch " + nodes.electionPath() + ": " + e.code(), e);
       }
     } catch (LeaseStoreException e) {
       // Timed out: the registration is still on its way, and confirms with a call to changed.
       log.debug(
-          "election '{}': watch on {} not confirmed yet", nodes.election(), nodes.leasePath(), e);
+          "election '{}': watch on {} not confirmed yet",
+          nodes.election(),
+          nodes.electionPath(),
+          e);
     }
     return watch;
   }
@@ -118,7 +122,7 @@ final class LeaseWatches implements ConnectionStateListener {
       try {
         send(null);
       } catch (Exception e) {
-        log.warn("election '{}': could not watch {}", nodes.election(), nodes.leasePath(), e);
+        log.warn("election '{}': could not watch {}", nodes.election(), nodes.electionPath(), e);
       }
     }
 
@@ -141,17 +145,17 @@ final class LeaseWatches implements ConnectionStateListener {
                   if (first == null || !first.answer(null)) {
                     notifyChanged();
                   }
-                } else if (first == null || !first.fail(rc, nodes.leasePath())) {
+                } else if (first == null || !first.fail(rc, nodes.electionPath())) {
                   // A connection problem brings a reconnect, which registers again.
                   log.warn(
                       "election '{}': could not watch {} ({}); trying again at the next reconnect",
                       nodes.election(),
-                      nodes.leasePath(),
+                      nodes.electionPath(),
                       KeeperException.Code.get(rc));
                 }
               })
           .usingWatcher(this)
-          .forPath(nodes.leasePath());
+          .forPath(nodes.electionPath());
     }
 
     @Override
@@ -181,13 +185,13 @@ final class LeaseWatches implements ConnectionStateListener {
       closed = true;
       active.remove(this);
       try {
-        client.watchers().remove(this).quietly().inBackground().forPath(nodes.leasePath());
+        client.watchers().remove(this).quietly().inBackground().forPath(nodes.electionPath());
       } catch (Exception e) {
         // The client may be closed already; then the watch went with it.
         log.debug(
             "election '{}': could not remove the watch on {}",
             nodes.election(),
-            nodes.leasePath(),
+            nodes.electionPath(),
             e);
       }
     }

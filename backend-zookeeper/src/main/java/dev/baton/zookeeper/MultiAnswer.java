@@ -29,13 +29,13 @@ record MultiAnswer(Code code, List<OpResult> results, int failedAt) {
     return failedAt < 0;
   }
 
-  /** The election node's stat after a successful grant: the one setData in it. */
-  Stat electionStat() {
+  /** The stat of the first node a successful {@code multi} wrote with setData. */
+  Stat firstWritten() {
     for (OpResult result : results) {
       if (result instanceof OpResult.SetDataResult) {
         return ((OpResult.SetDataResult) result).getStat();
       }
     }
-    throw new IllegalStateException("a grant without its election node update: " + results);
+    throw new IllegalStateException("no setData among: " + results);
   }
 }

@@ -20,7 +20,7 @@ import org.apache.zookeeper.ZooKeeper;
  * every lease whose node an earlier renewal read and watched, and that has not changed since (see
  * {@link VerifiedLeaseNodes}); the other leases are confirmed by a read of their node sent right
  * behind the sync, which also sets the watch. A lease is renewed when its node is still the one
- * granted to it (same {@code czxid}, owned by the lease's session, holding its candidate id). In a
+ * granted to it (same {@code mzxid}, owned by the lease's session, holding its candidate id). In a
  * leader's steady state a renewal is one {@code sync}, a request about the size of a ping, and the
  * client sends no ping of its own while renewals come at least every third of the session timeout.
  * Each lease is told what {@link ZooKeeperLeaseStore#renew} alone would have told it, and goes
@@ -41,11 +41,18 @@ final class RenewalBatch {
    * knows of its term, null when nothing.
    */
   private record Renewing(
-      int index,
-      Lease lease,
-      LeaseHandle handle,
-      ElectionNodes nodes,
-      UnrenewedLeases.State term) {}
+      int index, Lease lease, LeaseHandle handle, ElectionNodes nodes, UnrenewedLeases.State term) {
+
+    /** The lease's node as the ZooKeeper handle sees it. */
+    String rawPath() {
+      return nodes.rawChild(handle.node());
+    }
+
+    /** The lease's node as messages name it. */
+    String path() {
+      return nodes.child(handle.node());
+    }
+  }
 
   RenewalBatch(
       ZooKeeperLeaseStore store,
@@ -154,7 +161,7 @@ final class RenewalBatch {
     List<Renewing> toRead = new ArrayList<>();
     long changesBefore = verified.changes();
     for (Renewing r : reading) {
-      if (verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
+      if (verified.unchangedSinceRead(r.rawPath(), r.lease().token().value())) {
         unchanged.add(r);
       } else {
         toRead.add(r);
@@ -178,18 +185,17 @@ final class RenewalBatch {
     // and when nothing changed at all since the first look, every look still holds.
     boolean noneChanged = verified.changes() == changesBefore;
     for (Renewing r : unchanged) {
-      if (noneChanged
-          || verified.unchangedSinceRead(r.nodes().rawLeasePath(), r.lease().token().value())) {
+      if (noneChanged || verified.unchangedSinceRead(r.rawPath(), r.lease().token().value())) {
         outcomes[r.index()] = Renewal.renewed(r.lease().renewed(ttl, r.lease().handle()));
       } else {
         toRead.add(r);
-        reads.add(FreshReads.watchedLeaseNode(zk, r.nodes(), verified));
+        reads.add(FreshReads.watchedNode(zk, r.rawPath(), r.path(), verified));
       }
     }
     for (int k = 0; k < toRead.size(); k++) {
       Renewing r = toRead.get(k);
       try {
-        outcomes[r.index()] = outcome(r, reads.get(k).await(deadline, concerns, what), ttl);
+        outcomes[r.index()] = outcome(zk, r, reads.get(k).await(deadline, concerns, what), ttl);
       } catch (KeeperException e) {
         outcomes[r.index()] = Renewal.failed(readFailure(r, e));
       } catch (LeaseStoreException e) {
@@ -202,34 +208,36 @@ final class RenewalBatch {
   private List<Reply<OpResult>> sendReads(ZooKeeper zk, List<Renewing> toRead) {
     List<Reply<OpResult>> reads = new ArrayList<>(toRead.size());
     for (Renewing r : toRead) {
-      reads.add(FreshReads.watchedLeaseNode(zk, r.nodes(), verified));
+      reads.add(FreshReads.watchedNode(zk, r.rawPath(), r.path(), verified));
     }
     return reads;
   }
 
   /** What the read of a lease node says of its lease: still ours in its own session, or lost. */
-  private static Renewal outcome(Renewing r, OpResult result, Duration ttl) {
+  private Renewal outcome(ZooKeeper zk, Renewing r, OpResult result, Duration ttl) {
     Lease lease = r.lease();
     NodeRead node;
     try {
-      node = NodeRead.of(result, r.nodes().leasePath());
+      node = NodeRead.of(result, r.path());
     } catch (KeeperException e) {
       return Renewal.failed(readFailure(r, e));
     }
     if (node == null) {
       return Renewal.failed(
           ZooKeeperLeaseStore.lost(
-              lease, "its lease node is gone (released, or its session expired)", null));
+              lease,
+              "its node is gone (released, given back, or its session expired)",
+              store.holderAfterLoss(zk, r.nodes(), deadline)));
     }
     String holder = new String(node.data(), UTF_8);
-    if (node.stat().getCzxid() != lease.token().value()
+    if (node.stat().getMzxid() != lease.token().value()
         || node.stat().getEphemeralOwner() != r.handle().sessionId()
         || !holder.equals(lease.candidate())) {
       return Renewal.failed(
           ZooKeeperLeaseStore.lost(
               lease,
               "the election was granted again (token "
-                  + node.stat().getCzxid()
+                  + node.stat().getMzxid()
                   + ", held by '"
                   + holder
                   + "')",

@@ -11,7 +11,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Op;
 import org.apache.zookeeper.ZooKeeper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Timers run on {@link CompletableFuture#delayedExecutor}'s shared thread, one per slot of an
  * eighth of a second for all the terms due in it (at most one check per term is pending), and the
- * give-back is one asynchronous {@code multi}, conditional on the term like a release; nothing here
+ * give-back is one asynchronous delete, conditional on the term like a release; nothing here
  * blocks.
  */
 final class UnrenewedLeases {
@@ -39,9 +38,10 @@ final class UnrenewedLeases {
   private static final Logger log = LoggerFactory.getLogger(UnrenewedLeases.class);
 
   /**
-   * Checks only take a lock and send an asynchronous request: they run on the JDK's timer thread.
+   * For delayed tasks of this store that only take a lock and send an asynchronous request (checks,
+   * give-backs, deletes tried again): they run on the JDK's timer thread, not one of their own.
    */
-  private static final Executor ON_TIMER_THREAD = Runnable::run;
+  static final Executor ON_TIMER_THREAD = Runnable::run;
 
   /** How far apart the timers of {@link #after} are: an eighth of a second, far below any TTL. */
   private static final long SLOT_NANOS = TimeUnit.MILLISECONDS.toNanos(125);
@@ -57,12 +57,12 @@ final class UnrenewedLeases {
   private boolean closed;
 
   /**
-   * One term of one election: the election node's version after its grant names it. The election's
-   * name is enough to tell elections apart, since one store keeps them all under one base path;
-   * comparing it is cheaper than comparing their paths, which matters at thousands of renewals a
-   * second.
+   * One term of one election: the candidate's node and its version after the grant name it. The
+   * election's name is enough to tell elections apart, since one store keeps them all under one
+   * base path; comparing it is cheaper than comparing their paths, which matters at thousands of
+   * renewals a second.
    */
-  private record Term(String election, int electionVersion) {}
+  private record Term(String election, String node, int version) {}
 
   /**
    * What is known of one term. A renewal holds on to it from {@link #renewalStarts} to {@link
@@ -107,7 +107,7 @@ final class UnrenewedLeases {
    */
   void confirmed(
       ElectionNodes nodes, LeaseHandle handle, String candidate, long startNanos, Duration ttl) {
-    Term term = new Term(nodes.election(), handle.electionVersion());
+    Term term = new Term(nodes.election(), handle.node(), handle.version());
     long expiresAt = startNanos + ttl.toNanos();
     synchronized (this) {
       if (closed) {
@@ -133,7 +133,7 @@ final class UnrenewedLeases {
    * known of the term (the renewal then reports a success through {@link #confirmed}).
    */
   synchronized State renewalStarts(String election, LeaseHandle handle) {
-    State state = terms.get(new Term(election, handle.electionVersion()));
+    State state = terms.get(new Term(election, handle.node(), handle.version()));
     if (state == null) {
       return null;
     }
@@ -170,7 +170,7 @@ final class UnrenewedLeases {
 
   /** The holder released the term, or learned it is lost: nothing to give back. */
   synchronized void ended(ElectionNodes nodes, LeaseHandle handle) {
-    Term term = new Term(nodes.election(), handle.electionVersion());
+    Term term = new Term(nodes.election(), handle.node(), handle.version());
     State state = terms.get(term);
     if (state != null && !state.givenUp) {
       terms.remove(term);
@@ -211,10 +211,6 @@ final class UnrenewedLeases {
 
   private void giveBack(Term term, State state) {
     ElectionNodes nodes = state.nodes;
-    List<Op> ops =
-        List.of(
-            Op.check(nodes.rawElectionPath(), term.electionVersion()),
-            Op.delete(nodes.rawLeasePath(), -1));
     ZooKeeper zk;
     try {
       zk = client.getZookeeperClient().getZooKeeper();
@@ -232,9 +228,10 @@ final class UnrenewedLeases {
       forget(term);
       return;
     }
-    zk.multi(
-        ops,
-        (rc, path, ctx, results) -> {
+    zk.delete(
+        nodes.rawChild(term.node()),
+        term.version(),
+        (rc, path, ctx) -> {
           Code code = Code.get(rc);
           if (code == Code.OK) {
             log.warn(

@@ -19,7 +19,7 @@ import org.apache.zookeeper.Watcher;
  */
 final class VerifiedLeaseNodes implements Watcher {
 
-  /** Raw lease path to the {@code czxid} of the node the read found there. */
+  /** Raw node path to the {@code mzxid} of the node the read found there: its term's token. */
   private final ConcurrentHashMap<String, Long> unchanged = new ConcurrentHashMap<>();
 
   /**
@@ -30,8 +30,8 @@ final class VerifiedLeaseNodes implements Watcher {
   private final AtomicLong changes = new AtomicLong();
 
   /** Called by the read that set this watcher on the node, on the client's event thread. */
-  void read(String rawLeasePath, long czxid) {
-    unchanged.put(rawLeasePath, czxid);
+  void read(String rawNodePath, long mzxid) {
+    unchanged.put(rawNodePath, mzxid);
     changes.incrementAndGet();
   }
 
@@ -40,13 +40,10 @@ final class VerifiedLeaseNodes implements Watcher {
     return changes.get();
   }
 
-  /**
-   * Whether the node created with {@code czxid} was read with this watcher and not seen to change
-   * since.
-   */
-  boolean unchangedSinceRead(String rawLeasePath, long czxid) {
-    Long read = unchanged.get(rawLeasePath);
-    return read != null && read == czxid;
+  /** Whether the node was read with this watcher at {@code mzxid} and not seen to change since. */
+  boolean unchangedSinceRead(String rawNodePath, long mzxid) {
+    Long read = unchanged.get(rawNodePath);
+    return read != null && read == mzxid;
   }
 
   @Override

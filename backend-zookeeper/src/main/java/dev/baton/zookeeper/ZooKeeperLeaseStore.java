@@ -15,19 +15,22 @@ import dev.baton.election.LeaseStoreException;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.Renewal;
 import dev.baton.election.Subscription;
+import dev.baton.zookeeper.Places.Place;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.KeeperException.Code;
@@ -41,38 +44,42 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link LeaseStore} on ZooKeeper: a lease is an ephemeral node, so it lives exactly as long as
- * the ZooKeeper session that created it, as judged by the ZooKeeper servers.
+ * A {@link LeaseStore} on ZooKeeper: candidates wait in line as ephemeral sequential nodes, and the
+ * first in line holds the lease, so it lives exactly as long as the ZooKeeper session that created
+ * it, as judged by the ZooKeeper servers.
  *
- * <p>Each election has a persistent node {@code <basePath>/<election>} and, while somebody holds
- * it, an ephemeral child {@code lease} whose data is the holder's candidate id. A grant creates the
- * lease node and bumps the election node's version in one {@code multi}; its fencing token is the
- * lease node's {@code czxid}, which grows with every grant, including a new term for the same
- * candidate (the node is then deleted and created again in the same {@code multi}). A term's first
- * renewal reads the lease node after a {@code sync}, checks that it is still the one granted and
- * watches it; later renewals are the {@code sync} alone while the watch has not fired. Release and
- * {@link #guarded guarded writes} are conditional on the election node's version, which only a new
- * grant changes.
+ * <p>Each election has a persistent node {@code <basePath>/<election>}, and under it a node {@code
+ * c-<sequence>} per candidate in line, holding its candidate id. A candidate's first {@code
+ * tryAcquire} creates its node and reads the line right behind the create, one round trip: first in
+ * line is a grant, otherwise the node stays in line while the candidate {@link #follow follows} the
+ * election, and goes at once when it does not. A follower's later {@code tryAcquire} is a read of
+ * the line: once the holder released or its session ended, the follower is first and granted
+ * without a write. The fencing token is the holder's node's {@code mzxid}; a new term, and the
+ * first grant after one, write the node and the election node in one {@code multi} so that every
+ * token is above the one before (see the package documentation). A term's first renewal reads the
+ * holder's node after a {@code sync}, checks that it is still the one granted and watches it; later
+ * renewals are the {@code sync} alone while the watch has not fired. Release and {@link #guarded
+ * guarded writes} are conditional on the node's data version of the term.
  *
- * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; the
- * lease node's data tells candidates of one session apart. The session timeout is the lease's TTL:
- * the {@code ttl} asked for in {@link #tryAcquire} cannot change it, and a {@code ttl} longer than
- * the session timeout is refused, since the lease would not last that long. {@link LeaseRecord}s of
+ * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; a
+ * node's data tells candidates of one session apart. The session timeout is the lease's TTL: the
+ * {@code ttl} asked for in {@link #tryAcquire} cannot change it, and a {@code ttl} longer than the
+ * session timeout is refused, since the lease would not last that long. {@link LeaseRecord}s of
  * other holders report this store's session timeout; their own may differ.
  *
  * <p>A lease also ends when its holder has not renewed it for its TTL while the session lives on (a
- * stuck elector): the store then deletes the node itself, see the package documentation. A
- * candidate's node left by an earlier session of this store counts as its own, so its next {@code
- * tryAcquire} begins a new term at once instead of waiting for the servers to expire the old
- * session.
+ * stuck elector), and a follower's place when its candidate has not tried for a TTL after the line
+ * changed: the store then deletes the node itself, see the package documentation. A candidate's
+ * node left by an earlier session of this store is deleted by its next {@code tryAcquire}, instead
+ * of keeping the line waiting until the servers expire the old session.
  *
  * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant of a
- * free election one, a refusal two, a new term for the holder three), all waited for no longer than
- * the call timeout together. Renewals and guarded writes are pinned to their lease's session on
- * purpose: Curator would retry an operation on a new session, where "this node is mine" no longer
- * means what it did. A grant, a read or a release belongs to no session, and one that finds its
- * session expired (a client cut off until then learns so only when it reconnects) goes on in the
- * next session within its call timeout.
+ * free election one, a follower's grant one, a refusal two, a new term two), all waited for no
+ * longer than the call timeout together. Renewals and guarded writes are pinned to their lease's
+ * session on purpose: Curator would retry an operation on a new session, where "this node is mine"
+ * no longer means what it did. A grant, a read or a release belongs to no session, and one that
+ * finds its session expired (a client cut off until then learns so only when it reconnects) goes on
+ * in the next session within its call timeout.
  *
  * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback): its
  * answers arrive on that thread, so the call would wait out its timeout.
@@ -105,8 +112,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final UnrenewedLeases unrenewed;
   private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
 
-  /** Sessions this store granted leases in; a node of an earlier one is this candidate's own. */
-  private final Set<Long> grantingSessions = ConcurrentHashMap.newKeySet();
+  private final Places places;
 
   private final Map<String, ElectionNodes> nodesByElection = new ConcurrentHashMap<>();
   private final Map<String, LeaseHandle> handlesByText = new ConcurrentHashMap<>();
@@ -121,6 +127,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     this.clock = builder.clock;
     this.watches = new LeaseWatches(client);
     this.unrenewed = new UnrenewedLeases(client, callTimeout, clock);
+    this.places = new Places(clock, this::leave);
   }
 
   /** A store on {@code client}, which the caller owns, starts and closes. */
@@ -135,6 +142,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     requireNonNull(ttl, "ttl");
     ElectionNodes nodes = nodes(election);
     CallDeadline deadline = deadline();
+    // The candidate tries, even if the store cannot reach ZooKeeper now: its place is not stuck.
+    places.attemptStarts(election, candidate);
     try {
       return inLiveSession(
           election, deadline, zk -> acquireIn(zk, nodes, candidate, ttl, deadline));
@@ -162,79 +171,321 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
               + "duration (servers clamp it to [2, 20] x tickTime by default) or shorten election.lease-duration");
     }
     byte[] me = candidate.getBytes(UTF_8);
-    // The grant goes first, and a read only follows a refused one. ZooKeeper orders every write at
-    // the quorum leader, so the grant sees each write acknowledged before it, by whichever member.
-    // A read does not, even after a sync: a client of the quorum leader can be answered before the
-    // leader has applied a commit that a follower has already acknowledged (the leader sends the
-    // commit out before applying it), and a campaign that read first could call an election held
-    // that its holder has just released. A read sent after our refused write comes after it in
-    // this session's order, so it shows the election at least as new as the refusal.
-    GrantKind kind = GrantKind.FREE;
-    int electionVersion = -1;
-    // Each refusal says what to write next. Only an election that is taken at every write and
-    // free at every read keeps us here, until the call timeout.
+    String what = "tryAcquire for '" + candidate + "'";
+    // Each pass ends in an answer, or finds the candidate's place gone (given back, or left with a
+    // session) or the election node missing, and goes round once more. Only a line that keeps
+    // changing under every pass keeps us here, until the call timeout.
     while (!deadline.passed()) {
-      List<Op> ops =
-          switch (kind) {
-            case FREE ->
-                List.of(createLease(nodes, me), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-            // The election's first grant creates its node too: one write instead of two.
-            case NEW_ELECTION ->
-                List.of(
-                    Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
-                    createLease(nodes, me),
-                    Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
-            // Ours already: a new term. The version check makes sure it is still the node we
-            // read.
-            case NEW_TERM ->
-                List.of(
-                    Op.setData(nodes.rawElectionPath(), NO_DATA, electionVersion),
-                    Op.delete(nodes.rawLeasePath(), -1),
-                    createLease(nodes, me));
-          };
-      MultiAnswer answer = grant(zk, nodes, candidate, ops, deadline);
-      if (answer.succeeded()) {
-        Lease mine = leaseOf(zk, nodes, candidate, answer);
-        unrenewed.confirmed(nodes, LeaseHandle.of(mine), candidate, started, mine.ttl());
-        return Acquisition.granted(mine);
+      Place place = places.attemptStarts(election, candidate);
+      if (place != null && place.sessionId != zk.getSessionId()) {
+        // Its node ends with the session the client has left; out of the line it goes now, so
+        // that it does not keep the others out until the servers expire that session.
+        places.forget(place);
+        leave(place);
+        place = null;
       }
-      if (kind == GrantKind.NEW_ELECTION) {
-        if (answer.code() == Code.NONODE) {
-          createElectionNode(nodes, deadline); // the base path is new too
+      if (place == null) {
+        Joined joined = join(zk, nodes, me, deadline, what);
+        if (joined == null) {
+          continue; // the election node was missing, and is there now
         }
-        kind = GrantKind.FREE; // or another candidate created the election node first
+        place = new Place(nodes, candidate, joined.node(), zk.getSessionId(), sessionTtl);
+        if (!place.node.equals(joined.line().first())) {
+          if (!places.keep(place)) {
+            leave(place); // not following: a refused attempt leaves no place behind
+          }
+          LeaseRecord holder = holderOrOrphan(zk, nodes, joined.line(), me, deadline, what);
+          if (holder != null) {
+            return Acquisition.held(holder);
+          }
+          continue;
+        }
+        // First in line at once: nobody holds the election, and the create is the grant, unless
+        // a grant that wrote came between our create and our read (the holder before us began a
+        // new term and then left): its token is above our node's zxid, so this grant writes too.
+        if (joined.line().grantsOnRead(joined.stat())) {
+          if (places.grant(place)) {
+            return granted(nodes, place, joined.stat(), started);
+          }
+          continue; // another call of the same candidate took a place meanwhile
+        }
+        Lease lease = writeGrant(zk, place, me, deadline, what, started);
+        if (lease != null) {
+          return Acquisition.granted(lease);
+        }
+        continue;
+      } else if (places.isGranted(place)) {
+        // Ours already: a new term, which writes so that its token is new.
+        Lease lease = writeGrant(zk, place, me, deadline, what, started);
+        if (lease != null) {
+          return Acquisition.granted(lease);
+        }
         continue;
       }
-      if (kind == GrantKind.FREE && answer.code() == Code.NONODE) {
-        kind = GrantKind.NEW_ELECTION; // no election node to create the lease node under
+      // A follower in line: a read alone. A stale one is safe (see Line): it can only show nodes
+      // that have gone, never hide one still there.
+      List<OpResult> read = FreshReads.line(zk, nodes, place.node).await(deadline, election, what);
+      Line line = Line.of(read, nodes);
+      NodeRead own = NodeRead.of(read.get(2), nodes.child(place.node));
+      if (own == null || own.stat().getEphemeralOwner() != place.sessionId) {
+        places.forget(place); // given back, or gone with its session
         continue;
       }
-      List<OpResult> read = FreshReads.electionAfterOwnWrite(zk, nodes, deadline);
-      NodeRead lease = NodeRead.of(read.get(0), nodes.leasePath());
-      NodeRead electionNode = NodeRead.of(read.get(1), nodes.electionPath());
-      if (lease == null) {
-        kind =
-            electionNode == null
-                ? GrantKind.NEW_ELECTION
-                : GrantKind.FREE; // given up since our write
-      } else if (!Arrays.equals(lease.data(), me)
-          || !isOurs(lease.stat().getEphemeralOwner(), zk)) {
-        return Acquisition.held(record(election, lease, sessionTtl));
-      } else if (electionNode == null
-          || electionNode.stat().getMzxid() != lease.stat().getCzxid()) {
-        kind = GrantKind.FREE; // our lease node, but read across another grant: look again
-      } else {
-        kind = GrantKind.NEW_TERM;
-        electionVersion = electionNode.stat().getVersion();
+      if (!place.node.equals(line.first())) {
+        LeaseRecord holder = holderOrOrphan(zk, nodes, line, me, deadline, what);
+        if (holder != null) {
+          return Acquisition.held(holder);
+        }
+        continue;
+      }
+      // First in line, and no grant since we joined wrote a token above the node's own zxid: the
+      // read is the grant. Otherwise the grant writes, so that its token is above every earlier
+      // one.
+      if (line.grantsOnRead(own.stat())) {
+        if (places.grant(place)) {
+          return granted(nodes, place, own.stat(), started);
+        }
+        continue; // given back just now: take a new place
+      }
+      Lease lease = writeGrant(zk, place, me, deadline, what, started);
+      if (lease != null) {
+        return Acquisition.granted(lease);
       }
     }
     throw new LeaseStoreException(
         election,
-        "tryAcquire for '"
-            + candidate
-            + "': the election changed between write and read on every attempt within the call timeout ("
+        what
+            + ": the line changed between write and read on every attempt within the call timeout ("
             + callTimeout
             + ")");
+  }
+
+  /** A node just created in line, and the line as read right after the create. */
+  private record Joined(String node, Stat stat, Line line) {}
+
+  /**
+   * Takes a place in line: creates the candidate's node and, right behind it, reads the line, one
+   * round trip. Null when the election node was missing; it exists when this returns.
+   */
+  private Joined join(
+      ZooKeeper zk, ElectionNodes nodes, byte[] me, CallDeadline deadline, String what)
+      throws KeeperException {
+    Reply<Joined> created = new Reply<>();
+    zk.create(
+        nodes.rawCandidatePrefix(),
+        me,
+        acl,
+        CreateMode.EPHEMERAL_SEQUENTIAL,
+        (rc, path, ctx, name, stat) -> {
+          if (rc != Code.OK.intValue()) {
+            created.fail(rc, nodes.child(Line.CANDIDATE_PREFIX));
+            return;
+          }
+          String node = ZKPaths.getNodeFromPath(name);
+          if (!created.answer(new Joined(node, stat, null))) {
+            // Created after the caller stopped waiting: nobody will take this place.
+            leave(nodes, node);
+          }
+        },
+        null);
+    Reply<List<OpResult>> line = FreshReads.line(zk, nodes, null);
+    Joined joined;
+    try {
+      joined = created.await(deadline, nodes.election(), what);
+    } catch (KeeperException e) {
+      if (e.code() != Code.NONODE) {
+        throw e;
+      }
+      return joinNewElection(zk, nodes, me, deadline, what);
+    }
+    return new Joined(
+        joined.node(), joined.stat(), Line.of(line.await(deadline, nodes.election(), what), nodes));
+  }
+
+  /**
+   * The election's first candidate: creates the election node and its own node under it in one
+   * {@code multi}, one write where two in series would do, and reads the line right behind it. Null
+   * when another candidate created the election node first, or when the base path is missing (it
+   * exists when this returns): the caller goes round again.
+   */
+  private Joined joinNewElection(
+      ZooKeeper zk, ElectionNodes nodes, byte[] me, CallDeadline deadline, String what)
+      throws KeeperException {
+    Reply<MultiAnswer> created = new Reply<>();
+    zk.multi(
+        List.of(
+            Op.create(nodes.rawElectionPath(), NO_DATA, acl, CreateMode.PERSISTENT),
+            Op.create(nodes.rawCandidatePrefix(), me, acl, CreateMode.EPHEMERAL_SEQUENTIAL)),
+        (rc, path, ctx, results) -> {
+          if (results == null) {
+            created.fail(rc, nodes.electionPath());
+            return;
+          }
+          MultiAnswer answer = MultiAnswer.of(rc, results);
+          if (!created.answer(answer) && answer.succeeded()) {
+            // Created after the caller stopped waiting: nobody will take this place.
+            leave(nodes, createdNode(answer));
+          }
+        },
+        null);
+    // The first child of a new node is numbered 0, so the read can go out behind the create.
+    String first = Line.CANDIDATE_PREFIX + "0000000000";
+    Reply<List<OpResult>> line = FreshReads.line(zk, nodes, first);
+    MultiAnswer answer = created.await(deadline, nodes.election(), what);
+    if (!answer.succeeded()) {
+      if (answer.code() == Code.NONODE) {
+        createElectionNode(nodes, deadline); // the base path is new too
+      } else if (answer.code() != Code.NODEEXISTS) {
+        throw KeeperException.create(answer.code(), nodes.electionPath());
+      }
+      return null;
+    }
+    String node = createdNode(answer);
+    List<OpResult> read = line.await(deadline, nodes.election(), what);
+    NodeRead own =
+        node.equals(first)
+            ? NodeRead.of(read.get(2), nodes.child(node))
+            : FreshReads.node(zk, nodes, node, deadline, what);
+    if (own == null) {
+      throw new LeaseStoreException(
+          nodes.election(), what + ": " + nodes.child(node) + " was gone right after its create");
+    }
+    return new Joined(node, own.stat(), Line.of(read, nodes));
+  }
+
+  private static String createdNode(MultiAnswer answer) {
+    return ZKPaths.getNodeFromPath(((OpResult.CreateResult) answer.results().get(1)).getPath());
+  }
+
+  /**
+   * A grant that writes: the candidate's node and the election node in one {@code multi}, so that
+   * the token (the node's new {@code mzxid}) is above every token before it, and the election node
+   * remembers it ({@link Line#lastWrittenGrant}). Null when the node is gone or was written
+   * meanwhile: the place is forgotten, and the caller goes round again.
+   */
+  private Lease writeGrant(
+      ZooKeeper zk, Place place, byte[] me, CallDeadline deadline, String what, long started)
+      throws KeeperException {
+    if (!places.grant(place)) {
+      return null;
+    }
+    ElectionNodes nodes = place.nodes;
+    List<Op> ops =
+        List.of(
+            Op.setData(place.rawPath(), me, -1), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+    Reply<MultiAnswer> reply = new Reply<>();
+    zk.multi(
+        ops,
+        (rc, path, ctx, results) -> {
+          if (results == null) {
+            reply.fail(rc, nodes.child(place.node));
+            return;
+          }
+          MultiAnswer answer = MultiAnswer.of(rc, results);
+          if (!reply.answer(answer) && answer.succeeded()) {
+            giveBackLateGrant(zk, place, answer.firstWritten());
+          }
+        },
+        null);
+    MultiAnswer answer;
+    try {
+      answer = reply.await(deadline, nodes.election(), what);
+    } catch (KeeperException | RuntimeException e) {
+      places.grantUnknown(place);
+      throw e;
+    }
+    if (!answer.succeeded()) {
+      places.forget(place);
+      if (answer.code() == Code.NONODE) {
+        return null; // the node is gone: given back, or ended with its session
+      }
+      throw KeeperException.create(answer.code(), nodes.child(place.node));
+    }
+    return granted(nodes, place, answer.firstWritten(), started).lease().orElseThrow();
+  }
+
+  private Acquisition granted(ElectionNodes nodes, Place place, Stat node, long started) {
+    LeaseHandle handle = new LeaseHandle(place.sessionId, place.node, node.getVersion());
+    Lease lease =
+        new Lease(
+            nodes.election(),
+            place.candidate,
+            FencingToken.of(node.getMzxid()),
+            place.ttl,
+            handle.encode());
+    unrenewed.confirmed(nodes, handle, place.candidate, started, place.ttl);
+    return Acquisition.granted(lease);
+  }
+
+  /**
+   * Who holds the election by {@code line}, for a refused candidate. Null when the first in line
+   * went away between the two reads, or was a node of this candidate in this session that the store
+   * no longer counts as its place (its delete did not get through when the place was given up): it
+   * is deleted then, since it would keep the line waiting for as long as the session lives. Either
+   * way the caller reads again.
+   */
+  private LeaseRecord holderOrOrphan(
+      ZooKeeper zk, ElectionNodes nodes, Line line, byte[] me, CallDeadline deadline, String what)
+      throws KeeperException {
+    if (line.first() == null) {
+      return null;
+    }
+    NodeRead first = FreshReads.node(zk, nodes, line.first(), deadline, what);
+    if (first == null) {
+      return null;
+    }
+    String candidate = new String(me, UTF_8);
+    if (Arrays.equals(first.data(), me)
+        && first.stat().getEphemeralOwner() == zk.getSessionId()
+        && !places.isPlace(nodes.election(), candidate, line.first())) {
+      log.info(
+          "election '{}', candidate '{}': {} was left in line by an earlier give-back; deleting it",
+          nodes.election(),
+          candidate,
+          nodes.child(line.first()));
+      Code code = delete(zk, nodes, line.first(), -1, deadline, what);
+      if (code != Code.OK && code != Code.NONODE) {
+        throw KeeperException.create(code, nodes.child(line.first()));
+      }
+      return null;
+    }
+    return record(nodes.election(), line, first, sessionTtl(zk));
+  }
+
+  /**
+   * Who holds the election now, for a lease that found its node gone, so that its holder learns who
+   * leads; null when nobody does or the store cannot tell within the call.
+   */
+  String holderAfterLoss(ZooKeeper zk, ElectionNodes nodes, CallDeadline deadline) {
+    try {
+      Line line =
+          Line.of(
+              FreshReads.line(zk, nodes, null).await(deadline, nodes.election(), "read"), nodes);
+      LeaseRecord holder = holder(zk, nodes, line, sessionTtl(zk), deadline, "read");
+      return holder == null ? null : holder.holder();
+    } catch (KeeperException | LeaseStoreException e) {
+      log.debug("election '{}': who holds it after a loss is unknown", nodes.election(), e);
+      return null;
+    }
+  }
+
+  /**
+   * Who holds the election by {@code line}: the first in line's id and token. Null when that node
+   * went away between the two reads; the caller reads again.
+   */
+  private LeaseRecord holder(
+      ZooKeeper zk,
+      ElectionNodes nodes,
+      Line line,
+      Duration ttl,
+      CallDeadline deadline,
+      String what)
+      throws KeeperException {
+    if (line.first() == null) {
+      return null;
+    }
+    NodeRead first = FreshReads.node(zk, nodes, line.first(), deadline, what);
+    return first == null ? null : record(nodes.election(), line, first, ttl);
   }
 
   @Override
@@ -283,26 +534,27 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     LeaseHandle handle = LeaseHandle.of(lease);
     ElectionNodes nodes = nodes(lease.election());
     CallDeadline deadline = deadline();
-    // Any session may delete the node: after a new session it is still ours until the old one
-    // expires, and giving it back now lets the next candidate in at once.
-    List<Op> ops =
-        List.of(
-            Op.check(nodes.rawElectionPath(), handle.electionVersion()),
-            Op.delete(nodes.rawLeasePath(), -1));
     String what = "release of '" + lease.candidate() + "'";
+    // Any session may delete the node: after a new session it is still ours until the old one
+    // expires, and giving it back now lets the next candidate in at once. The version makes sure it
+    // is this term's node: a later term of the same candidate wrote it.
     try {
-      MultiAnswer answer =
+      Code code =
           inLiveSession(
-              lease.election(), deadline, zk -> multi(zk, ops, deadline, what, lease.election()));
-      if (!answer.succeeded() && !isChangedElection(answer.code())) {
+              lease.election(),
+              deadline,
+              zk -> delete(zk, nodes, handle.node(), handle.version(), deadline, what));
+      if (code != Code.OK && code != Code.NONODE && code != Code.BADVERSION) {
         throw failure(
-            lease.election(),
-            "release of '" + lease.candidate() + "'",
-            KeeperException.create(answer.code(), nodes.leasePath()));
+            lease.election(), what, KeeperException.create(code, nodes.child(handle.node())));
       }
       unrenewed.ended(nodes, handle);
+      Place place = places.granted(lease.election(), lease.candidate(), handle);
+      if (place != null && code != Code.BADVERSION) {
+        places.forget(place);
+      }
     } catch (KeeperException e) {
-      throw failure(lease.election(), "release of '" + lease.candidate() + "'", e);
+      throw failure(lease.election(), what, e);
     }
   }
 
@@ -316,10 +568,24 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           election,
           deadline,
           zk -> {
-            NodeRead node = FreshReads.leaseNodeAfterAllWrites(zk, nodes, deadline, "read");
-            return node == null
-                ? Optional.<LeaseRecord>empty()
-                : Optional.of(record(election, node, sessionTtl(zk)));
+            while (true) {
+              Line line = FreshReads.lineAfterAllWrites(zk, nodes, deadline, "read");
+              if (line.first() == null) {
+                return Optional.<LeaseRecord>empty();
+              }
+              LeaseRecord holder = holder(zk, nodes, line, sessionTtl(zk), deadline, "read");
+              if (holder != null) {
+                return Optional.of(holder);
+              }
+              if (deadline.passed()) {
+                throw new LeaseStoreException(
+                    election,
+                    "read: the first in line left before it could be read, on every attempt"
+                        + " within the call timeout ("
+                        + callTimeout
+                        + ")");
+              }
+            }
           });
     } catch (KeeperException e) {
       throw failure(election, "read", e);
@@ -327,11 +593,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   }
 
   /**
-   * Calls {@code changed} whenever the election's lease node is created, changed or deleted,
-   * including when the holder's session expires, when the connection is suspended or lost (the
-   * watch is blind until the reconnect), and after every reconnect (events may have been missed).
-   * {@code changed} runs on a ZooKeeper or Curator thread: it must not block and must not call this
-   * store.
+   * Calls {@code changed} whenever a candidate joins or leaves the election's line or a grant
+   * writes the election node, including when the holder's session expires, when the connection is
+   * suspended or lost (the watch is blind until the reconnect), and after every reconnect (events
+   * may have been missed). {@code changed} runs on a ZooKeeper or Curator thread: it must not block
+   * and must not call this store.
    */
   @Override
   public Optional<Subscription> watch(String election, Runnable changed) {
@@ -341,7 +607,45 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return Optional.of(watches.watch(nodes(election), changed, deadline()));
   }
 
-  /** True: an expired session deletes its ephemeral lease node, which fires the watch. */
+  /**
+   * {@link #watch}, and keeps {@code candidate}'s place in line while the subscription is open: its
+   * first refused {@link #tryAcquire} takes the place, and when the holder releases, or its session
+   * ends, the first in line is granted by its next {@code tryAcquire} on a read alone. Closing the
+   * subscription gives a place that was not granted back.
+   */
+  @Override
+  public Optional<Subscription> follow(String election, String candidate, Runnable changed) {
+    requireNonNull(election, "election");
+    requireNonNull(candidate, "candidate");
+    requireNonNull(changed, "changed");
+    ensureOpen(election);
+    ElectionNodes nodes = nodes(election);
+    places.followed(election, candidate);
+    Subscription watch;
+    try {
+      watch =
+          watches.watch(
+              nodes,
+              () -> {
+                places.lineChanged(election);
+                changed.run();
+              },
+              deadline());
+    } catch (RuntimeException e) {
+      places.unfollowed(election, candidate);
+      throw e;
+    }
+    AtomicBoolean open = new AtomicBoolean(true);
+    return Optional.of(
+        () -> {
+          if (open.compareAndSet(true, false)) {
+            watch.close();
+            places.unfollowed(election, candidate);
+          }
+        });
+  }
+
+  /** True: an expired session deletes its ephemeral node, which fires the watch. */
   @Override
   public boolean watchReportsExpiry() {
     return true;
@@ -375,9 +679,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     CallDeadline deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
     requireSameSession(lease, handle, zk);
-    List<Op> all = new ArrayList<>(ops.size() + 2);
-    all.add(Op.check(nodes.rawElectionPath(), handle.electionVersion()));
-    all.add(Op.check(nodes.rawLeasePath(), -1));
+    List<Op> all = new ArrayList<>(ops.size() + 1);
+    all.add(Op.check(nodes.rawChild(handle.node()), handle.version()));
     for (CuratorOp op : ops) {
       all.add(requireNonNull(op, "ops must not contain null").get());
     }
@@ -396,14 +699,14 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       throw failure(lease.election(), "guarded write of '" + lease.candidate() + "'", e);
     }
     if (answer.succeeded()) {
-      return answer.results().subList(2, answer.results().size());
+      return answer.results().subList(1, answer.results().size());
     }
-    if (answer.failedAt() < 2) {
+    if (answer.failedAt() < 1) {
       throw lost(
           lease, "the election was released or granted again since (guarded write refused)", null);
     }
     throw KeeperException.create(
-        answer.code(), ops.get(answer.failedAt() - 2).getTypeAndPath().getForPath());
+        answer.code(), ops.get(answer.failedAt() - 1).getTypeAndPath().getForPath());
   }
 
   @Override
@@ -420,6 +723,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     closed = true;
     watches.close();
     unrenewed.close();
+    // Followers' places nobody will claim now; granted places are leases, and end as leases do.
+    for (Place place : places.close()) {
+      leave(place);
+    }
     if (closesClient) {
       client.close();
     }
@@ -567,16 +874,6 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
   }
 
-  /**
-   * Whether a lease node owned by {@code owner} is ours to begin a new term on: the current
-   * session's, or an earlier session's of this store. Curator has left an earlier session for good
-   * (renewals in it are refused), but its node stays until the servers expire it, which after an
-   * ensemble restart can be a whole session timeout after this client took a new session.
-   */
-  private boolean isOurs(long owner, ZooKeeper zk) {
-    return owner == zk.getSessionId() || grantingSessions.contains(owner);
-  }
-
   private static Duration sessionTtl(ZooKeeper zk) {
     return Duration.ofMillis(zk.getSessionTimeout());
   }
@@ -599,67 +896,113 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   // ---- requests ----
 
-  private Op createLease(ElectionNodes nodes, byte[] candidate) {
-    return Op.create(nodes.rawLeasePath(), candidate, acl, CreateMode.EPHEMERAL);
-  }
-
   /**
-   * Runs a grant: a {@code multi} that creates the lease node and bumps the election node. Its zxid
-   * is the new node's {@code czxid}, and shows as the election node's {@code mzxid}. A refusal
-   * because the election changed (NODEEXISTS, NONODE, BADVERSION) is answered; any other failure is
-   * thrown. A grant confirmed after its caller gave up is given back at once.
+   * Deletes a candidate's node if it is still at {@code version} (-1: any), and answers how that
+   * went: OK, or NONODE or BADVERSION when it had gone or changed already. Other failures are
+   * answered too, for the caller to judge.
    */
-  private MultiAnswer grant(
-      ZooKeeper zk, ElectionNodes nodes, String candidate, List<Op> ops, CallDeadline deadline)
+  private Code delete(
+      ZooKeeper zk,
+      ElectionNodes nodes,
+      String node,
+      int version,
+      CallDeadline deadline,
+      String what)
       throws KeeperException {
-    Reply<MultiAnswer> reply = new Reply<>();
-    zk.multi(
-        ops,
-        (rc, path, ctx, results) -> {
-          if (results == null) {
-            reply.fail(rc, nodes.leasePath());
-            return;
-          }
-          MultiAnswer answer = MultiAnswer.of(rc, results);
-          if (!reply.answer(answer) && answer.succeeded()) {
-            giveBackLateGrant(zk, nodes, candidate, answer.electionStat());
+    Reply<Code> reply = new Reply<>();
+    zk.delete(
+        nodes.rawChild(node),
+        version,
+        (rc, path, ctx) -> {
+          if (rc == Code.SESSIONEXPIRED.intValue()) {
+            reply.fail(rc, nodes.child(node)); // the call goes on in the next session
+          } else {
+            reply.answer(Code.get(rc));
           }
         },
         null);
-    MultiAnswer answer =
-        reply.await(deadline, nodes.election(), "tryAcquire for '" + candidate + "'");
-    if (!answer.succeeded() && !isChangedElection(answer.code())) {
-      throw KeeperException.create(answer.code(), nodes.leasePath());
+    return reply.await(deadline, nodes.election(), what);
+  }
+
+  /**
+   * Takes a place out of the line without waiting: a refused attempt of a candidate that does not
+   * follow, a follower that stopped, a place nobody claimed, a place of a session the client has
+   * left (any session may delete a node, and nobody leads on such a place: renewals are pinned to
+   * their lease's session, and its candidate is campaigning again).
+   */
+  private void leave(Place place) {
+    leave(place.nodes, place.node);
+  }
+
+  /**
+   * Deletes {@code node} without waiting, and again every call timeout while ZooKeeper cannot be
+   * reached: a node left in line would keep the others out for as long as its session lives. Until
+   * the store closes; a candidate's next campaign also deletes such a node of its own.
+   */
+  private void leave(ElectionNodes nodes, String node) {
+    ZooKeeper zk;
+    try {
+      zk = client.getZookeeperClient().getZooKeeper();
+    } catch (Exception e) {
+      leaveLater(nodes, node, e.toString());
+      return;
     }
-    return answer;
+    zk.delete(
+        nodes.rawChild(node),
+        -1,
+        (rc, path, ctx) -> {
+          Code code = Code.get(rc);
+          if (code == Code.OK || code == Code.NONODE) {
+            return;
+          }
+          if (LeaseWatches.isConnectionProblem(code)) {
+            leaveLater(nodes, node, code.toString());
+          } else {
+            log.warn(
+                "election '{}': could not take {} out of the line ({}); it ends with its session",
+                nodes.election(),
+                nodes.child(node),
+                code);
+          }
+        },
+        null);
   }
 
-  private Lease leaseOf(ZooKeeper zk, ElectionNodes nodes, String candidate, MultiAnswer granted) {
-    Stat bumped = granted.electionStat();
-    grantingSessions.add(zk.getSessionId());
-    LeaseHandle handle = new LeaseHandle(zk.getSessionId(), bumped.getVersion());
-    return new Lease(
+  private void leaveLater(ElectionNodes nodes, String node, String why) {
+    if (closed) {
+      log.warn(
+          "election '{}': could not take {} out of the line before the store closed ({}); it ends"
+              + " with its session",
+          nodes.election(),
+          nodes.child(node),
+          why);
+      return;
+    }
+    log.debug(
+        "election '{}': taking {} out of the line again later ({})",
         nodes.election(),
-        candidate,
-        FencingToken.of(bumped.getMzxid()),
-        sessionTtl(zk),
-        handle.encode());
+        nodes.child(node),
+        why);
+    CompletableFuture.delayedExecutor(
+            callTimeout.toNanos(), TimeUnit.NANOSECONDS, UnrenewedLeases.ON_TIMER_THREAD)
+        .execute(() -> leave(nodes, node));
   }
 
-  private void giveBackLateGrant(ZooKeeper zk, ElectionNodes nodes, String candidate, Stat bumped) {
-    List<Op> ops =
-        List.of(
-            Op.check(nodes.rawElectionPath(), bumped.getVersion()),
-            Op.delete(nodes.rawLeasePath(), -1));
-    zk.multi(
-        ops,
-        (rc, path, ctx, results) -> {
-          if (rc != Code.OK.intValue() && !isChangedElection(Code.get(rc))) {
+  /** A grant that wrote, confirmed after its caller gave up: nobody leads on it, so it goes. */
+  private void giveBackLateGrant(ZooKeeper zk, Place place, Stat written) {
+    places.forget(place);
+    zk.delete(
+        place.rawPath(),
+        written.getVersion(),
+        (rc, path, ctx) -> {
+          if (rc != Code.OK.intValue()
+              && rc != Code.NONODE.intValue()
+              && rc != Code.BADVERSION.intValue()) {
             log.warn(
                 "election '{}', candidate '{}': a grant confirmed after its caller stopped waiting could not be given back ({});"
                     + " it ends with the session",
-                nodes.election(),
-                candidate,
+                place.nodes.election(),
+                place.candidate,
                 Code.get(rc));
           }
         },
@@ -708,16 +1051,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     return reply.await(deadline, election, what);
   }
 
-  /** The election moved on between our read and our write: another grant, or a release. */
-  private static boolean isChangedElection(Code code) {
-    return code == Code.NODEEXISTS || code == Code.BADVERSION || code == Code.NONODE;
-  }
-
-  private static LeaseRecord record(String election, NodeRead lease, Duration ttl) {
+  /**
+   * The first in line as a record. Its token is its node's {@code mzxid}, or the last grant's that
+   * wrote when that is higher: the first in line has not been granted yet then, and will write.
+   */
+  private static LeaseRecord record(String election, Line line, NodeRead first, Duration ttl) {
+    long token =
+        line.first().equals(Line.EARLIER_LEASE_NODE)
+            ? first.stat().getCzxid()
+            : Math.max(first.stat().getMzxid(), line.lastWrittenGrant());
     return new LeaseRecord(
         election,
-        new String(lease.data(), UTF_8),
-        FencingToken.of(lease.stat().getCzxid()),
+        new String(first.data(), UTF_8),
+        FencingToken.of(token),
         ttl,
         Optional.empty(),
         Optional.empty());
@@ -810,15 +1156,5 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     public ZooKeeperLeaseStore build() {
       return new ZooKeeperLeaseStore(this);
     }
-  }
-
-  /** What a campaign writes: what the last refusal, and the read after it, showed. */
-  private enum GrantKind {
-    /** The lease node, under an election node that exists. */
-    FREE,
-    /** The election node and the lease node. */
-    NEW_ELECTION,
-    /** A new term on our own lease node. */
-    NEW_TERM
   }
 }

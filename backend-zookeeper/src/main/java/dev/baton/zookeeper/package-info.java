@@ -4,13 +4,27 @@
  *
  * <h2>What a lease is</h2>
  *
- * A lease is the ephemeral node {@code <basePath>/<election>/lease}, holding the candidate id. Only
- * one such node can exist, so its create is the exclusion; it disappears when its session ends, so
- * the ZooKeeper servers judge expiry with their own clock; its {@code czxid} is the fencing token.
- * The persistent election node above it counts grants in its data version, which release and
- * guarded writes check: ZooKeeper's version checks compare data versions, and a lease node's
- * version starts at 0 in every term, so on its own it could not tell this term's node from the next
- * one's.
+ * Candidates wait in line under the persistent election node {@code <basePath>/<election>}: each
+ * has an ephemeral sequential child {@code c-<sequence>} holding its candidate id, and the lowest
+ * sequence holds the lease. Nodes only join at the end, so the first in line stays first until its
+ * node goes; it goes when its holder releases, when its session ends (the ZooKeeper servers judge
+ * expiry with their own clock), or when the store gives it back (below). A follower keeps its place
+ * while its elector follows the election ({@link dev.baton.zookeeper.ZooKeeperLeaseStore#follow}),
+ * so when the holder releases, the next in line is granted on a read: the release is the handover's
+ * one write, where a fixed lease node would need the follower's own create after it. That read
+ * needs no write before it to be fresh: a member behind the quorum can only show nodes that have
+ * gone already, never hide one still in line, so a stale read can refuse a follower that is first
+ * by now (its watch reports the change once its server applies it), never grant one that is not.
+ *
+ * <p>The fencing token is the holder's node's {@code mzxid}. A grant on a read takes the node's own
+ * zxid, above every earlier token as long as no grant has written since the node joined; a grant
+ * that cannot be a read (a new term of the holder, which must have a new token, or the first grant
+ * after such a term) sets the node's data and the election node's in one {@code multi}, so its
+ * token is that write's zxid and the election node's {@code mzxid} remembers the highest written
+ * token. A place once granted is never granted on a read again, even when a new term's write may
+ * not have applied: its token would come round a second time. Release and {@link
+ * dev.baton.zookeeper.ZooKeeperLeaseStore#guarded guarded writes} are conditional on the node's
+ * data version of the term, which only a new term changes.
  *
  * <h2>SUSPENDED, LOST, RECONNECTED, and why the store ignores them for leadership</h2>
  *
@@ -35,11 +49,11 @@
  *
  * <h2>A renewal is one {@code sync}: why that is as strict as a read</h2>
  *
- * The first renewal of a term sends a {@code sync} and, right behind it, a read of the lease node
- * that also sets a one-shot data watch on it; the read confirms the node is the one granted (its
- * {@code czxid} is the token). Every later renewal of the term sends the {@code sync} alone (one
- * for a whole batch of renewals), and is confirmed when its answer arrives and the watch has not
- * fired. What the two answers prove is the same:
+ * The first renewal of a term sends a {@code sync} and, right behind it, a read of the holder's
+ * node that also sets a one-shot data watch on it; the read confirms the node is the one granted
+ * (its {@code mzxid} is the token). Every later renewal of the term sends the {@code sync} alone
+ * (one for a whole batch of renewals), and is confirmed when its answer arrives and the watch has
+ * not fired. What the two answers prove is the same:
  *
  * <ul>
  *   <li>The session is alive at the server: a {@code sync} of an expired session is refused with
@@ -67,23 +81,30 @@
  * dev.baton.zookeeper.ZooKeeperLeaseStore#renewalPeriod}): a leader then sends one {@code sync}
  * where Curator's leader sends one ping, instead of both.
  *
- * <p>After RECONNECTED in the same session the lease node is still there, and the next renewal
+ * <p>After RECONNECTED in the same session the holder's node is still there, and the next renewal
  * confirms it with the same token, if that happens before the renew deadline. After LOST, Curator
- * opens a new session; the old lease node belongs to the old session, so renewals report the lease
- * lost and the candidate campaigns again. The old node stays until the servers expire the old
- * session (Curator may give a session up before the servers do), and its deletion fires the
- * followers' watches. Watches are registered again after every reconnect, and their callbacks run
- * then, because ZooKeeper does not replay events a disconnected client missed; they also run on
- * SUSPENDED and LOST, so that followers poll while their watches are blind.
+ * opens a new session; the old node belongs to the old session, so renewals report the lease lost
+ * and the candidate campaigns again. Its campaign deletes its node of the old session (Curator may
+ * give a session up before the servers do, and the node would keep the line waiting until they
+ * expire it), and the deletion fires the followers' watches. Watches are registered again after
+ * every reconnect, and their callbacks run then, because ZooKeeper does not replay events a
+ * disconnected client missed; they also run on SUSPENDED and LOST, so that followers poll while
+ * their watches are blind.
  *
- * <h2>A stuck holder in a live session</h2>
+ * <h2>A stuck holder, or a stuck follower first in line, in a live session</h2>
  *
  * The client's own thread keeps a session alive however long the elector above it is stuck (a
  * deadlock, a stalled executor), and an ephemeral node lives as long as its session. So the store
- * also gives a lease node back when its holder has not renewed it for its TTL (measured from the
+ * also gives a holder's node back when its holder has not renewed it for its TTL (measured from the
  * start of the last grant or renewal that confirmed it, on the holder's clock), as a lease in any
  * other store would run out; a renewal after that is told the lease is lost. The lease therefore
  * ends at whichever comes first: the TTL without a renewal, or the end of its session.
+ *
+ * <p>A follower first in line keeps the others out just as a holder does, whether it has taken the
+ * lease or not. Its elector is told of every change to the line and tries at once, so the store
+ * gives a follower's place back when its candidate has not tried for a TTL after such a change;
+ * granting and giving back exclude each other in the store, so a place is never given back once
+ * granted. The candidate's next try takes a new place at the end of the line.
  *
  * <h2>What is not guaranteed</h2>
  *

@@ -186,7 +186,7 @@ class ZooKeeperLeaseStoreIT {
   void aRenewalConfirmedByTheSyncAloneStillNoticesEveryChangeToTheLeaseNode() throws Exception {
     String election = uniqueElection("watched");
     Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
-    String leasePath = storeA.nodes(election).leasePath();
+    String leasePath = storeA.nodes(election).child(LeaseHandle.of(lease).node());
     storeA.renew(lease); // reads the node and watches it
     assertThat(storeA.renew(lease).token()).isEqualTo(lease.token()); // the sync alone
 
@@ -320,6 +320,134 @@ class ZooKeeperLeaseStoreIT {
 
     assertThat(storeA.read(election)).isEmpty();
     assertThat(granted(storeB.tryAcquire(election, "b", TTL)).candidate()).isEqualTo("b");
+  }
+
+  @Test
+  void aReleaseHandsTheLeaseToTheFirstFollowerInLineWithoutAWriteOfItsOwn() throws Exception {
+    String election = uniqueElection("handover");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    Subscription following = storeB.follow(election, "b", () -> {}).orElseThrow();
+    held(storeB.tryAcquire(election, "b", TTL)); // takes its place in line
+
+    long before = probeZxid();
+    storeA.release(lease);
+    Lease next = granted(storeB.tryAcquire(election, "b", TTL));
+    long after = probeZxid();
+
+    // Every write is one transaction, numbered in order: between the probes only the release.
+    assertThat(after - before - 1).as("transactions from the release to the next grant").isOne();
+    assertThat(next.token().isNewerThan(lease.token()))
+        .as("%s after %s", next.token(), lease.token())
+        .isTrue();
+    assertThat(storeA.read(election).orElseThrow())
+        .satisfies(
+            r -> assertThat(List.of(r.holder(), r.token())).containsExactly("b", next.token()));
+    assertThatThrownBy(() -> storeA.renew(lease)).isInstanceOf(LeaseLostException.class);
+    following.close();
+    assertThat(storeB.renew(next).token())
+        .as("a lease outlives the follower's subscription")
+        .isEqualTo(next.token());
+  }
+
+  @Test
+  void aCandidateInLineLeavesItWhenItStopsFollowingOrDoesNotFollow() throws Exception {
+    String election = uniqueElection("leave-line");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    Subscription following = storeB.follow(election, "b", () -> {}).orElseThrow();
+    held(storeB.tryAcquire(election, "b", TTL));
+    assertThat(inLine(election)).as("holder and follower").hasSize(2);
+
+    // A refused attempt without following leaves no place behind: its delete goes out before the
+    // read that answers it, in the same session.
+    ZooKeeperLeaseStore other = store(perTest.client(server.getConnectString(), SESSION));
+    held(other.tryAcquire(election, "c", TTL));
+    assertThat(inLine(election)).as("after a refused attempt without following").hasSize(2);
+
+    following.close();
+    await().atMost(PATIENCE).until(() -> inLine(election).size() == 1);
+    storeA.release(lease);
+    assertThat(storeA.read(election)).isEmpty();
+  }
+
+  @Test
+  void aFollowerFirstInLineThatNeverTriesIsGivenBackAfterItsTtl() throws Exception {
+    String election = uniqueElection("unclaimed");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    storeB.follow(election, "b", () -> {}).orElseThrow();
+    held(storeB.tryAcquire(election, "b", TTL));
+
+    // A stuck follower: its session and watch live on, but it never tries again.
+    long released = System.nanoTime();
+    storeA.release(lease);
+    ZooKeeperLeaseStore other = store(perTest.client(server.getConnectString(), SESSION));
+    assertThat(held(other.tryAcquire(election, "c", TTL)).holder()).isEqualTo("b");
+    Lease next =
+        await()
+            .atMost(PATIENCE)
+            .until(() -> other.tryAcquire(election, "c", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - released))
+        .as("time until another candidate was granted")
+        .isGreaterThanOrEqualTo(SESSION);
+    assertThat(next.token().isNewerThan(lease.token())).isTrue();
+    assertThat(held(storeB.tryAcquire(election, "b", TTL)).holder()).isEqualTo("c");
+  }
+
+  @Test
+  void aNewTermOfTheHolderBeforeAHandoverKeepsTokensRising() {
+    String election = uniqueElection("term-then-handover");
+    Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    storeB.follow(election, "b", () -> {}).orElseThrow();
+    held(storeB.tryAcquire(election, "b", TTL));
+
+    // The follower's node is older than the holder's new term: its grant must write to rise above.
+    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(second);
+    Lease next = granted(storeB.tryAcquire(election, "b", TTL));
+
+    assertThat(second.token().isNewerThan(first.token())).isTrue();
+    assertThat(next.token().isNewerThan(second.token()))
+        .as("%s after %s", next.token(), second.token())
+        .isTrue();
+    assertHolder(election, "b", next.token());
+    Lease again = granted(storeB.tryAcquire(election, "b", TTL));
+    assertThat(again.token().isNewerThan(next.token())).isTrue();
+    assertThatThrownBy(() -> storeB.renew(next)).isInstanceOf(LeaseLostException.class);
+    assertHolder(election, "b", again.token());
+  }
+
+  @Test
+  void aNewTermWhoseWriteNeverArrivedIsNotGrantedAgainWithTheOldToken() {
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    perTest.closeLater(link);
+    ZooKeeperLeaseStore holder =
+        ZooKeeperLeaseStore.builder(perTest.client("127.0.0.1:" + link.port(), SESSION))
+            .callTimeout(Duration.ofMillis(500))
+            .build();
+    perTest.closeLater(holder);
+    String election = uniqueElection("lost-term-write");
+    Lease first = granted(holder.tryAcquire(election, "a", TTL)); // on a read of the new line
+    holder.renew(first);
+
+    // The new term's write is dropped on the way: it never applies, and the call cannot tell.
+    link.blackhole();
+    assertThatThrownBy(() -> holder.tryAcquire(election, "a", TTL))
+        .isInstanceOf(LeaseStoreException.class);
+    link.heal();
+    Lease next =
+        await()
+            .atMost(PATIENCE)
+            .ignoreException(LeaseStoreException.class)
+            .until(() -> holder.tryAcquire(election, "a", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
+
+    assertThat(next.token().isNewerThan(first.token()))
+        .as("%s after %s", next.token(), first.token())
+        .isTrue();
   }
 
   @Test
@@ -716,7 +844,8 @@ class ZooKeeperLeaseStoreIT {
     perTest.closeLater(store);
 
     Lease lease = granted(store.tryAcquire(election, "a", TTL));
-    Stat stat = clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease");
+    String node = "/tenant/custom/leases/" + election + "/" + LeaseHandle.of(lease).node();
+    Stat stat = clientA.checkExists().forPath(node);
 
     assertThat(stat).isNotNull();
     assertThat(stat.getCzxid()).isEqualTo(lease.token().value());
@@ -724,8 +853,7 @@ class ZooKeeperLeaseStoreIT {
         .isEqualTo(clientA.getZookeeperClient().getZooKeeper().getSessionId());
     assertThat(store.renew(lease).token()).isEqualTo(lease.token());
     store.release(lease);
-    assertThat(clientA.checkExists().forPath("/tenant/custom/leases/" + election + "/lease"))
-        .isNull();
+    assertThat(clientA.checkExists().forPath(node)).isNull();
   }
 
   @Test
@@ -800,6 +928,28 @@ class ZooKeeperLeaseStoreIT {
               .isInstanceOf(LeaseStoreException.class);
           assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
         });
+  }
+
+  /** The candidates' nodes under the election node, as another session reads them. */
+  private List<String> inLine(String election) throws Exception {
+    return clientA.getChildren().forPath(storeA.nodes(election).electionPath());
+  }
+
+  private void assertHolder(String election, String holder, FencingToken token) {
+    assertThat(storeA.read(election))
+        .hasValueSatisfying(
+            r -> assertThat(List.of(r.holder(), r.token())).containsExactly(holder, token));
+  }
+
+  /** The zxid of a write made now: the server numbers transactions one after another. */
+  private long probeZxid() throws Exception {
+    String probe =
+        clientA
+            .create()
+            .creatingParentsIfNeeded()
+            .withMode(org.apache.zookeeper.CreateMode.PERSISTENT_SEQUENTIAL)
+            .forPath("/probes/p-");
+    return clientA.checkExists().forPath(probe).getCzxid();
   }
 
   private static CuratorOp setData(CuratorFramework client, String path, String value)

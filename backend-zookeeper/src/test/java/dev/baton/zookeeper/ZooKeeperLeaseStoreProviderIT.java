@@ -118,7 +118,7 @@ class ZooKeeperLeaseStoreProviderIT {
                   .retryPolicy(new RetryOneTime(100))
                   .authorization("digest", "baton:right".getBytes(UTF_8))
                   .build());
-      String leaseNode = base + "/" + election + "/lease";
+      String leaseNode = base + "/" + election + "/" + LeaseHandle.of(lease).node();
       assertThatThrownBy(() -> anonymous.getACL().forPath(leaseNode))
           .isInstanceOf(KeeperException.NoAuthException.class);
       List<ACL> acl = owner.getACL().forPath(leaseNode);

@@ -7,7 +7,7 @@ package dev.baton.election;
  * <p>Hand it to every write the leader makes on a shared resource. The resource remembers the
  * highest token it has accepted and refuses a lower one, so a leader that was paused past the end
  * of its lease cannot overwrite the work of its successor. What the number is depends on the store:
- * a {@code term} column in SQL, a node's {@code czxid} in ZooKeeper, a key's {@code
+ * a {@code term} column in SQL, the holder's node's {@code mzxid} in ZooKeeper, a key's {@code
  * create_revision} in etcd, {@code leaseTransitions} on a Kubernetes Lease. Tokens of different
  * elections or different stores are not comparable.
  */
