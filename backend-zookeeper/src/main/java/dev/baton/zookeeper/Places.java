@@ -4,8 +4,10 @@ import dev.baton.election.MonotonicClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -37,6 +39,9 @@ final class Places {
 
   /** Election, then candidate. */
   private final Map<String, Map<String, Place>> places = new HashMap<>();
+
+  /** Raw paths of nodes created by calls still under way: see {@link #joining}. */
+  private final Set<String> joining = new HashSet<>();
 
   /** Open {@link ZooKeeperLeaseStore#follow} subscriptions by election, then candidate. */
   private final Map<String, Map<String, Integer>> followers = new HashMap<>();
@@ -109,39 +114,68 @@ final class Places {
     places
         .computeIfAbsent(place.nodes.election(), e -> new HashMap<>())
         .put(place.candidate, place);
+    joining.remove(place.rawPath());
     return true;
   }
 
   /**
    * Marks {@code place} granted, unless it was given back meanwhile: false then, and the candidate
-   * must not lead on it. A place just taken is recorded here too.
+   * must not lead on it. A grant {@code onRead} is refused too once the place was granted (a
+   * concurrent call of the same candidate got there first): its token would be handed out twice, so
+   * the caller writes instead. A place just taken is recorded here too.
    */
-  synchronized boolean grant(Place place) {
-    if (closed || place.givenBack) {
+  synchronized boolean grant(Place place, boolean onRead) {
+    if (place.givenBack || (onRead && place.granted)) {
       return false;
     }
     Map<String, Place> ofElection =
         places.computeIfAbsent(place.nodes.election(), e -> new HashMap<>());
     Place current = ofElection.get(place.candidate);
-    if (current != null && current != place) {
-      // Another call of the same candidate took a place meanwhile: this one leaves the line.
+    if (closed || (current != null && current != place)) {
+      // The store closed, or another call of the same candidate took a place meanwhile: this one
+      // leaves the line.
       place.givenBack = true;
+      joining.remove(place.rawPath());
       giveBack.accept(place);
       return false;
     }
     ofElection.put(place.candidate, place);
+    joining.remove(place.rawPath());
     place.granted = true;
     place.leased = true;
     return true;
   }
 
   /**
-   * A grant that writes could not tell whether its write applied, and nobody leads on it: the place
-   * may be given back if nobody claims it (a write that did apply is given back when its answer
-   * comes), and its next grant writes again, so that no token is handed out twice.
+   * A grant that writes could not tell whether its write applied, or was refused. A new term leaves
+   * the term before it as it was: its lease may be in use until it runs out or is released. A first
+   * grant leaves nobody leading on the place: it may be given back if nobody claims it (a write
+   * that did apply is given back when its answer comes), at once when the candidate does not
+   * follow, and its next grant writes again, so that no token is handed out twice.
    */
-  synchronized void grantUnknown(Place place) {
+  synchronized void grantUnknown(Place place, boolean newTerm) {
+    if (newTerm || place.givenBack) {
+      return;
+    }
     place.leased = false;
+    if (followerCount(place.nodes.election(), place.candidate) == 0) {
+      place.givenBack = true;
+      forget(place);
+      giveBack.accept(place);
+    }
+  }
+
+  /**
+   * A node a call of this store has just created and not yet kept, granted or left: not a node left
+   * behind, whatever another call of the same candidate reads meanwhile.
+   */
+  synchronized void joining(String rawPath) {
+    joining.add(rawPath);
+  }
+
+  /** The node was kept, granted or left. */
+  synchronized void joined(String rawPath) {
+    joining.remove(rawPath);
   }
 
   /** The place's node is gone, or leaves the line: it is nothing of this store's any more. */
@@ -152,10 +186,13 @@ final class Places {
     }
   }
 
-  /** Whether {@code node} is the candidate's place, as far as this store knows. */
-  synchronized boolean isPlace(String election, String candidate, String node) {
+  /**
+   * Whether {@code rawPath}, a node of the candidate, is one this store knows: its place, or a node
+   * a call is just taking. One it does not know was left behind (a create whose answer was lost).
+   */
+  synchronized boolean knows(String election, String candidate, String rawPath) {
     Place place = get(election, candidate);
-    return place != null && place.node.equals(node);
+    return joining.contains(rawPath) || (place != null && place.rawPath().equals(rawPath));
   }
 
   /** The granted place whose node the lease handle names, if this store still has it. */
@@ -222,6 +259,7 @@ final class Places {
     }
     places.clear();
     followers.clear();
+    joining.clear();
     return waiting;
   }
 

@@ -52,14 +52,15 @@ import org.slf4j.LoggerFactory;
  * c-<sequence>} per candidate in line, holding its candidate id. A candidate's first {@code
  * tryAcquire} creates its node and reads the line right behind the create, one round trip: first in
  * line is a grant, otherwise the node stays in line while the candidate {@link #follow follows} the
- * election, and goes at once when it does not. A follower's later {@code tryAcquire} is a read of
- * the line: once the holder released or its session ended, the follower is first and granted
- * without a write. The fencing token is the holder's node's {@code mzxid}; a new term, and the
- * first grant after one, write the node and the election node in one {@code multi} so that every
- * token is above the one before (see the package documentation). A term's first renewal reads the
- * holder's node after a {@code sync}, checks that it is still the one granted and watches it; later
- * renewals are the {@code sync} alone while the watch has not fired. Release and {@link #guarded
- * guarded writes} are conditional on the node's data version of the term.
+ * election, and goes at once when it does not. A follower's later {@code tryAcquire} is a {@code
+ * sync} and a read of the line, one round trip: once the holder released or its session ended, the
+ * follower is first and granted without a write. The fencing token is the holder's node's {@code
+ * mzxid}; a new term, and the first grant after one, write the node and the election node in one
+ * {@code multi} so that every token is above the one before (see the package documentation). A
+ * term's first renewal reads the holder's node after a {@code sync}, checks that it is still the
+ * one granted and watches it; later renewals are the {@code sync} alone while the watch has not
+ * fired. Release and {@link #guarded guarded writes} are conditional on the node's data version of
+ * the term.
  *
  * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; a
  * node's data tells candidates of one session apart. The session timeout is the lease's TTL: the
@@ -176,6 +177,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     // session) or the election node missing, and goes round once more. Only a line that keeps
     // changing under every pass keeps us here, until the call timeout.
     while (!deadline.passed()) {
+      ensureOpen(election);
       Place place = places.attemptStarts(election, candidate);
       if (place != null && place.sessionId != zk.getSessionId()) {
         // Its node ends with the session the client has left; out of the line it goes now, so
@@ -204,7 +206,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         // a grant that wrote came between our create and our read (the holder before us began a
         // new term and then left): its token is above our node's zxid, so this grant writes too.
         if (joined.line().grantsOnRead(joined.stat())) {
-          if (places.grant(place)) {
+          if (places.grant(place, true)) {
             return granted(nodes, place, joined.stat(), started);
           }
           continue; // another call of the same candidate took a place meanwhile
@@ -222,9 +224,16 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         }
         continue;
       }
-      // A follower in line: a read alone. A stale one is safe (see Line): it can only show nodes
-      // that have gone, never hide one still there.
-      List<OpResult> read = FreshReads.line(zk, nodes, place.node).await(deadline, election, what);
+      // A follower in line: a sync and, right behind it, a read of the line, one round trip. The
+      // sync goes through the quorum leader, so its answer says that this session was alive there
+      // after the call began, as a renewal's does: a member cut off from the quorum may still show
+      // our node, though the quorum expired our session and granted the next one. The read needs
+      // no write before it: a stale one can only show nodes that have gone, never hide one still
+      // there (see Line).
+      Reply<Void> synced = FreshReads.sync(zk);
+      Reply<List<OpResult>> reading = FreshReads.line(zk, nodes, place.node);
+      synced.await(deadline, election, what);
+      List<OpResult> read = reading.await(deadline, election, what);
       Line line = Line.of(read, nodes);
       NodeRead own = NodeRead.of(read.get(2), nodes.child(place.node));
       if (own == null || own.stat().getEphemeralOwner() != place.sessionId) {
@@ -242,10 +251,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       // read is the grant. Otherwise the grant writes, so that its token is above every earlier
       // one.
       if (line.grantsOnRead(own.stat())) {
-        if (places.grant(place)) {
+        if (places.grant(place, true)) {
           return granted(nodes, place, own.stat(), started);
         }
-        continue; // given back just now: take a new place
+        continue; // given back just now, or granted by a concurrent call: look again
       }
       Lease lease = writeGrant(zk, place, me, deadline, what, started);
       if (lease != null) {
@@ -282,8 +291,10 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             return;
           }
           String node = ZKPaths.getNodeFromPath(name);
+          places.joining(nodes.rawChild(node));
           if (!created.answer(new Joined(node, stat, null))) {
             // Created after the caller stopped waiting: nobody will take this place.
+            places.joined(nodes.rawChild(node));
             leave(nodes, node);
           }
         },
@@ -322,8 +333,12 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             return;
           }
           MultiAnswer answer = MultiAnswer.of(rc, results);
+          if (answer.succeeded()) {
+            places.joining(nodes.rawChild(createdNode(answer)));
+          }
           if (!created.answer(answer) && answer.succeeded()) {
             // Created after the caller stopped waiting: nobody will take this place.
+            places.joined(nodes.rawChild(createdNode(answer)));
             leave(nodes, createdNode(answer));
           }
         },
@@ -366,7 +381,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private Lease writeGrant(
       ZooKeeper zk, Place place, byte[] me, CallDeadline deadline, String what, long started)
       throws KeeperException {
-    if (!places.grant(place)) {
+    boolean newTerm = places.isGranted(place);
+    if (!places.grant(place, false)) {
       return null;
     }
     ElectionNodes nodes = place.nodes;
@@ -391,14 +407,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     try {
       answer = reply.await(deadline, nodes.election(), what);
     } catch (KeeperException | RuntimeException e) {
-      places.grantUnknown(place);
+      places.grantUnknown(place, newTerm);
       throw e;
     }
     if (!answer.succeeded()) {
-      places.forget(place);
       if (answer.code() == Code.NONODE) {
+        places.forget(place);
         return null; // the node is gone: given back, or ended with its session
       }
+      places.grantUnknown(place, newTerm); // refused: nothing applied
       throw KeeperException.create(answer.code(), nodes.child(place.node));
     }
     return granted(nodes, place, answer.firstWritten(), started).lease().orElseThrow();
@@ -437,7 +454,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     String candidate = new String(me, UTF_8);
     if (Arrays.equals(first.data(), me)
         && first.stat().getEphemeralOwner() == zk.getSessionId()
-        && !places.isPlace(nodes.election(), candidate, line.first())) {
+        && !places.knows(nodes.election(), candidate, nodes.rawChild(line.first()))) {
       log.info(
           "election '{}', candidate '{}': {} was left in line by an earlier give-back; deleting it",
           nodes.election(),
@@ -821,11 +838,14 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   /**
    * Runs {@code call} in the client's session, and again in the next session if ZooKeeper answers
-   * that this one expired. Only for calls that no session owns (a grant, a read, a release): an
-   * expired session applied nothing, and a client cut off until its session expired learns so only
-   * when it reconnects, so the first call after a long cut would otherwise fail for no reason the
-   * caller can act on. Renewals and guarded writes belong to their lease's session and are told the
-   * lease is lost instead.
+   * that this one expired, or once the client is connected again if the connection was lost under
+   * the call. Only for calls that no session owns (a grant, a read, a release): an expired session
+   * applied nothing, and a client cut off until its session expired learns so only when it
+   * reconnects (its requests sent meanwhile fail with a lost connection), so the first call after a
+   * long cut would otherwise fail for no reason the caller can act on. A grant tried again is safe:
+   * a write whose outcome is unknown is never granted on a read (see {@link Places}), and a node
+   * left in line by it is deleted by the candidate's next campaign. Renewals and guarded writes
+   * belong to their lease's session and are told the lease is lost instead.
    */
   private <T> T inLiveSession(String election, CallDeadline deadline, SessionCall<T> call)
       throws KeeperException {
@@ -834,12 +854,32 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       try {
         return call.in(zk);
       } catch (KeeperException e) {
-        if (e.code() != Code.SESSIONEXPIRED || deadline.passed()) {
+        if (deadline.passed()
+            || (e.code() != Code.SESSIONEXPIRED && e.code() != Code.CONNECTIONLOSS)) {
           throw e;
         }
-        zk = sessionAfter(zk, election, deadline);
+        zk =
+            e.code() == Code.SESSIONEXPIRED
+                ? sessionAfter(zk, election, deadline)
+                : reconnected(election, deadline, e);
       }
     }
+  }
+
+  /** The client's handle once it is connected again; {@code lost} when not within the call. */
+  private ZooKeeper reconnected(String election, CallDeadline deadline, KeeperException lost)
+      throws KeeperException {
+    try {
+      long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos()));
+      if (client.blockUntilConnected(
+          (int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
+        return session(election, deadline);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreException(election, "interrupted while waiting for ZooKeeper", e);
+    }
+    throw lost;
   }
 
   /**
@@ -931,6 +971,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
    * their lease's session, and its candidate is campaigning again).
    */
   private void leave(Place place) {
+    places.joined(place.rawPath());
     leave(place.nodes, place.node);
   }
 
@@ -988,16 +1029,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         .execute(() -> leave(nodes, node));
   }
 
-  /** A grant that wrote, confirmed after its caller gave up: nobody leads on it, so it goes. */
+  /**
+   * A grant that wrote, confirmed after its caller gave up: nobody leads on it, so it goes, unless
+   * a later grant wrote the node meanwhile (the delete is conditional on this write's version).
+   */
   private void giveBackLateGrant(ZooKeeper zk, Place place, Stat written) {
-    places.forget(place);
     zk.delete(
         place.rawPath(),
         written.getVersion(),
         (rc, path, ctx) -> {
-          if (rc != Code.OK.intValue()
-              && rc != Code.NONODE.intValue()
-              && rc != Code.BADVERSION.intValue()) {
+          if (rc == Code.OK.intValue()) {
+            places.forget(place);
+          } else if (rc != Code.NONODE.intValue() && rc != Code.BADVERSION.intValue()) {
             log.warn(
                 "election '{}', candidate '{}': a grant confirmed after its caller stopped waiting could not be given back ({});"
                     + " it ends with the session",

@@ -11,10 +11,12 @@
  * expiry with their own clock), or when the store gives it back (below). A follower keeps its place
  * while its elector follows the election ({@link dev.baton.zookeeper.ZooKeeperLeaseStore#follow}),
  * so when the holder releases, the next in line is granted on a read: the release is the handover's
- * one write, where a fixed lease node would need the follower's own create after it. That read
- * needs no write before it to be fresh: a member behind the quorum can only show nodes that have
- * gone already, never hide one still in line, so a stale read can refuse a follower that is first
- * by now (its watch reports the change once its server applies it), never grant one that is not.
+ * one write, where a fixed lease node would need the follower's own create after it. A {@code sync}
+ * goes right ahead of that read, so that, as for a renewal, the answer shows the follower's session
+ * alive at the quorum leader after the call began. The read needs no write before it to be fresh: a
+ * member behind the quorum can only show nodes that have gone already, never hide one still in
+ * line, so a stale read can refuse a follower that is first by now (its watch reports the change
+ * once its server applies it), never grant one that is not.
  *
  * <p>The fencing token is the holder's node's {@code mzxid}. A grant on a read takes the node's own
  * zxid, above every earlier token as long as no grant has written since the node joined; a grant
