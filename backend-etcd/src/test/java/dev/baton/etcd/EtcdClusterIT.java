@@ -2,6 +2,7 @@ package dev.baton.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.conformance.CloseAtEnd;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.testservers.EtcdCluster;
@@ -12,8 +13,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.MethodDescriptor;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
@@ -33,7 +32,7 @@ abstract class EtcdClusterIT {
   static EtcdCluster etcd;
   static Client client;
 
-  final List<AutoCloseable> toClose = new ArrayList<>();
+  final CloseAtEnd toClose = new CloseAtEnd();
   String election;
 
   /** Starts a cluster of {@code members} and the shared client, built as {@code configure} says. */
@@ -68,9 +67,7 @@ abstract class EtcdClusterIT {
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = toClose.size() - 1; i >= 0; i--) {
-      toClose.get(i).close();
-    }
+    toClose.close();
   }
 
   /** A store with the default settings on {@code on}, closed after the test. */

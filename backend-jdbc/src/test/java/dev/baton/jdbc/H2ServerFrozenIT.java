@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.conformance.CloseAtEnd;
 import dev.baton.conformance.FrozenServerScenario;
 import dev.baton.conformance.ServerPorts;
 import dev.baton.conformance.ServerProcess;
@@ -31,13 +32,11 @@ class H2ServerFrozenIT {
 
   @TempDir Path dir;
 
-  private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
+  private final CloseAtEnd closeAtEnd = new CloseAtEnd();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeAtEnd.size() - 1; i >= 0; i--) {
-      closeAtEnd.get(i).close();
-    }
+    closeAtEnd.close();
   }
 
   @Test
@@ -77,7 +76,7 @@ class H2ServerFrozenIT {
    * closeAtEnd}.
    */
   static List<LeaseStore> storesOnOwnPools(
-      String name, String url, String user, List<AutoCloseable> closeAtEnd) {
+      String name, String url, String user, CloseAtEnd closeAtEnd) {
     List<LeaseStore> stores = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       HikariConfig config = new HikariConfig();

@@ -2,12 +2,12 @@ package dev.baton.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.conformance.CloseAtEnd;
 import dev.baton.conformance.FrozenServerScenario;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.testservers.JdbcServer;
 import dev.baton.testservers.ServerMode;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -25,13 +25,11 @@ class PostgresServerFrozenIT {
 
   private static final Timings TIMINGS = Timings.SHORT;
 
-  private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
+  private final CloseAtEnd closeAtEnd = new CloseAtEnd();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeAtEnd.size() - 1; i >= 0; i--) {
-      closeAtEnd.get(i).close();
-    }
+    closeAtEnd.close();
   }
 
   @Test

@@ -4,6 +4,7 @@ import static dev.baton.zookeeper.ZooKeeperServers.uniqueElection;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.conformance.CloseAtEnd;
 import dev.baton.conformance.History;
 import dev.baton.conformance.History.Call;
 import dev.baton.conformance.History.Kind;
@@ -50,7 +51,7 @@ class ZooKeeperMemberFailureIT {
 
   private final History history = new History();
   private final List<Participant> participants = new ArrayList<>();
-  private final List<AutoCloseable> opened = new ArrayList<>();
+  private final CloseAtEnd opened = new CloseAtEnd();
   private ZooKeeperEnsemble ensemble;
   private String election;
 
@@ -63,9 +64,7 @@ class ZooKeeperMemberFailureIT {
   @AfterEach
   void closeEverything() throws Exception {
     closeElectors();
-    for (int i = opened.size() - 1; i >= 0; i--) {
-      opened.get(i).close();
-    }
+    opened.close();
     ensemble.close();
   }
 

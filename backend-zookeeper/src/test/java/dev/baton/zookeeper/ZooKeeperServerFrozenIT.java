@@ -2,6 +2,7 @@ package dev.baton.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.conformance.CloseAtEnd;
 import dev.baton.conformance.FrozenServerScenario;
 import dev.baton.conformance.ServerPorts;
 import dev.baton.conformance.ServerProcess;
@@ -44,14 +45,12 @@ class ZooKeeperServerFrozenIT {
 
   @TempDir Path dir;
 
-  private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
+  private final CloseAtEnd closeAtEnd = new CloseAtEnd();
   private final Map<String, CuratorFramework> clients = new HashMap<>();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = closeAtEnd.size() - 1; i >= 0; i--) {
-      closeAtEnd.get(i).close();
-    }
+    closeAtEnd.close();
   }
 
   @Test

@@ -25,10 +25,18 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
   private final Process process;
   private final Path log;
 
+  /**
+   * Kills the server when the test JVM exits without closing it (a test that failed before its
+   * cleanup, a run stopped with Ctrl-C): a server left running, frozen or not, would load the
+   * machine for every run after it.
+   */
+  private final Thread killAtExit;
+
   private ServerProcess(String name, Process process, Path log) {
     this.name = name;
     this.process = process;
     this.log = log;
+    this.killAtExit = new Thread(process::destroyForcibly, name + "-kill-at-exit");
   }
 
   /**
@@ -56,6 +64,7 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
       throw new UncheckedIOException("cannot start " + name + " (" + mainClass + ")", e);
     }
     ServerProcess server = new ServerProcess(name, p, log);
+    Runtime.getRuntime().addShutdownHook(server.killAtExit);
     try {
       await(name + " listening on port " + port + " (its output: " + log + ")")
           .atMost(Duration.ofSeconds(60))
@@ -151,6 +160,11 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while stopping " + this, e);
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(killAtExit);
+    } catch (IllegalStateException e) {
+      // The JVM is exiting already, and the hook has run or is running.
     }
   }
 
