@@ -118,15 +118,23 @@ final class PeerTargets {
     if (met) {
       return;
     }
+    if (backend.equals("ZooKeeper")) {
+      reasons.add(
+          "**ZooKeeper handover**: both hand over in one write and a read: the release deletes the holder's node, and the next in line, told by its watch, reads"
+              + " the line and finds itself first. Baton's follower sends a `sync` right ahead of that read, in the same round trip, for the reason a renewal does:"
+              + " a read alone can be answered by a member cut off from the quorum, which may still show the follower's node first after the quorum expired its"
+              + " session and granted the next in line; Curator's LeaderLatch trusts the read. Around that, Baton's elector stops the leader's work before the"
+              + " release and hands the grant to onElected on its own threads. A timeline of 35 rounds on this machine (three electors, one in-JVM server, no"
+              + " proxies): the release 4.9–5.4 ms, the follower's `sync` and read 2.8 ms (2.3 ms for the read alone), the elector's own hand-offs 1.1 ms.");
+      return;
+    }
     reasons.add(
         "**"
             + backend
             + " handover**: Baton's follower writes its own grant after it sees the release (two writes in series, the release and the grant); "
             + peerName
             + "'s next leader already wrote its place in a queue while it waited, so the release alone makes it leader (one write and a read). Handing over in one"
-            + " write means keeping a queue of waiting candidates in the store: on ZooKeeper sequential ephemeral nodes, which a follower's session keeps at no cost on"
-            + " the wire, but a different lease protocol (the lease becomes the lowest node, and fencing, guarded writes, the stuck-holder check and a holder's new"
-            + " term all change with it); on etcd a key per follower on a lease kept alive, whose cost is in the next row. Not built yet; see issue 22.");
+            + " write means a key per waiting follower on a lease kept alive, whose cost is in the next row.");
   }
 
   /** What waiting keys would cost on etcd, measured on the peer that keeps them. */

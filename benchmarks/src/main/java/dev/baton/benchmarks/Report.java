@@ -357,7 +357,7 @@ final class Report {
             + " their followers poll every retry period, and their handover waits for the next poll.");
     line(
         "- **Requests on the wire**: one renewal is one `LeaseStore` call; what it costs on the wire depends on the backend: a JDBC renewal is the statement (on MariaDB and H2 with its"
-            + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is one `sync` once the lease node is read and watched (the first renewal of a term also reads it), sent just before the client would ping, which it then does not; an etcd renewal is a keep-alive"
+            + " commit) and, after 500 ms idle, HikariCP's validity check; a ZooKeeper renewal is one `sync` once the holder's node is read and watched (the first renewal of a term also reads it), sent just before the client would ping, which it then does not; an etcd renewal is a keep-alive"
             + " (which jetcd sends twice) and a read. The target counts what the elector asks for (calls/s); the wire figures are in the idle table.");
     line(
         "- **First leader**: a fresh store connects and acquires (creating its table or path on first use): a connection and one or two round trips, each a few milliseconds on a"
@@ -414,8 +414,8 @@ final class Report {
             + " leader. Baton could hand over the same way only if followers kept a key and a lease alive while they wait, sending keep-alives instead of nothing; the"
             + " target that followers on watch-capable backends send no requests rules that out, and Baton keeps followers silent.";
       default:
-        return "the release deletes the lease node (a write), the follower's watch fires, and its acquisition creates the node (a write, sent at once because the watch saw the"
-            + " delete): two writes and an event in series, 1.5–2.5 ms a write here, mostly thread hand-offs in the server and the client; the elector adds about 0.5 ms.";
+        return "the release deletes the holder's node (a write), the watch of the next in line fires, and its acquisition reads the line and finds itself first (a"
+            + " read): one write, an event and a read in series.";
     }
   }
 
@@ -457,7 +457,7 @@ final class Report {
       case "ZooKeeper":
         return what
             + perElection
-            + " A batch of up to 1000 is one `sync` on the store's one session (plus, in a term's first renewal, a read that watches each lease node); the client still keeps one"
+            + " A batch of up to 1000 is one `sync` on the store's one session (plus, in a term's first renewal, a read that watches each holder's node); the client still keeps one"
             + " timer per term for leases it has not renewed.";
       case "etcd":
         return what
