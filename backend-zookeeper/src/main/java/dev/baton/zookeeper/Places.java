@@ -4,10 +4,8 @@ import dev.baton.election.MonotonicClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -40,9 +38,6 @@ final class Places {
   /** Election, then candidate. */
   private final Map<String, Map<String, Place>> places = new HashMap<>();
 
-  /** Raw paths of nodes created by calls still under way: see {@link #joining}. */
-  private final Set<String> joining = new HashSet<>();
-
   /** Open {@link ZooKeeperLeaseStore#follow} subscriptions by election, then candidate. */
   private final Map<String, Map<String, Integer>> followers = new HashMap<>();
 
@@ -61,6 +56,12 @@ final class Places {
 
     /** A lease on this node may be in use: it is not given back. */
     private boolean leased;
+
+    /**
+     * The node's data version as the last grant or read of this store left it: what a grant that
+     * writes expects to find.
+     */
+    private int version;
 
     private boolean givenBack;
 
@@ -96,6 +97,11 @@ final class Places {
     return place;
   }
 
+  /** Whether a {@link ZooKeeperLeaseStore#follow} subscription of the candidate is open. */
+  synchronized boolean isFollowed(String election, String candidate) {
+    return followerCount(election, candidate) > 0;
+  }
+
   /** Whether the place has been granted: the candidate's next grant is a new term. */
   synchronized boolean isGranted(Place place) {
     return place.granted;
@@ -114,19 +120,27 @@ final class Places {
     places
         .computeIfAbsent(place.nodes.election(), e -> new HashMap<>())
         .put(place.candidate, place);
-    joining.remove(place.rawPath());
     return true;
   }
 
+  /** What {@link #grant} decided. */
+  enum Grant {
+    /** Given back meanwhile, or the store closed: the candidate must not lead on it. */
+    REFUSED,
+    /** The place's first grant: nobody leads on it yet. */
+    FIRST,
+    /** A new term: a lease of an earlier term on this node may still be in use. */
+    AGAIN
+  }
+
   /**
-   * Marks {@code place} granted, unless it was given back meanwhile: false then, and the candidate
-   * must not lead on it. A grant {@code onRead} is refused too once the place was granted (a
-   * concurrent call of the same candidate got there first): its token would be handed out twice, so
-   * the caller writes instead. A place just taken is recorded here too.
+   * Marks {@code place} granted, unless it was given back meanwhile. A grant {@code onRead} is
+   * refused too once the place was granted: its token would be handed out again, so the caller
+   * writes instead. A place just taken is recorded here too.
    */
-  synchronized boolean grant(Place place, boolean onRead) {
+  synchronized Grant grant(Place place, boolean onRead) {
     if (place.givenBack || (onRead && place.granted)) {
-      return false;
+      return Grant.REFUSED;
     }
     Map<String, Place> ofElection =
         places.computeIfAbsent(place.nodes.election(), e -> new HashMap<>());
@@ -135,26 +149,26 @@ final class Places {
       // The store closed, or another call of the same candidate took a place meanwhile: this one
       // leaves the line.
       place.givenBack = true;
-      joining.remove(place.rawPath());
       giveBack.accept(place);
-      return false;
+      return Grant.REFUSED;
     }
     ofElection.put(place.candidate, place);
-    joining.remove(place.rawPath());
+    Grant grant = place.leased ? Grant.AGAIN : Grant.FIRST;
     place.granted = true;
     place.leased = true;
-    return true;
+    return grant;
   }
 
   /**
-   * A grant that writes could not tell whether its write applied, or was refused. A new term leaves
-   * the term before it as it was: its lease may be in use until it runs out or is released. A first
-   * grant leaves nobody leading on the place: it may be given back if nobody claims it (a write
-   * that did apply is given back when its answer comes), at once when the candidate does not
-   * follow, and its next grant writes again, so that no token is handed out twice.
+   * A grant that wrote could not tell whether its write applied, or was refused. After a new term
+   * ({@code grant} was {@link Grant#AGAIN}) the place stays as it was: the earlier term's lease may
+   * be in use until it is released or runs out, and the store gives back what nobody renews ({@link
+   * UnrenewedLeases}). After a first grant nobody leads on the place: it may be given back if
+   * nobody claims it, at once when the candidate does not follow. Either way its next grant writes
+   * again, so that no token is handed out twice.
    */
-  synchronized void grantUnknown(Place place, boolean newTerm) {
-    if (newTerm || place.givenBack) {
+  synchronized void grantUnknown(Place place, Grant grant) {
+    if (grant == Grant.AGAIN || place.givenBack) {
       return;
     }
     place.leased = false;
@@ -165,17 +179,13 @@ final class Places {
     }
   }
 
-  /**
-   * A node a call of this store has just created and not yet kept, granted or left: not a node left
-   * behind, whatever another call of the same candidate reads meanwhile.
-   */
-  synchronized void joining(String rawPath) {
-    joining.add(rawPath);
+  /** The node's version as a grant or read of this store saw it last. */
+  synchronized int version(Place place) {
+    return place.version;
   }
 
-  /** The node was kept, granted or left. */
-  synchronized void joined(String rawPath) {
-    joining.remove(rawPath);
+  synchronized void version(Place place, int version) {
+    place.version = version;
   }
 
   /** The place's node is gone, or leaves the line: it is nothing of this store's any more. */
@@ -187,12 +197,14 @@ final class Places {
   }
 
   /**
-   * Whether {@code rawPath}, a node of the candidate, is one this store knows: its place, or a node
-   * a call is just taking. One it does not know was left behind (a create whose answer was lost).
+   * Whether {@code node} is the candidate's place, as far as this store knows. Each candidate makes
+   * one call at a time (an elector does; two electors of one candidate id in one election are a
+   * mistake the documentation warns of), so a node of the candidate in this session that is not its
+   * place was left behind by an earlier call.
    */
-  synchronized boolean knows(String election, String candidate, String rawPath) {
+  synchronized boolean isPlace(String election, String candidate, String node) {
     Place place = get(election, candidate);
-    return joining.contains(rawPath) || (place != null && place.rawPath().equals(rawPath));
+    return place != null && place.node.equals(node);
   }
 
   /** The granted place whose node the lease handle names, if this store still has it. */
@@ -259,7 +271,6 @@ final class Places {
     }
     places.clear();
     followers.clear();
-    joining.clear();
     return waiting;
   }
 

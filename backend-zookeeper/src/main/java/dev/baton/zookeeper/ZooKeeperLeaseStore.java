@@ -191,6 +191,17 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         if (joined == null) {
           continue; // the election node was missing, and is there now
         }
+        if (joined.node() == null) {
+          // Another candidate created the election just now and is first: a candidate that does
+          // not follow is refused without a node of its own (one that follows takes its place).
+          if (joined.line().first() != null && !places.isFollowed(election, candidate)) {
+            LeaseRecord holder = holderOrOrphan(zk, nodes, joined.line(), me, deadline, what);
+            if (holder != null) {
+              return Acquisition.held(holder);
+            }
+          }
+          continue;
+        }
         place = new Place(nodes, candidate, joined.node(), zk.getSessionId(), sessionTtl);
         if (!place.node.equals(joined.line().first())) {
           if (!places.keep(place)) {
@@ -206,7 +217,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         // a grant that wrote came between our create and our read (the holder before us began a
         // new term and then left): its token is above our node's zxid, so this grant writes too.
         if (joined.line().grantsOnRead(joined.stat())) {
-          if (places.grant(place, true)) {
+          if (places.grant(place, true) != Places.Grant.REFUSED) {
             return granted(nodes, place, joined.stat(), started);
           }
           continue; // another call of the same candidate took a place meanwhile
@@ -240,6 +251,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         places.forget(place); // given back, or gone with its session
         continue;
       }
+      places.version(place, own.stat().getVersion());
       if (!place.node.equals(line.first())) {
         LeaseRecord holder = holderOrOrphan(zk, nodes, line, me, deadline, what);
         if (holder != null) {
@@ -251,7 +263,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       // read is the grant. Otherwise the grant writes, so that its token is above every earlier
       // one.
       if (line.grantsOnRead(own.stat())) {
-        if (places.grant(place, true)) {
+        if (places.grant(place, true) != Places.Grant.REFUSED) {
           return granted(nodes, place, own.stat(), started);
         }
         continue; // given back just now, or granted by a concurrent call: look again
@@ -264,12 +276,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     throw new LeaseStoreException(
         election,
         what
-            + ": the line changed between write and read on every attempt within the call timeout ("
+            + ": no attempt settled within the call timeout (the line kept changing, or the connection came back too late) ("
             + callTimeout
             + ")");
   }
 
-  /** A node just created in line, and the line as read right after the create. */
+  /**
+   * A node just created in line, and the line as read right after the create; without a node (null)
+   * when another candidate created the election first, with the line as read after that.
+   */
   private record Joined(String node, Stat stat, Line line) {}
 
   /**
@@ -291,10 +306,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             return;
           }
           String node = ZKPaths.getNodeFromPath(name);
-          places.joining(nodes.rawChild(node));
           if (!created.answer(new Joined(node, stat, null))) {
             // Created after the caller stopped waiting: nobody will take this place.
-            places.joined(nodes.rawChild(node));
             leave(nodes, node);
           }
         },
@@ -309,8 +322,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       }
       return joinNewElection(zk, nodes, me, deadline, what);
     }
-    return new Joined(
-        joined.node(), joined.stat(), Line.of(line.await(deadline, nodes.election(), what), nodes));
+    try {
+      return new Joined(
+          joined.node(),
+          joined.stat(),
+          Line.of(line.await(deadline, nodes.election(), what), nodes));
+    } catch (KeeperException | RuntimeException e) {
+      leave(nodes, joined.node()); // nobody will take a place whose line was not read
+      throw e;
+    }
   }
 
   /**
@@ -333,12 +353,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             return;
           }
           MultiAnswer answer = MultiAnswer.of(rc, results);
-          if (answer.succeeded()) {
-            places.joining(nodes.rawChild(createdNode(answer)));
-          }
           if (!created.answer(answer) && answer.succeeded()) {
             // Created after the caller stopped waiting: nobody will take this place.
-            places.joined(nodes.rawChild(createdNode(answer)));
             leave(nodes, createdNode(answer));
           }
         },
@@ -348,24 +364,33 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     Reply<List<OpResult>> line = FreshReads.line(zk, nodes, first);
     MultiAnswer answer = created.await(deadline, nodes.election(), what);
     if (!answer.succeeded()) {
-      if (answer.code() == Code.NONODE) {
-        createElectionNode(nodes, deadline); // the base path is new too
-      } else if (answer.code() != Code.NODEEXISTS) {
+      if (answer.code() == Code.NODEEXISTS) {
+        // Another candidate created the election first. The read went out behind our refused
+        // write, so it shows the line at least as new as that candidate's create.
+        return new Joined(null, null, Line.of(line.await(deadline, nodes.election(), what), nodes));
+      }
+      if (answer.code() != Code.NONODE) {
         throw KeeperException.create(answer.code(), nodes.electionPath());
       }
+      createElectionNode(nodes, deadline); // the base path is new too
       return null;
     }
     String node = createdNode(answer);
-    List<OpResult> read = line.await(deadline, nodes.election(), what);
-    NodeRead own =
-        node.equals(first)
-            ? NodeRead.of(read.get(2), nodes.child(node))
-            : FreshReads.node(zk, nodes, node, deadline, what);
-    if (own == null) {
-      throw new LeaseStoreException(
-          nodes.election(), what + ": " + nodes.child(node) + " was gone right after its create");
+    try {
+      List<OpResult> read = line.await(deadline, nodes.election(), what);
+      NodeRead own =
+          node.equals(first)
+              ? NodeRead.of(read.get(2), nodes.child(node))
+              : FreshReads.node(zk, nodes, node, deadline, what);
+      if (own == null) {
+        throw new LeaseStoreException(
+            nodes.election(), what + ": " + nodes.child(node) + " was gone right after its create");
+      }
+      return new Joined(node, own.stat(), Line.of(read, nodes));
+    } catch (KeeperException | RuntimeException e) {
+      leave(nodes, node); // nobody will take a place whose line was not read
+      throw e;
     }
-    return new Joined(node, own.stat(), Line.of(read, nodes));
   }
 
   private static String createdNode(MultiAnswer answer) {
@@ -381,25 +406,24 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private Lease writeGrant(
       ZooKeeper zk, Place place, byte[] me, CallDeadline deadline, String what, long started)
       throws KeeperException {
-    boolean newTerm = places.isGranted(place);
-    if (!places.grant(place, false)) {
+    Places.Grant grant = places.grant(place, false);
+    if (grant == Places.Grant.REFUSED) {
       return null;
     }
     ElectionNodes nodes = place.nodes;
+    int expected = places.version(place);
     List<Op> ops =
         List.of(
-            Op.setData(place.rawPath(), me, -1), Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
+            Op.setData(place.rawPath(), me, expected),
+            Op.setData(nodes.rawElectionPath(), NO_DATA, -1));
     Reply<MultiAnswer> reply = new Reply<>();
     zk.multi(
         ops,
         (rc, path, ctx, results) -> {
           if (results == null) {
             reply.fail(rc, nodes.child(place.node));
-            return;
-          }
-          MultiAnswer answer = MultiAnswer.of(rc, results);
-          if (!reply.answer(answer) && answer.succeeded()) {
-            giveBackLateGrant(zk, place, answer.firstWritten());
+          } else {
+            reply.answer(MultiAnswer.of(rc, results)); // a late one: see below
           }
         },
         null);
@@ -407,21 +431,39 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     try {
       answer = reply.await(deadline, nodes.election(), what);
     } catch (KeeperException | RuntimeException e) {
-      places.grantUnknown(place, newTerm);
+      // The write may have applied, or may still apply: then a term nobody was told of holds the
+      // node, and it goes back as an unrenewed lease does, a TTL after this call began (never
+      // before the term it would follow could run out). Written at any other version, the node
+      // is not touched.
+      LeaseHandle unknown = new LeaseHandle(place.sessionId, place.node, expected + 1);
+      unrenewed.confirmed(nodes, unknown, place.candidate, started, place.ttl);
+      places.grantUnknown(place, grant);
       throw e;
     }
     if (!answer.succeeded()) {
+      places.grantUnknown(place, grant); // refused: nothing applied
       if (answer.code() == Code.NONODE) {
         places.forget(place);
         return null; // the node is gone: given back, or ended with its session
       }
-      places.grantUnknown(place, newTerm); // refused: nothing applied
+      if (answer.code() == Code.BADVERSION) {
+        // Written since we last saw it: a write of ours whose answer was lost applied. Learn its
+        // version, and the caller goes round again.
+        NodeRead own = FreshReads.node(zk, nodes, place.node, deadline, what);
+        if (own == null) {
+          places.forget(place);
+        } else {
+          places.version(place, own.stat().getVersion());
+        }
+        return null;
+      }
       throw KeeperException.create(answer.code(), nodes.child(place.node));
     }
     return granted(nodes, place, answer.firstWritten(), started).lease().orElseThrow();
   }
 
   private Acquisition granted(ElectionNodes nodes, Place place, Stat node, long started) {
+    places.version(place, node.getVersion());
     LeaseHandle handle = new LeaseHandle(place.sessionId, place.node, node.getVersion());
     Lease lease =
         new Lease(
@@ -454,7 +496,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     String candidate = new String(me, UTF_8);
     if (Arrays.equals(first.data(), me)
         && first.stat().getEphemeralOwner() == zk.getSessionId()
-        && !places.knows(nodes.election(), candidate, nodes.rawChild(line.first()))) {
+        && !places.isPlace(nodes.election(), candidate, line.first())) {
       log.info(
           "election '{}', candidate '{}': {} was left in line by an earlier give-back; deleting it",
           nodes.election(),
@@ -971,7 +1013,6 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
    * their lease's session, and its candidate is campaigning again).
    */
   private void leave(Place place) {
-    places.joined(place.rawPath());
     leave(place.nodes, place.node);
   }
 
@@ -1027,29 +1068,6 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     CompletableFuture.delayedExecutor(
             callTimeout.toNanos(), TimeUnit.NANOSECONDS, UnrenewedLeases.ON_TIMER_THREAD)
         .execute(() -> leave(nodes, node));
-  }
-
-  /**
-   * A grant that wrote, confirmed after its caller gave up: nobody leads on it, so it goes, unless
-   * a later grant wrote the node meanwhile (the delete is conditional on this write's version).
-   */
-  private void giveBackLateGrant(ZooKeeper zk, Place place, Stat written) {
-    zk.delete(
-        place.rawPath(),
-        written.getVersion(),
-        (rc, path, ctx) -> {
-          if (rc == Code.OK.intValue()) {
-            places.forget(place);
-          } else if (rc != Code.NONODE.intValue() && rc != Code.BADVERSION.intValue()) {
-            log.warn(
-                "election '{}', candidate '{}': a grant confirmed after its caller stopped waiting could not be given back ({});"
-                    + " it ends with the session",
-                place.nodes.election(),
-                place.candidate,
-                Code.get(rc));
-          }
-        },
-        null);
   }
 
   private void createElectionNode(ElectionNodes nodes, CallDeadline deadline)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.election.MonotonicClock;
+import dev.baton.zookeeper.Places.Grant;
 import dev.baton.zookeeper.Places.Place;
 import java.time.Duration;
 import java.util.List;
@@ -23,32 +24,33 @@ class PlacesTest {
   @Test
   void aPlaceGrantedOnceIsNeverGrantedOnAReadAgain() {
     Place place = place("c-0000000001", Duration.ofSeconds(5));
-    assertThat(places.grant(place, true)).isTrue();
+    assertThat(places.grant(place, true)).isEqualTo(Grant.FIRST);
 
-    // A second call of the same candidate read the same line: its grant must write instead.
-    assertThat(places.grant(place, true)).isFalse();
-    assertThat(places.grant(place, false)).as("a grant that writes").isTrue();
+    // The next grant must write, for a new token.
+    assertThat(places.grant(place, true)).isEqualTo(Grant.REFUSED);
+    assertThat(places.grant(place, false)).as("a grant that writes").isEqualTo(Grant.AGAIN);
     assertThat(givenBack).isEmpty();
   }
 
   @Test
   void aFirstGrantWhoseWriteIsUnknownLeavesTheLineWhenTheCandidateDoesNotFollow() {
     Place place = place("c-0000000001", Duration.ofSeconds(5));
-    assertThat(places.grant(place, false)).isTrue();
+    Grant grant = places.grant(place, false);
+    assertThat(grant).isEqualTo(Grant.FIRST);
 
-    places.grantUnknown(place, false);
+    places.grantUnknown(place, grant);
 
     assertThat(givenBack).containsExactly(place);
-    assertThat(places.grant(place, false)).as("a place given back").isFalse();
+    assertThat(places.grant(place, false)).as("a place given back").isEqualTo(Grant.REFUSED);
   }
 
   @Test
   void aNewTermWhoseWriteIsUnknownKeepsTheTermBeforeIt() {
     places.followed("jobs", "a");
     Place place = place("c-0000000001", Duration.ofSeconds(5));
-    assertThat(places.grant(place, true)).isTrue();
+    assertThat(places.grant(place, true)).isEqualTo(Grant.FIRST);
 
-    places.grantUnknown(place, true);
+    places.grantUnknown(place, places.grant(place, false));
     places.unfollowed("jobs", "a");
 
     assertThat(givenBack).as("a lease that may be in use").isEmpty();
@@ -62,13 +64,28 @@ class PlacesTest {
     Place waiting = place("c-0000000002", Duration.ofSeconds(5));
     Place leading = new Place(nodes, "b", "c-0000000001", 1, Duration.ofSeconds(5));
     assertThat(places.keep(waiting)).isTrue();
-    assertThat(places.grant(leading, true)).isTrue();
+    assertThat(places.grant(leading, true)).isEqualTo(Grant.FIRST);
 
     places.unfollowed("jobs", "a");
     places.unfollowed("jobs", "b");
 
     assertThat(givenBack).containsExactly(waiting);
-    assertThat(places.grant(waiting, true)).as("a place given back").isFalse();
+    assertThat(places.grant(waiting, true)).as("a place given back").isEqualTo(Grant.REFUSED);
+  }
+
+  @Test
+  void aFirstGrantWhoseWriteIsUnknownIsAFirstGrantAgainNextTime() {
+    places.followed("jobs", "a");
+    Place place = place("c-0000000001", Duration.ofSeconds(5));
+    assertThat(places.keep(place)).isTrue();
+    places.grantUnknown(place, places.grant(place, false));
+
+    // Nobody leads on it, so the next unknown outcome does not protect it as a lease either.
+    Grant again = places.grant(place, false);
+    assertThat(again).isEqualTo(Grant.FIRST);
+    places.grantUnknown(place, again);
+    places.unfollowed("jobs", "a");
+    assertThat(givenBack).containsExactly(place);
   }
 
   @Test
@@ -90,7 +107,7 @@ class PlacesTest {
 
     await().atMost(Duration.ofSeconds(10)).until(() -> givenBack.contains(stuck));
     assertThat(givenBack).containsExactly(stuck);
-    assertThat(places.grant(stuck, true)).isFalse();
-    assertThat(places.grant(trying, true)).isTrue();
+    assertThat(places.grant(stuck, true)).isEqualTo(Grant.REFUSED);
+    assertThat(places.grant(trying, true)).isEqualTo(Grant.FIRST);
   }
 }

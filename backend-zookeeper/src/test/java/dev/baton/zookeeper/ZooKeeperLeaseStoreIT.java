@@ -451,6 +451,41 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
+  void aNewTermConfirmedTooLateHoldsTheElectionUntilTheTermBeforeItCouldRunOut() {
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    perTest.closeLater(link);
+    ZooKeeperLeaseStore holder =
+        ZooKeeperLeaseStore.builder(perTest.client("127.0.0.1:" + link.port(), SESSION))
+            .callTimeout(Duration.ofMillis(500))
+            .build();
+    perTest.closeLater(holder);
+    String election = uniqueElection("late-term");
+    Lease first = granted(holder.tryAcquire(election, "a", TTL));
+    long confirmed = System.nanoTime();
+    holder.renew(first);
+
+    // The new term's write applies, but its answer comes only after the call gave up. Its elector
+    // may still be stopping the earlier term's work: the election must stay held until that term
+    // could have run out, not be handed on when the late answer arrives.
+    link.stopReadingAnswers();
+    assertThatThrownBy(() -> holder.tryAcquire(election, "a", TTL))
+        .isInstanceOf(LeaseStoreException.class);
+    link.heal();
+    Lease next =
+        await()
+            .atMost(PATIENCE)
+            .until(() -> storeB.tryAcquire(election, "b", TTL), Acquisition::isGranted)
+            .lease()
+            .orElseThrow();
+
+    assertThat(Duration.ofNanos(System.nanoTime() - confirmed))
+        .as("time until another candidate was granted")
+        .isGreaterThanOrEqualTo(first.ttl());
+    assertThat(next.token().isNewerThan(first.token())).isTrue();
+  }
+
+  @Test
   void releasingAStaleLeaseNeverRemovesTheCurrentOne() {
     String election = uniqueElection("stale-release");
     Lease stale = granted(storeA.tryAcquire(election, "a", TTL));
