@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * tries at once; a place whose candidate has not tried for a TTL since such a change is given back,
  * as a lease unrenewed for its TTL is ({@link UnrenewedLeases}): its elector is stuck, or cut off
  * from the store. Granting and giving back exclude each other here, under one lock, so a place is
- * never given back once granted.
+ * never given back while a lease on it may be in use.
  */
 final class Places {
 
