@@ -43,9 +43,9 @@ final class RenewalBatch {
   private record Renewing(
       int index, Lease lease, LeaseHandle handle, ElectionNodes nodes, UnrenewedLeases.State term) {
 
-    /** The lease's node as the ZooKeeper handle sees it. */
+    /** The lease's node as the ZooKeeper handle sees it; the term's, made once, when known. */
     String rawPath() {
-      return nodes.rawChild(handle.node());
+      return term != null ? term.rawPath : nodes.rawChild(handle.node());
     }
 
     /** The lease's node as messages name it. */

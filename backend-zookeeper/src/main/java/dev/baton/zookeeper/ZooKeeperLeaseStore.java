@@ -486,10 +486,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private LeaseRecord holderOrOrphan(
       ZooKeeper zk, ElectionNodes nodes, Line line, byte[] me, CallDeadline deadline, String what)
       throws KeeperException {
-    if (line.first() == null) {
-      return null;
-    }
-    NodeRead first = FreshReads.node(zk, nodes, line.first(), deadline, what);
+    NodeRead first = first(zk, nodes, line, deadline, what);
     if (first == null) {
       return null;
     }
@@ -540,11 +537,15 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       CallDeadline deadline,
       String what)
       throws KeeperException {
-    if (line.first() == null) {
-      return null;
-    }
-    NodeRead first = FreshReads.node(zk, nodes, line.first(), deadline, what);
+    NodeRead first = first(zk, nodes, line, deadline, what);
     return first == null ? null : record(nodes.election(), line, first, ttl);
+  }
+
+  /** The first in line's node; null when nobody is in line, or it left since the line was read. */
+  private static NodeRead first(
+      ZooKeeper zk, ElectionNodes nodes, Line line, CallDeadline deadline, String what)
+      throws KeeperException {
+    return line.first() == null ? null : FreshReads.node(zk, nodes, line.first(), deadline, what);
   }
 
   @Override
