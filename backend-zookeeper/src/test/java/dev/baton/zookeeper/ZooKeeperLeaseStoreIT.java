@@ -420,14 +420,8 @@ class ZooKeeperLeaseStoreIT {
 
   @Test
   void aNewTermWhoseWriteNeverArrivedIsNotGrantedAgainWithTheOldToken() {
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    perTest.closeLater(link);
-    ZooKeeperLeaseStore holder =
-        ZooKeeperLeaseStore.builder(perTest.client("127.0.0.1:" + link.port(), SESSION))
-            .callTimeout(Duration.ofMillis(500))
-            .build();
-    perTest.closeLater(holder);
+    FaultProxy link = proxyToServer();
+    ZooKeeperLeaseStore holder = storeWithShortCallsThrough(link);
     String election = uniqueElection("lost-term-write");
     Lease first = granted(holder.tryAcquire(election, "a", TTL)); // on a read of the new line
     holder.renew(first);
@@ -452,14 +446,8 @@ class ZooKeeperLeaseStoreIT {
 
   @Test
   void aNewTermConfirmedTooLateHoldsTheElectionUntilTheTermBeforeItCouldRunOut() {
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    perTest.closeLater(link);
-    ZooKeeperLeaseStore holder =
-        ZooKeeperLeaseStore.builder(perTest.client("127.0.0.1:" + link.port(), SESSION))
-            .callTimeout(Duration.ofMillis(500))
-            .build();
-    perTest.closeLater(holder);
+    FaultProxy link = proxyToServer();
+    ZooKeeperLeaseStore holder = storeWithShortCallsThrough(link);
     String election = uniqueElection("late-term");
     Lease first = granted(holder.tryAcquire(election, "a", TTL));
     long confirmed = System.nanoTime();
@@ -483,6 +471,24 @@ class ZooKeeperLeaseStoreIT {
         .as("time until another candidate was granted")
         .isGreaterThanOrEqualTo(first.ttl());
     assertThat(next.token().isNewerThan(first.token())).isTrue();
+  }
+
+  @Test
+  void anElectionHeldByTheLeaseNodeOfAnEarlierReleaseIsNotTaken() throws Exception {
+    String election = uniqueElection("earlier-release");
+    String electionPath = storeA.nodes(election).electionPath();
+    clientA.create().creatingParentsIfNeeded().forPath(electionPath);
+    // What a candidate of a release before the line holds: one fixed ephemeral node.
+    clientA
+        .create()
+        .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
+        .forPath(electionPath + "/lease", bytes("old"));
+
+    assertThat(held(storeB.tryAcquire(election, "b", TTL)).holder()).isEqualTo("old");
+    assertThat(storeB.read(election).orElseThrow().holder()).isEqualTo("old");
+
+    clientA.delete().forPath(electionPath + "/lease");
+    assertThat(granted(storeB.tryAcquire(election, "b", TTL)).candidate()).isEqualTo("b");
   }
 
   @Test
@@ -584,9 +590,7 @@ class ZooKeeperLeaseStoreIT {
   void callsThatDoNotBelongToASessionGoOnInTheNextSessionWhenTheirsHasExpired() throws Exception {
     String election = uniqueElection("after-expiry");
     String other = uniqueElection("after-expiry-other");
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    perTest.closeLater(link);
+    FaultProxy link = proxyToServer();
     CuratorFramework cutClient = perTest.client("127.0.0.1:" + link.port(), SHORT_SESSION);
     ZooKeeperLeaseStore cut = store(cutClient);
     Lease lease = granted(cut.tryAcquire(election, "a", SHORT_SESSION));
@@ -703,9 +707,7 @@ class ZooKeeperLeaseStoreIT {
 
   @Test
   void aFollowerWhoseWatchSawTheReleaseButMissedTheNextGrantIsToldWhoHolds() throws Exception {
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    perTest.closeLater(link);
+    FaultProxy link = proxyToServer();
     CuratorFramework followerClient = perTest.client("127.0.0.1:" + link.port(), SESSION);
     ZooKeeperLeaseStore follower = store(followerClient);
     String election = uniqueElection("missed-grant");
@@ -963,6 +965,29 @@ class ZooKeeperLeaseStoreIT {
               .isInstanceOf(LeaseStoreException.class);
           assertThatThrownBy(() -> store.release(lease)).isInstanceOf(LeaseStoreException.class);
         });
+  }
+
+  /**
+   * A proxy in front of the server, for faults on one client's connection; closed after the test.
+   */
+  private FaultProxy proxyToServer() {
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    perTest.closeLater(link);
+    return link;
+  }
+
+  /**
+   * A store on its own session through {@code link}, whose calls give up after 500 ms: a fault of
+   * the link costs a test half a second, far below the session's timeout.
+   */
+  private ZooKeeperLeaseStore storeWithShortCallsThrough(FaultProxy link) {
+    ZooKeeperLeaseStore store =
+        ZooKeeperLeaseStore.builder(perTest.client("127.0.0.1:" + link.port(), SESSION))
+            .callTimeout(Duration.ofMillis(500))
+            .build();
+    perTest.closeLater(store);
+    return store;
   }
 
   /** The candidates' nodes under the election node, as another session reads them. */
