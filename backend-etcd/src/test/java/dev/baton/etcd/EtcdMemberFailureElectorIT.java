@@ -221,7 +221,12 @@ class EtcdMemberFailureElectorIT {
       assertThat(leader.elector.currentTerm()).map(Term::token).contains(term.token());
       assertNoOtherTermThan(leader, term);
     } else {
-      History.TermRecord next = newTermSince(killedAt).orElseThrow();
+      // It may have kept its term past the deadline and stepped down only later, so the next term
+      // can still be on its way.
+      History.TermRecord next =
+          waiting("until a term after the fault began")
+              .until(() -> newTermSince(killedAt), Optional::isPresent)
+              .orElseThrow();
       long revokedAt =
           history.terms(election).stream()
               .filter(t -> t.token().equals(term.token()))
@@ -336,7 +341,12 @@ class EtcdMemberFailureElectorIT {
           firstRenewalAfterMillis(leader, term.token(), frozenAt));
       assertNoOtherTermThan(leader, term);
     } else {
-      History.TermRecord next = newTermSince(frozenAt).orElseThrow();
+      // It may have kept its term past the deadline and stepped down only later, so the next term
+      // can still be on its way.
+      History.TermRecord next =
+          waiting("until a term after the fault began")
+              .until(() -> newTermSince(frozenAt), Optional::isPresent)
+              .orElseThrow();
       long revokedAt =
           history.terms(election).stream()
               .filter(t -> t.token().equals(term.token()))
