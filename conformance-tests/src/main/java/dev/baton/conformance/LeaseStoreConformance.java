@@ -153,6 +153,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     AtomicInteger storeErrors = new AtomicInteger();
     List<String> broken = new CopyOnWriteArrayList<>();
     List<ConformanceSupport.Background> workers = new ArrayList<>();
+    long started = System.nanoTime();
     for (int k = 0; k < threads; k++) {
       String id = "fuzz-" + k;
       LeaseStore store = nodes.get(k % nodes.size()).store();
@@ -204,10 +205,21 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                 }
               }));
     }
-    waiting("until " + targetGrants + " grants").until(() -> grants.get() >= targetGrants);
+    // The counts go into the failure, so that a slow store shows how far it got, and how often
+    // it failed on the way.
+    waiting("until " + targetGrants + " grants")
+        .untilAsserted(
+            () ->
+                assertThat(grants.get())
+                    .as("grants so far (store errors so far: %d)", storeErrors.get())
+                    .isGreaterThanOrEqualTo(targetGrants));
     workers.forEach(ConformanceSupport.Background::close);
     log.info(
-        "s13: {} grants to {} threads, {} store errors", grants.get(), threads, storeErrors.get());
+        "s13: {} grants to {} threads in {} ms, {} store errors",
+        grants.get(),
+        threads,
+        Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        storeErrors.get());
     assertThat(mostHolders.get()).as("most holders at once").isEqualTo(1);
     assertThat(broken).isEmpty();
   }
