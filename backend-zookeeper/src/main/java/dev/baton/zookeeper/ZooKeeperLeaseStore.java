@@ -49,18 +49,19 @@ import org.slf4j.LoggerFactory;
  * it, as judged by the ZooKeeper servers.
  *
  * <p>Each election has a persistent node {@code <basePath>/<election>}, and under it a node {@code
- * c-<sequence>} per candidate in line, holding its candidate id. A candidate's first {@code
- * tryAcquire} creates its node and reads the line right behind the create, one round trip: first in
- * line is a grant, otherwise the node stays in line while the candidate {@link #follow follows} the
- * election, and goes at once when it does not. A follower's later {@code tryAcquire} is a {@code
- * sync} and a read of the line, one round trip: once the holder released or its session ended, the
- * follower is first and granted without a write. The fencing token is the holder's node's {@code
- * mzxid}; a new term, and the first grant after one, write the node and the election node in one
- * {@code multi} so that every token is above the one before (see the package documentation). A
- * term's first renewal reads the holder's node after a {@code sync}, checks that it is still the
- * one granted and watches it; later renewals are the {@code sync} alone while the watch has not
- * fired. Release and {@link #guarded guarded writes} are conditional on the node's data version of
- * the term.
+ * c-<sequence>} per candidate in line, holding its candidate id. A candidate that {@link #follow
+ * follows} the election takes its place with its first {@code tryAcquire}: it creates its node and
+ * reads the line right behind the create, one round trip, and first in line is a grant. One that
+ * does not follow reads the line first (behind a write that changes nothing) and is refused without
+ * a place while anyone is in line; it joins only an empty line, and leaves at once if another
+ * joined first. A follower's later {@code tryAcquire} is a {@code sync} and a read of the line, one
+ * round trip: once the holder released or its session ended, the follower is first and granted
+ * without a write. The fencing token is the holder's node's {@code mzxid}; a new term, and the
+ * first grant after one, write the node and the election node in one {@code multi} so that every
+ * token is above the one before (see the package documentation). A term's first renewal reads the
+ * holder's node after a {@code sync}, checks that it is still the one granted and watches it; later
+ * renewals are the {@code sync} alone while the watch has not fired. Release and {@link #guarded
+ * guarded writes} are conditional on the node's data version of the term.
  *
  * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; a
  * node's data tells candidates of one session apart. The session timeout is the lease's TTL: the
@@ -75,12 +76,12 @@ import org.slf4j.LoggerFactory;
  * of keeping the line waiting until the servers expire the old session.
  *
  * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant of a
- * free election one, a follower's grant one, a refusal two, a new term two), all waited for no
- * longer than the call timeout together. Renewals and guarded writes are pinned to their lease's
- * session on purpose: Curator would retry an operation on a new session, where "this node is mine"
- * no longer means what it did. A grant, a read or a release belongs to no session, and one that
- * finds its session expired (a client cut off until then learns so only when it reconnects) goes on
- * in the next session within its call timeout.
+ * free election one for a follower and two otherwise, a follower's grant one, a refusal two, a new
+ * term two), all waited for no longer than the call timeout together. Renewals and guarded writes
+ * are pinned to their lease's session on purpose: Curator would retry an operation on a new
+ * session, where "this node is mine" no longer means what it did. A grant, a read or a release
+ * belongs to no session, and one that finds its session expired (a client cut off until then learns
+ * so only when it reconnects) goes on in the next session within its call timeout.
  *
  * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback): its
  * answers arrive on that thread, so the call would wait out its timeout.
@@ -185,6 +186,21 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         places.forget(place);
         leave(place);
         place = null;
+      }
+      if (place == null && !places.isFollowed(election, candidate)) {
+        // A candidate that does not follow would give up a place at once: while anyone is in
+        // line, a read refuses it and it takes no place. Polling candidates then cannot keep each
+        // other out with places about to go, and cost one transaction a try instead of a join and
+        // a leave. That one is the barrier ahead of the read, which changes nothing: a read that
+        // misses a release acknowledged to another client would refuse an election that is free.
+        Line line = FreshReads.lineAfterAllWrites(zk, nodes, deadline, what);
+        if (line.first() != null) {
+          LeaseRecord holder = holderOrOrphan(zk, nodes, line, me, deadline, what);
+          if (holder != null) {
+            return Acquisition.held(holder);
+          }
+          continue;
+        }
       }
       if (place == null) {
         Joined joined = join(zk, nodes, me, deadline, what);

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -357,10 +358,19 @@ class ZooKeeperLeaseStoreIT {
     held(storeB.tryAcquire(election, "b", TTL));
     assertThat(inLine(election)).as("holder and follower").hasSize(2);
 
-    // A refused attempt without following leaves no place behind: its delete goes out before the
-    // read that answers it, in the same session.
-    ZooKeeperLeaseStore other = store(perTest.client(server.getConnectString(), SESSION));
-    held(other.tryAcquire(election, "c", TTL));
+    // A refused attempt without following takes no place at all: one transaction that changes
+    // nothing (so that its read sees every release acknowledged before), not a join and a leave,
+    // so that candidates that poll (rather than follow) cannot keep each other out with places
+    // they are about to give up.
+    CuratorFramework otherClient = perTest.client(server.getConnectString(), SESSION);
+    // Its session's creation is a transaction too: it must not fall between the probes.
+    assertThat(otherClient.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS))
+        .isTrue();
+    ZooKeeperLeaseStore other = store(otherClient);
+    long before = probeZxid();
+    assertThat(held(other.tryAcquire(election, "c", TTL)).holder()).isEqualTo("a");
+    long after = probeZxid();
+    assertThat(after - before - 1).as("transactions of a refused attempt").isOne();
     assertThat(inLine(election)).as("after a refused attempt without following").hasSize(2);
 
     following.close();
