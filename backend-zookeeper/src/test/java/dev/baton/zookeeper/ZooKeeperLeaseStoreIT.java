@@ -29,7 +29,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -358,15 +357,14 @@ class ZooKeeperLeaseStoreIT {
     held(storeB.tryAcquire(election, "b", TTL));
     assertThat(inLine(election)).as("holder and follower").hasSize(2);
 
-    // A refused attempt without following takes no place at all: one transaction that changes
-    // nothing (so that its read sees every release acknowledged before), not a join and a leave,
+    // A refused attempt without following leaves no place behind. Its first, where the store has
+    // not seen the line yet, joins and leaves; after that it takes no place at all: one
+    // transaction that changes nothing (so that its read sees every release acknowledged before),
     // so that candidates that poll (rather than follow) cannot keep each other out with places
     // they are about to give up.
-    CuratorFramework otherClient = perTest.client(server.getConnectString(), SESSION);
-    // Its session's creation is a transaction too: it must not fall between the probes.
-    assertThat(otherClient.blockUntilConnected((int) PATIENCE.toSeconds(), TimeUnit.SECONDS))
-        .isTrue();
-    ZooKeeperLeaseStore other = store(otherClient);
+    ZooKeeperLeaseStore other = store(perTest.client(server.getConnectString(), SESSION));
+    assertThat(held(other.tryAcquire(election, "c", TTL)).holder()).isEqualTo("a");
+    assertThat(inLine(election)).as("after a first refused attempt without following").hasSize(2);
     long before = probeZxid();
     assertThat(held(other.tryAcquire(election, "c", TTL)).holder()).isEqualTo("a");
     long after = probeZxid();
