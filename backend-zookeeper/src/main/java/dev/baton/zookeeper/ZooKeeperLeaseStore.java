@@ -53,17 +53,17 @@ import org.slf4j.LoggerFactory;
  * c-<sequence>} per candidate in line, holding its candidate id. A candidate that {@link #follow
  * follows} the election takes its place with its first {@code tryAcquire}: it creates its node and
  * reads the line right behind the create, one round trip, and first in line is a grant. One that
- * does not follow joins too in an election this store has never seen anyone in line of, and leaves
- * at once unless it is first; in any other, it reads the line first (behind a write that changes
- * nothing) and is refused without taking a place while anyone is in it. A follower's later {@code
- * tryAcquire} is a {@code sync} and a read of the line, one round trip: once the holder released or
- * its session ended, the follower is first and granted without a write. The fencing token is the
- * holder's node's {@code mzxid}; a new term, and the first grant after one, write the node and the
- * election node in one {@code multi} so that every token is above the one before (see the package
- * documentation). A term's first renewal reads the holder's node after a {@code sync}, checks that
- * it is still the one granted and watches it; later renewals are the {@code sync} alone while the
- * watch has not fired. Release and {@link #guarded guarded writes} are conditional on the node's
- * data version of the term.
+ * does not follow joins too in an election this store has never seen another candidate first in
+ * line of, and leaves at once unless it is first; in any other, it reads the line first (behind a
+ * write that changes nothing) and is refused without taking a place while anyone is in it. A
+ * follower's later {@code tryAcquire} is a {@code sync} and a read of the line, one round trip:
+ * once the holder released or its session ended, the follower is first and granted without a write.
+ * The fencing token is the holder's node's {@code mzxid}; a new term, and the first grant after
+ * one, write the node and the election node in one {@code multi} so that every token is above the
+ * one before (see the package documentation). A term's first renewal reads the holder's node after
+ * a {@code sync}, checks that it is still the one granted and watches it; later renewals are the
+ * {@code sync} alone while the watch has not fired. Release and {@link #guarded guarded writes} are
+ * conditional on the node's data version of the term.
  *
  * <p>Many elections, and many candidates, share one {@link CuratorFramework} and its session; a
  * node's data tells candidates of one session apart. The session timeout is the lease's TTL: the
@@ -78,10 +78,10 @@ import org.slf4j.LoggerFactory;
  * of keeping the line waiting until the servers expire the old session.
  *
  * <p>Every call is a few round trips at most on the client's current ZooKeeper handle (a grant of a
- * free election one, or two where the store has seen somebody in line, a follower's grant one, a
- * refusal two, a new term two), all waited for no longer than the call timeout together. Renewals
- * and guarded writes are pinned to their lease's session on purpose: Curator would retry an
- * operation on a new session, where "this node is mine" no longer means what it did. A grant, a
+ * free election one, or two where the store has seen another candidate first, a follower's grant
+ * one, a refusal two, a new term two), all waited for no longer than the call timeout together.
+ * Renewals and guarded writes are pinned to their lease's session on purpose: Curator would retry
+ * an operation on a new session, where "this node is mine" no longer means what it did. A grant, a
  * read or a release belongs to no session, and one that finds its session expired (a client cut off
  * until then learns so only when it reconnects) goes on in the next session within its call
  * timeout.
@@ -123,11 +123,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final Map<String, LeaseHandle> handlesByText = new ConcurrentHashMap<>();
 
   /**
-   * Elections this store has read somebody in line of: a candidate that does not follow reads those
-   * first rather than join ({@link #acquireIn}), since they are contended. Any other election is
-   * most likely free, and is joined at once, one round trip. Once in, an election stays: pollers
-   * would otherwise join again after every release a read found, and race each other's short-lived
-   * places again.
+   * Elections this store has read another candidate first in line of: a candidate that does not
+   * follow reads those first rather than join ({@link #acquireIn}), since they are contended. Any
+   * other election is most likely free, and is joined at once, one round trip. Once in, an election
+   * stays: pollers would otherwise join again after every release a read found, and race each
+   * other's short-lived places again.
    */
   private final Set<String> seenInUse = ConcurrentHashMap.newKeySet();
 
@@ -208,7 +208,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         // other out with places about to go, and cost one transaction a try instead of a join and
         // a leave. That one is the barrier ahead of the read, which changes nothing: a read that
         // misses a release acknowledged to another client would refuse an election that is free.
-        Line line = seen(election, FreshReads.lineAfterAllWrites(zk, nodes, deadline, what));
+        Line line = seen(election, FreshReads.lineAfterAllWrites(zk, nodes, deadline, what), null);
         if (line.first() != null) {
           LeaseRecord holder = holderOrOrphan(zk, nodes, line, me, deadline, what);
           if (holder != null) {
@@ -222,7 +222,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         if (joined == null) {
           continue; // the election node was missing, and is there now
         }
-        seen(election, joined.line());
+        seen(election, joined.line(), joined.node());
         if (joined.node() == null) {
           // Another candidate created the election just now and is first: a candidate that does
           // not follow is refused without a node of its own (one that follows takes its place).
@@ -277,7 +277,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       Reply<List<OpResult>> reading = FreshReads.line(zk, nodes, place.node);
       synced.await(deadline, election, what);
       List<OpResult> read = reading.await(deadline, election, what);
-      Line line = seen(election, Line.of(read, nodes));
+      Line line = seen(election, Line.of(read, nodes), place.node);
       NodeRead own = NodeRead.of(read.get(2), nodes.child(place.node));
       if (own == null || own.stat().getEphemeralOwner() != place.sessionId) {
         places.forget(place); // given back, or gone with its session
@@ -313,8 +313,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             + ")");
   }
 
-  private Line seen(String election, Line line) {
-    if (line.first() != null) {
+  /** Notes an election as contended when somebody other than {@code own} is first in its line. */
+  private Line seen(String election, Line line, String own) {
+    if (line.first() != null && !line.first().equals(own)) {
       seenInUse.add(election);
     }
     return line;
