@@ -311,8 +311,14 @@ final class Campaign {
                                 new LeaseStoreException(election, "store call failed", e))));
             throw e;
           }
-          // This pool thread is free now: carry on with the outcome here rather than wake another.
-          engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
+          // This pool thread is free now: carry on here with the outcome, and with the callbacks
+          // it brings (a grant's onElected), rather than wake another thread for each.
+          long holder = callbacks.hold();
+          try {
+            engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
+          } finally {
+            callbacks.runHeld(holder);
+          }
         };
     try {
       worker.execute(task);

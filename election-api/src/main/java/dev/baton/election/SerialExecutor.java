@@ -36,6 +36,14 @@ final class SerialExecutor implements Executor {
 
   private volatile boolean refusalReported;
 
+  /**
+   * The id of the thread that has promised to run what is queued once it is done with its current
+   * task (see {@link #hold}), 0 when none; {@code held} says such work is waiting for it.
+   */
+  private volatile long holderId;
+
+  private boolean held;
+
   SerialExecutor(Executor delegate) {
     this.delegate = delegate;
   }
@@ -48,6 +56,10 @@ final class SerialExecutor implements Executor {
         return;
       }
       draining = true;
+      if (holderId == Thread.currentThread().getId()) {
+        held = true;
+        return;
+      }
     }
     try {
       delegate.execute(this::drain);
@@ -76,6 +88,32 @@ final class SerialExecutor implements Executor {
       draining = true;
     }
     drain(task);
+  }
+
+  /**
+   * Until {@link #runHeld} on this thread, tasks this thread submits are queued and left for it to
+   * run then, instead of waking another thread for them. For a pool thread that is about to finish
+   * its task and would otherwise wake a second one for the work its last steps queued: a grant's
+   * {@code onElected} comes a thread wake-up sooner. Only for a thread that goes on to call {@link
+   * #runHeld} straight after (in a {@code finally}), and does nothing long before it: what it holds
+   * waits for it. Returns what {@link #runHeld} needs to restore.
+   */
+  long hold() {
+    long previous = holderId;
+    holderId = Thread.currentThread().getId();
+    return previous;
+  }
+
+  /** Ends {@link #hold} and runs on this thread what was held for it, and what follows it. */
+  void runHeld(long previousHolder) {
+    holderId = previousHolder;
+    synchronized (tasks) {
+      if (!held) {
+        return;
+      }
+      held = false;
+    }
+    drain(null);
   }
 
   /** True when called from the task this executor is running now. */

@@ -11,6 +11,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -114,6 +115,62 @@ class ElectorTest {
 
     storeA.acquireGate.countDown();
     await().until(e::isLeader);
+  }
+
+  @Test
+  @DisplayName(
+      "onElected runs on the thread whose store call granted the lease, without waking another, and a slow one holds up no renewal")
+  void onElectedRunsOnTheGrantingThread() throws Exception {
+    AtomicReference<Thread> granting = new AtomicReference<>();
+    AtomicReference<Thread> electedOn = new AtomicReference<>();
+    CountDownLatch slow = new CountDownLatch(1);
+    LeaseStore recording =
+        new ForwardingLeaseStore(storeA) {
+          @Override
+          public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+            Acquisition granted = super.tryAcquire(election, candidate, ttl);
+            if (granted.isGranted()) {
+              granting.set(Thread.currentThread());
+            }
+            return granted;
+          }
+        };
+    pool = Executors.newCachedThreadPool();
+    Elector e =
+        track(
+            Elector.builder(recording)
+                .election("billing")
+                .candidate("a")
+                .leaseDuration(LEASE)
+                .renewDeadline(DEADLINE)
+                .retryPeriod(RETRY)
+                .clock(clock)
+                .scheduler(scheduler)
+                .executor(pool)
+                .listener(
+                    new ElectionListener() {
+                      @Override
+                      public void onElected(Term term) {
+                        electedOn.set(Thread.currentThread());
+                        try {
+                          slow.await();
+                        } catch (InterruptedException interrupted) {
+                          Thread.currentThread().interrupt();
+                        }
+                      }
+                    })
+                .build());
+    try {
+      e.start();
+      await().until(() -> electedOn.get() != null);
+      assertThat(electedOn.get()).isSameAs(granting.get());
+
+      scheduler.advance(RETRY);
+      await().until(() -> storeA.renewals.get() == 1);
+      assertThat(e.isLeader()).isTrue();
+    } finally {
+      slow.countDown();
+    }
   }
 
   @Test
