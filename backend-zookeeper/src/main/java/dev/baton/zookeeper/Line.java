@@ -20,9 +20,10 @@ import org.apache.zookeeper.data.Stat;
  * must run this release or a later one.
  *
  * @param first the first node's name, null when nobody is in line
+ * @param second the next in line after it, null when there is none
  * @param election the election node's stat: its {@code mzxid} is the last grant that wrote
  */
-record Line(String first, Stat election) {
+record Line(String first, String second, Stat election) {
 
   static final String CANDIDATE_PREFIX = "c-";
   static final String EARLIER_LEASE_NODE = "lease";
@@ -33,31 +34,53 @@ record Line(String first, Stat election) {
     if (children instanceof OpResult.ErrorResult) {
       int err = ((OpResult.ErrorResult) children).getErr();
       if (err == KeeperException.Code.NONODE.intValue()) {
-        return new Line(null, null); // the election was never held
+        return new Line(null, null, null); // the election was never held
       }
       throw KeeperException.create(KeeperException.Code.get(err), nodes.electionPath());
     }
     NodeRead election = NodeRead.of(read.get(1), nodes.electionPath());
-    return new Line(
-        first(((OpResult.GetChildrenResult) children).getChildren()),
-        election == null ? null : election.stat());
+    String[] firstTwo = firstTwo(((OpResult.GetChildrenResult) children).getChildren());
+    return new Line(firstTwo[0], firstTwo[1], election == null ? null : election.stat());
   }
 
   /** The first in line among {@code children}, null when there is none. */
   static String first(List<String> children) {
+    return firstTwo(children)[0];
+  }
+
+  /**
+   * The first two in line among {@code children}, each null when there is none. An earlier
+   * release's lease node comes before every candidate.
+   */
+  static String[] firstTwo(List<String> children) {
     String first = null;
+    String second = null;
     long lowest = Long.MAX_VALUE;
+    long next = Long.MAX_VALUE;
     for (String child : children) {
-      if (child.equals(EARLIER_LEASE_NODE)) {
-        return child;
+      long sequence = child.equals(EARLIER_LEASE_NODE) ? -1 : sequence(child);
+      if (sequence == -1 && !child.equals(EARLIER_LEASE_NODE)) {
+        continue;
       }
-      long sequence = sequence(child);
-      if (sequence >= 0 && sequence < lowest) {
-        lowest = sequence;
+      if (first == null || sequence < lowest) {
+        second = first;
+        next = lowest;
         first = child;
+        lowest = sequence;
+      } else if (second == null || sequence < next) {
+        second = child;
+        next = sequence;
       }
     }
-    return first;
+    return new String[] {first, second};
+  }
+
+  /**
+   * Whether {@code node} was at least third in line: a change ahead of it can make it second, not
+   * first, unless everyone ahead left together.
+   */
+  boolean farBehind(String node) {
+    return first != null && second != null && !node.equals(first) && !node.equals(second);
   }
 
   /** The sequence number in a candidate's node name; -1 for a name that is not one. */

@@ -70,6 +70,9 @@ final class Places {
 
     private boolean checkPending;
 
+    /** At least third in line at the last read of it: see {@link #farBehind}. */
+    private boolean farBehind;
+
     Place(ElectionNodes nodes, String candidate, String node, long sessionId, Duration ttl) {
       this.nodes = nodes;
       this.candidate = candidate;
@@ -100,6 +103,20 @@ final class Places {
   /** Whether a {@link ZooKeeperLeaseStore#follow} subscription of the candidate is open. */
   synchronized boolean isFollowed(String election, String candidate) {
     return followerCount(election, candidate) > 0;
+  }
+
+  /** Notes where in {@code line}, just read, the place is. */
+  synchronized void lineRead(Place place, Line line) {
+    place.farBehind = line.farBehind(place.node);
+  }
+
+  /**
+   * Whether the candidate's place was at least third in line when last read: a change to the line
+   * then rarely makes it first, and its try can wait for the next in line's.
+   */
+  synchronized boolean farBehind(String election, String candidate) {
+    Place place = get(election, candidate);
+    return place != null && place.farBehind;
   }
 
   /** Whether the place has been granted: the candidate's next grant is a new term. */

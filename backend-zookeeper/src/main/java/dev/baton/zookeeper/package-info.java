@@ -103,10 +103,12 @@
  * ends at whichever comes first: the TTL without a renewal, or the end of its session.
  *
  * <p>A follower first in line keeps the others out just as a holder does, whether it has taken the
- * lease or not. Its elector is told of every change to the line and tries at once, so the store
- * gives a follower's place back when its candidate has not tried for a TTL after such a change;
- * granting and giving back exclude each other in the store, so a place is never given back once
- * granted. The candidate's next try takes a new place at the end of the line.
+ * lease or not. Its elector is told of every change to the line and tries at once (a follower third
+ * in line or further back when it last read the line is told 10 ms late, so that a release brings
+ * the servers one follower's read at once, the next in line's, not everyone's), so the store gives
+ * a follower's place back when its candidate has not tried for a TTL after such a change; granting
+ * and giving back exclude each other in the store, so a place is never given back once granted. The
+ * candidate's next try takes a new place at the end of the line.
  *
  * <h2>What is not guaranteed</h2>
  *

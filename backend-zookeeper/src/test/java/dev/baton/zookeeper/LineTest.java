@@ -36,8 +36,25 @@ class LineTest {
   }
 
   @Test
+  void theNextInLineIsTheSecondLowestAndOnlyThoseBehindItAreFarBehind() {
+    assertThat(
+            Line.firstTwo(
+                List.of("c-0000000012", "notes", "c-0000000003", "c-0000000007", "c-0000000009")))
+        .containsExactly("c-0000000003", "c-0000000007");
+    assertThat(Line.firstTwo(List.of("c-0000000004"))).containsExactly("c-0000000004", null);
+    assertThat(Line.firstTwo(List.of("c-0000000004", "lease")))
+        .containsExactly("lease", "c-0000000004");
+
+    Line line = new Line("c-0000000003", "c-0000000007", null);
+    assertThat(line.farBehind("c-0000000003")).isFalse();
+    assertThat(line.farBehind("c-0000000007")).isFalse();
+    assertThat(line.farBehind("c-0000000009")).isTrue();
+    assertThat(new Line("c-0000000003", null, null).farBehind("c-0000000009")).isFalse();
+  }
+
+  @Test
   void aFirstInLineOlderThanTheLastWrittenGrantMustWriteForAHigherToken() {
-    Line line = new Line("c-0000000001", stat(3, 9));
+    Line line = new Line("c-0000000001", null, stat(3, 9));
     assertThat(line.grantsOnRead(stat(10, 10))).as("joined after the last written grant").isTrue();
     assertThat(line.grantsOnRead(stat(7, 7))).as("joined before it").isFalse();
     assertThat(line.grantsOnRead(stat(7, 9))).as("granted by that very write").isFalse();
@@ -45,9 +62,9 @@ class LineTest {
 
   @Test
   void theNodeCreatedWithItsElectionNodeIsGrantedOnARead() {
-    assertThat(new Line("c-0000000000", stat(5, 5)).grantsOnRead(stat(5, 5))).isTrue();
+    assertThat(new Line("c-0000000000", null, stat(5, 5)).grantsOnRead(stat(5, 5))).isTrue();
     // Written since (a new term of that node): the next grant writes again.
-    assertThat(new Line("c-0000000000", stat(5, 8)).grantsOnRead(stat(5, 8))).isFalse();
+    assertThat(new Line("c-0000000000", null, stat(5, 8)).grantsOnRead(stat(5, 8))).isFalse();
   }
 
   private static Stat stat(long czxid, long mzxid) {

@@ -378,6 +378,39 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
+  void aReleaseTellsTheNextInLineFirstAndThoseBehindItOnlyAfterItsHeadStart() throws Exception {
+    String election = uniqueElection("head-start");
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    List<Long> toldB = new CopyOnWriteArrayList<>();
+    List<Long> toldC = new CopyOnWriteArrayList<>();
+    storeB.follow(election, "b", () -> toldB.add(System.nanoTime())).orElseThrow();
+    held(storeB.tryAcquire(election, "b", TTL));
+    ZooKeeperLeaseStore storeC = store(perTest.client(server.getConnectString(), SESSION));
+    storeC.follow(election, "c", () -> toldC.add(System.nanoTime())).orElseThrow();
+    held(storeC.tryAcquire(election, "c", TTL)); // third in line
+    // Told of c's own join, which b was told of too.
+    await().atMost(PATIENCE).until(() -> !toldC.isEmpty() && !toldB.isEmpty());
+
+    long released = System.nanoTime();
+    storeA.release(lease);
+    await().atMost(PATIENCE).until(() -> toldB.stream().anyMatch(t -> t - released > 0));
+    assertThat(granted(storeB.tryAcquire(election, "b", TTL)).candidate()).isEqualTo("b");
+    long toldCAfter =
+        await()
+            .atMost(PATIENCE)
+            .until(
+                () -> toldC.stream().filter(t -> t - released > 0).findFirst(),
+                java.util.Optional::isPresent)
+            .orElseThrow();
+
+    // Not a timing goal: a lower bound that the head start itself sets, however busy the machine.
+    assertThat(Duration.ofNanos(toldCAfter - released))
+        .as("from the release until the follower third in line was told")
+        .isGreaterThanOrEqualTo(Duration.ofMillis(10));
+    assertThat(held(storeC.tryAcquire(election, "c", TTL)).holder()).isEqualTo("b");
+  }
+
+  @Test
   void aFollowerFirstInLineThatNeverTriesIsGivenBackAfterItsTtl() throws Exception {
     String election = uniqueElection("unclaimed");
     Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
