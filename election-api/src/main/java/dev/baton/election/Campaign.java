@@ -313,11 +313,11 @@ final class Campaign {
           }
           // This pool thread is free now: carry on here with the outcome, and with the callbacks
           // it brings (a grant's onElected), rather than wake another thread for each.
-          long holder = callbacks.hold();
+          boolean holding = callbacks.hold();
           try {
             engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
           } finally {
-            callbacks.runHeld(holder);
+            callbacks.runHeld(holding);
           }
         };
     try {

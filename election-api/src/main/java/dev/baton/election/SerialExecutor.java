@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.Queue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +38,10 @@ final class SerialExecutor implements Executor {
   private volatile boolean refusalReported;
 
   /**
-   * The id of the thread that has promised to run what is queued once it is done with its current
+   * The id of the thread that has promised to run what it queues once it is done with its current
    * task (see {@link #hold}), 0 when none; {@code held} says such work is waiting for it.
    */
-  private volatile long holderId;
+  private final AtomicLong holderId = new AtomicLong();
 
   private boolean held;
 
@@ -56,7 +57,7 @@ final class SerialExecutor implements Executor {
         return;
       }
       draining = true;
-      if (holderId == Thread.currentThread().getId()) {
+      if (holderId.get() == Thread.currentThread().getId()) {
         held = true;
         return;
       }
@@ -96,17 +97,22 @@ final class SerialExecutor implements Executor {
    * its task and would otherwise wake a second one for the work its last steps queued: a grant's
    * {@code onElected} comes a thread wake-up sooner. Only for a thread that goes on to call {@link
    * #runHeld} straight after (in a {@code finally}), and does nothing long before it: what it holds
-   * waits for it. Returns what {@link #runHeld} needs to restore.
+   * waits for it. One thread holds at a time: false, and nothing held, when another does (two store
+   * calls of one elector can end together) or this one already does.
    */
-  long hold() {
-    long previous = holderId;
-    holderId = Thread.currentThread().getId();
-    return previous;
+  boolean hold() {
+    return holderId.compareAndSet(0, Thread.currentThread().getId());
   }
 
-  /** Ends {@link #hold} and runs on this thread what was held for it, and what follows it. */
-  void runHeld(long previousHolder) {
-    holderId = previousHolder;
+  /**
+   * Ends a {@link #hold} that returned true and runs on this thread what was held for it, and what
+   * follows it; does nothing after one that returned false.
+   */
+  void runHeld(boolean holding) {
+    if (!holding) {
+      return;
+    }
+    holderId.set(0);
     synchronized (tasks) {
       if (!held) {
         return;

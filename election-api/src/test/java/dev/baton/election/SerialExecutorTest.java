@@ -1,0 +1,81 @@
+package dev.baton.election;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class SerialExecutorTest {
+
+  private final ExecutorService pool = Executors.newCachedThreadPool();
+  private final ExecutorService first = Executors.newSingleThreadExecutor();
+  private final ExecutorService second = Executors.newSingleThreadExecutor();
+
+  @AfterEach
+  void stop() {
+    pool.shutdownNow();
+    first.shutdownNow();
+    second.shutdownNow();
+  }
+
+  @Test
+  void whatAHoldingThreadQueuesWaitsForItAndRunsOnIt() throws Exception {
+    SerialExecutor callbacks = new SerialExecutor(pool);
+    List<String> ran = new CopyOnWriteArrayList<>();
+    Thread holder =
+        first
+            .submit(
+                () -> {
+                  boolean holding = callbacks.hold();
+                  callbacks.execute(() -> ran.add("one on " + Thread.currentThread().getName()));
+                  callbacks.execute(() -> ran.add("two on " + Thread.currentThread().getName()));
+                  ran.add("held");
+                  callbacks.runHeld(holding);
+                  return Thread.currentThread();
+                })
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(ran)
+        .containsExactly("held", "one on " + holder.getName(), "two on " + holder.getName());
+  }
+
+  @Test
+  void overlappingHoldsOfTwoThreadsLeaveNothingBehind() throws Exception {
+    SerialExecutor callbacks = new SerialExecutor(pool);
+    boolean firstHolds = first.submit(callbacks::hold).get(20, TimeUnit.SECONDS);
+    boolean secondHolds = second.submit(callbacks::hold).get(20, TimeUnit.SECONDS);
+    first.submit(() -> callbacks.runHeld(firstHolds)).get(20, TimeUnit.SECONDS);
+    second.submit(() -> callbacks.runHeld(secondHolds)).get(20, TimeUnit.SECONDS);
+
+    // Neither thread holds any more: what either queues now runs without it.
+    CountDownLatch ran = new CountDownLatch(2);
+    first.submit(() -> callbacks.execute(ran::countDown)).get(20, TimeUnit.SECONDS);
+    second.submit(() -> callbacks.execute(ran::countDown)).get(20, TimeUnit.SECONDS);
+    assertThat(ran.await(20, TimeUnit.SECONDS)).as("both tasks ran").isTrue();
+  }
+
+  @Test
+  void aHoldInsideAHoldLeavesTheQueueToTheOuterOne() throws Exception {
+    SerialExecutor callbacks = new SerialExecutor(pool);
+    List<String> ran = new CopyOnWriteArrayList<>();
+    first
+        .submit(
+            () -> {
+              boolean outer = callbacks.hold();
+              boolean inner = callbacks.hold();
+              callbacks.execute(() -> ran.add("task"));
+              callbacks.runHeld(inner);
+              ran.add("inner ended");
+              callbacks.runHeld(outer);
+            })
+        .get(20, TimeUnit.SECONDS);
+
+    assertThat(ran).containsExactly("inner ended", "task");
+  }
+}
