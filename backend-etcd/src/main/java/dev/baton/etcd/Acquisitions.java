@@ -113,6 +113,17 @@ final class Acquisitions implements ElectionWatch.Sightings {
               election,
               "reading the election key");
       current = read.orElse(null);
+      if (current != null && releasedHere(current, value)) {
+        // Read before a release of ours that has ended since: the key shown is gone.
+        current =
+            calls
+                .await(
+                    Calls.retryingAuth(() -> keyReads.read(key)),
+                    deadline,
+                    election,
+                    "reading the election key")
+                .orElse(null);
+      }
       if (current != null && !ReleaseMarker.isMarker(current) && !isOurs(current, value)) {
         return Acquisition.held(records.of(election, current, deadline, false));
       }
@@ -334,6 +345,10 @@ final class Acquisitions implements ElectionWatch.Sightings {
   /** The key was not as expected: held by another (the outcome), or where to try again from. */
   private Step changed(String election, ByteSequence value, long deadline, TxnResponse response) {
     Optional<KeyValue> now = firstKey(response);
+    if (now.isPresent() && releasedHere(now.get(), value)) {
+      // Read before a release of ours that has ended since: start again from what is there now.
+      return new Step(null, null, false);
+    }
     if (now.isPresent() && !ReleaseMarker.isMarker(now.get()) && !isOurs(now.get(), value)) {
       return Step.done(Acquisition.held(records.of(election, now.get(), deadline, false)));
     }
@@ -407,6 +422,13 @@ final class Acquisitions implements ElectionWatch.Sightings {
   /** The key holds {@code candidate}'s term on an etcd lease of this store. */
   private boolean isOurs(KeyValue current, ByteSequence candidate) {
     return current.getValue().equals(candidate) && leases.isOwn(current.getLease());
+  }
+
+  /** Our key on a lease this store has since released it from, and dropped. */
+  private boolean releasedHere(KeyValue current, ByteSequence candidate) {
+    return current.getValue().equals(candidate)
+        && !leases.isOwn(current.getLease())
+        && leases.releasedFrom(current.getLease());
   }
 
   static Optional<KeyValue> firstKey(TxnResponse response) {

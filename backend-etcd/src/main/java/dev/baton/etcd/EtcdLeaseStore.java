@@ -394,6 +394,7 @@ public final class EtcdLeaseStore implements LeaseStore {
             election,
             "releasing the election key");
       }
+      held.ifPresent(on -> leases.released(on.id));
     } catch (LeaseStoreException e) {
       if (EtcdErrors.isLeaseNotFound(e)) {
         // The lease ran out before the release: etcd deleted the key with it. Nothing to give up.

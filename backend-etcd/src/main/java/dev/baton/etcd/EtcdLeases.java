@@ -49,13 +49,23 @@ final class EtcdLeases {
    * release that timed out): a key with our candidate id on one of them is still ours, for a new
    * term. Bounded; such a lease ends within its TTL, as nobody renews it.
    */
-  private final Map<Long, Boolean> uncertain =
-      new LinkedHashMap<>(16, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-          return size() > MAX_UNCERTAIN;
-        }
-      };
+  private final Map<Long, Boolean> uncertain = bounded();
+
+  /**
+   * Leases a release of ours marked or deleted a key on. A read sent before such a release applied
+   * can be answered after it ended, and show our key on a lease this store has dropped: that key is
+   * gone, not somebody else's. Bounded, as {@link #uncertain}.
+   */
+  private final Map<Long, Boolean> releasedFrom = bounded();
+
+  private static Map<Long, Boolean> bounded() {
+    return new LinkedHashMap<>(16, 0.75f, false) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+        return size() > MAX_UNCERTAIN;
+      }
+    };
+  }
 
   /**
    * Shared mode: the live lease per requested TTL. Per-election mode: the spare per requested TTL.
@@ -298,6 +308,16 @@ final class EtcdLeases {
    */
   synchronized boolean isOwn(long leaseId) {
     return byId.containsKey(leaseId) || uncertain.containsKey(leaseId);
+  }
+
+  /** A release of ours on this lease was applied. */
+  synchronized void released(long leaseId) {
+    releasedFrom.put(leaseId, Boolean.TRUE);
+  }
+
+  /** Whether a release of ours on this lease was applied: see {@link #releasedFrom}. */
+  synchronized boolean releasedFrom(long leaseId) {
+    return releasedFrom.containsKey(leaseId);
   }
 
   synchronized void granted(EtcdLease lease, String election, long token) {

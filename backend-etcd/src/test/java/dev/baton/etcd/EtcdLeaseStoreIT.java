@@ -19,6 +19,14 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.LeaseOption;
 import io.etcd.jetcd.options.PutOption;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -27,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -247,6 +256,72 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
 
     assertThat(b.isGranted()).isTrue();
     assertThatThrownBy(() -> store.renew(a)).isInstanceOf(LeaseLostException.class);
+  }
+
+  @Test
+  void aReadAnsweredAfterOurOwnReleaseDoesNotShowUsAsTheHolder() throws Exception {
+    // A new term's read of the key goes out while the candidate still holds it; its answer is held
+    // back until the candidate's release has ended. The key it shows is ours, on a lease the store
+    // has dropped with the release: the election is free, not held by us.
+    HeldReads reads = new HeldReads();
+    Client slowReads = Client.builder().endpoints(etcd.endpoints()).interceptor(reads).build();
+    toClose.add(slowReads);
+    EtcdLeaseStore store = store(slowReads);
+    Lease lease = granted(store.tryAcquire(election, "a", TTL));
+    CountDownLatch gate = new CountDownLatch(1);
+    reads.holdNext(gate);
+    CompletableFuture<Acquisition> again =
+        CompletableFuture.supplyAsync(() -> store.tryAcquire(election, "a", TTL));
+    assertThat(reads.answered.await(20, TimeUnit.SECONDS)).as("the read was answered").isTrue();
+
+    store.release(lease);
+    gate.countDown();
+
+    Acquisition acquisition = again.get(20, TimeUnit.SECONDS);
+    assertThat(acquisition.isGranted()).as("after our own release: %s", acquisition).isTrue();
+    assertThat(acquisition.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+  }
+
+  /** Holds back the answer of the next key read until its gate opens. */
+  private static final class HeldReads implements ClientInterceptor {
+    private final AtomicReference<CountDownLatch> next = new AtomicReference<>();
+    final CountDownLatch answered = new CountDownLatch(1);
+
+    void holdNext(CountDownLatch gate) {
+      next.set(gate);
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> interceptCall(
+        MethodDescriptor<Q, R> method, CallOptions options, Channel channel) {
+      ClientCall<Q, R> call = channel.newCall(method, options);
+      if (!method.getFullMethodName().equals("etcdserverpb.KV/Range")) {
+        return call;
+      }
+      CountDownLatch gate = next.getAndSet(null);
+      if (gate == null) {
+        return call;
+      }
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+          super.start(
+              new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                @Override
+                public void onMessage(R message) {
+                  answered.countDown();
+                  try {
+                    gate.await(20, TimeUnit.SECONDS);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  super.onMessage(message);
+                }
+              },
+              headers);
+        }
+      };
+    }
   }
 
   @Test
