@@ -113,18 +113,12 @@ final class Acquisitions implements ElectionWatch.Sightings {
               election,
               "reading the election key");
       current = read.orElse(null);
-      if (current != null && releasedHere(current, value)) {
-        // Read before a release of ours that has ended since: the key shown is gone.
-        current =
-            calls
-                .await(
-                    Calls.retryingAuth(() -> keyReads.read(key)),
-                    deadline,
-                    election,
-                    "reading the election key")
-                .orElse(null);
-      }
-      if (current != null && !ReleaseMarker.isMarker(current) && !isOurs(current, value)) {
+      // A key of ours read before a release of ours that has ended since is gone, not held: the
+      // transaction, conditional on it, finds what is there now.
+      if (current != null
+          && !ReleaseMarker.isMarker(current)
+          && !isOurs(current, value)
+          && !releasedHere(current, value)) {
         return Acquisition.held(records.of(election, current, deadline, false));
       }
     }
