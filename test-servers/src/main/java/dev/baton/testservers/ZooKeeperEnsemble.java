@@ -6,8 +6,13 @@ import dev.baton.conformance.ServerPorts;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
@@ -30,10 +35,9 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
   private final int tickMillis;
   private final TestingCluster cluster;
 
-  private ZooKeeperEnsemble(int tickMillis) {
+  private ZooKeeperEnsemble(int tickMillis, TestingCluster cluster) {
     this.tickMillis = tickMillis;
-    this.cluster =
-        new TestingCluster(memberSpec(tickMillis), memberSpec(tickMillis), memberSpec(tickMillis));
+    this.cluster = cluster;
   }
 
   static {
@@ -47,6 +51,12 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
    * so that it can bind them again when it is restarted.
    */
   public static InstanceSpec memberSpec(int tickMillis) {
+    return memberSpec(tickMillis, Map.of());
+  }
+
+  private static InstanceSpec memberSpec(int tickMillis, Map<String, Object> config) {
+    Map<String, Object> properties = new HashMap<>(config);
+    properties.put("clientPortAddress", "127.0.0.1");
     return new InstanceSpec(
         null,
         ServerPorts.belowEphemeralRange(),
@@ -56,13 +66,67 @@ public final class ZooKeeperEnsemble implements ZooKeeperQuorum {
         -1,
         tickMillis,
         -1,
-        Map.of("clientPortAddress", "127.0.0.1"),
+        properties,
         "127.0.0.1");
   }
 
   /** Starts three members and returns once one leads and two follow. */
   public static ZooKeeperEnsemble start(int tickMillis) {
-    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(tickMillis);
+    return start(
+        tickMillis,
+        new TestingCluster(memberSpec(tickMillis), memberSpec(tickMillis), memberSpec(tickMillis)));
+  }
+
+  /**
+   * Starts three members of which the first reaches the other two's quorum ports only at the
+   * addresses {@code route} gives for them (proxies a test can cut), while its clients reach it
+   * directly: cut, it goes on answering its clients from its own tree for up to {@code syncLimit}
+   * ticks, while the other two go on as the quorum. The first is the first of {@code
+   * cluster().getInstances()}; it has the lowest server id, so it follows (with equal histories the
+   * highest id wins the first election), which is checked.
+   */
+  public static ZooKeeperEnsemble startWithFirstMemberRouted(
+      int tickMillis, int syncLimit, UnaryOperator<InetSocketAddress> route) {
+    Map<String, Object> config = Map.of("syncLimit", Integer.toString(syncLimit));
+    List<InstanceSpec> members =
+        List.of(
+            memberSpec(tickMillis, config),
+            memberSpec(tickMillis, config),
+            memberSpec(tickMillis, config));
+    List<InstanceSpec> firstMembersView = new ArrayList<>();
+    firstMembersView.add(members.get(0));
+    for (InstanceSpec other : members.subList(1, members.size())) {
+      InetSocketAddress routed =
+          route.apply(new InetSocketAddress(other.getHostname(), other.getQuorumPort()));
+      firstMembersView.add(
+          new InstanceSpec(
+              other.getDataDirectory(),
+              other.getPort(),
+              other.getElectionPort(),
+              routed.getPort(),
+              false,
+              other.getServerId(),
+              other.getTickTime(),
+              other.getMaxClientCnxns(),
+              other.getCustomProperties(),
+              routed.getHostString()));
+    }
+    Map<InstanceSpec, Collection<InstanceSpec>> views = new LinkedHashMap<>();
+    views.put(members.get(0), firstMembersView);
+    views.put(members.get(1), members);
+    views.put(members.get(2), members);
+    ZooKeeperEnsemble ensemble = start(tickMillis, new TestingCluster(views));
+    InstanceSpec first = members.get(0);
+    if (!"follower".equals(mode(first))) {
+      ensemble.close();
+      throw new IllegalStateException(
+          "the routed member " + first.getPort() + " leads: " + ensemble.modes());
+    }
+    return ensemble;
+  }
+
+  private static ZooKeeperEnsemble start(int tickMillis, TestingCluster cluster) {
+    ZooKeeperEnsemble ensemble = new ZooKeeperEnsemble(tickMillis, cluster);
     try {
       ensemble.cluster.start();
       ensemble.awaitQuorum();
