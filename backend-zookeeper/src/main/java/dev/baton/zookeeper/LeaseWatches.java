@@ -38,6 +38,18 @@ final class LeaseWatches implements ConnectionStateListener {
   }
 
   /**
+   * Runs a watcher's callback on the thread that delivers the change: a callback that throws is
+   * logged, and the thread goes on delivering other changes.
+   */
+  static void tell(String election, Runnable changed) {
+    try {
+      changed.run();
+    } catch (RuntimeException e) {
+      log.warn("election '{}': watch callback failed", election, e);
+    }
+  }
+
+  /**
    * Registers a watch and waits for the server to confirm it. A registration that fails for a
    * connection problem stays active and is registered at the next reconnect, which also calls
    * {@code changed}; any other failure is thrown.
@@ -167,13 +179,8 @@ final class LeaseWatches implements ConnectionStateListener {
     }
 
     private void notifyChanged() {
-      if (closed) {
-        return;
-      }
-      try {
-        changed.run();
-      } catch (RuntimeException e) {
-        log.warn("election '{}': watch callback failed", nodes.election(), e);
+      if (!closed) {
+        tell(nodes.election(), changed);
       }
     }
 

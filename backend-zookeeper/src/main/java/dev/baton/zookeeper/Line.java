@@ -39,20 +39,16 @@ record Line(String first, String second, Stat election) {
       throw KeeperException.create(KeeperException.Code.get(err), nodes.electionPath());
     }
     NodeRead election = NodeRead.of(read.get(1), nodes.electionPath());
-    String[] firstTwo = firstTwo(((OpResult.GetChildrenResult) children).getChildren());
-    return new Line(firstTwo[0], firstTwo[1], election == null ? null : election.stat());
-  }
-
-  /** The first in line among {@code children}, null when there is none. */
-  static String first(List<String> children) {
-    return firstTwo(children)[0];
+    return of(
+        ((OpResult.GetChildrenResult) children).getChildren(),
+        election == null ? null : election.stat());
   }
 
   /**
-   * The first two in line among {@code children}, each null when there is none. An earlier
-   * release's lease node comes before every candidate.
+   * The line of {@code children}: the first two in line among them, each null when there is none.
+   * An earlier release's lease node comes before every candidate.
    */
-  static String[] firstTwo(List<String> children) {
+  static Line of(List<String> children, Stat election) {
     String first = null;
     String second = null;
     long lowest = Long.MAX_VALUE;
@@ -72,7 +68,7 @@ record Line(String first, String second, Stat election) {
         next = sequence;
       }
     }
-    return new String[] {first, second};
+    return new Line(first, second, election);
   }
 
   /**

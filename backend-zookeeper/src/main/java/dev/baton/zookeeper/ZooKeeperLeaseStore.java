@@ -770,13 +770,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             UnrenewedLeases.ON_TIMER_THREAD)
         .execute(
             () -> {
-              if (!open.get()) {
-                return;
-              }
-              try {
-                changed.run();
-              } catch (RuntimeException e) {
-                log.warn("election '{}': watch callback failed", election, e);
+              if (open.get()) {
+                LeaseWatches.tell(election, changed);
               }
             });
   }

@@ -10,46 +10,52 @@ class LineTest {
 
   @Test
   void theLowestSequenceNumberIsFirstWhateverTheOrderTheChildrenComeIn() {
-    assertThat(Line.first(List.of("c-0000000012", "c-0000000003", "c-0000000007")))
+    assertThat(first(List.of("c-0000000012", "c-0000000003", "c-0000000007")))
         .isEqualTo("c-0000000003");
-    assertThat(Line.first(List.of())).isNull();
+    assertThat(first(List.of())).isNull();
   }
 
   @Test
   void sequenceNumbersPastTheTenDigitsZooKeeperPadsToStillCompareAsNumbers() {
     // ZooKeeper's counter is a signed int: it wraps to a negative number printed with a minus,
     // which is not a sequence this store made; the largest one it does make is 2147483647.
-    assertThat(Line.first(List.of("c-2147483647", "c-0000000001"))).isEqualTo("c-0000000001");
+    assertThat(first(List.of("c-2147483647", "c-0000000001"))).isEqualTo("c-0000000001");
     assertThat(Line.sequence("c-2147483647")).isEqualTo(2147483647L);
     assertThat(Line.sequence("c--2147483648")).isEqualTo(-1);
   }
 
   @Test
   void childrenThatAreNotCandidatesAreNotInLine() {
-    assertThat(Line.first(List.of("other", "c-", "c-12x", "x-0000000001"))).isNull();
-    assertThat(Line.first(List.of("c-0000000009", "notes"))).isEqualTo("c-0000000009");
+    assertThat(first(List.of("other", "c-", "c-12x", "x-0000000001"))).isNull();
+    assertThat(first(List.of("c-0000000009", "notes"))).isEqualTo("c-0000000009");
   }
 
   @Test
   void theLeaseNodeOfEarlierReleasesHoldsTheElectionAheadOfTheLine() {
-    assertThat(Line.first(List.of("c-0000000001", "lease"))).isEqualTo("lease");
+    assertThat(first(List.of("c-0000000001", "lease"))).isEqualTo("lease");
   }
 
   @Test
   void theNextInLineIsTheSecondLowestAndOnlyThoseBehindItAreFarBehind() {
     assertThat(
-            Line.firstTwo(
-                List.of("c-0000000012", "notes", "c-0000000003", "c-0000000007", "c-0000000009")))
-        .containsExactly("c-0000000003", "c-0000000007");
-    assertThat(Line.firstTwo(List.of("c-0000000004"))).containsExactly("c-0000000004", null);
-    assertThat(Line.firstTwo(List.of("c-0000000004", "lease")))
-        .containsExactly("lease", "c-0000000004");
+            Line.of(
+                List.of("c-0000000012", "notes", "c-0000000003", "c-0000000007", "c-0000000009"),
+                null))
+        .isEqualTo(new Line("c-0000000003", "c-0000000007", null));
+    assertThat(Line.of(List.of("c-0000000004"), null))
+        .isEqualTo(new Line("c-0000000004", null, null));
+    assertThat(Line.of(List.of("c-0000000004", "lease"), null))
+        .isEqualTo(new Line("lease", "c-0000000004", null));
 
     Line line = new Line("c-0000000003", "c-0000000007", null);
     assertThat(line.farBehind("c-0000000003")).isFalse();
     assertThat(line.farBehind("c-0000000007")).isFalse();
     assertThat(line.farBehind("c-0000000009")).isTrue();
     assertThat(new Line("c-0000000003", null, null).farBehind("c-0000000009")).isFalse();
+  }
+
+  private static String first(List<String> children) {
+    return Line.of(children, null).first();
   }
 
   @Test
