@@ -96,10 +96,8 @@ class ZooKeeperMemberCutOffIT {
     ZooKeeperLeaseStore nextStore = storeOn(inQuorum, MonotonicClock.system());
 
     Lease lease = grantedOnceTheEnsembleServes(leaderStore, election, "leader");
-    followerStore.follow(election, "follower", () -> {}).orElseThrow();
-    assertThat(followerStore.tryAcquire(election, "follower", SESSION).isGranted()).isFalse();
-    nextStore.follow(election, "next", () -> {}).orElseThrow();
-    assertThat(nextStore.tryAcquire(election, "next", SESSION).isGranted()).isFalse();
+    waitInLine(followerStore, election, "follower");
+    waitInLine(nextStore, election, "next");
 
     // The member to be cut off has applied the release: the follower is first in its tree, and it
     // has told the follower so (its elector would try now).
@@ -143,8 +141,7 @@ class ZooKeeperMemberCutOffIT {
     ZooKeeperLeaseStore nextStore = storeOn(inQuorum, MonotonicClock.system());
 
     Lease lease = grantedOnceTheEnsembleServes(leaderStore, election, "leader");
-    nextStore.follow(election, "next", () -> {}).orElseThrow();
-    assertThat(nextStore.tryAcquire(election, "next", SESSION).isGranted()).isFalse();
+    waitInLine(nextStore, election, "next");
     Lease renewed = leaderStore.renew(lease); // read and watched: later renewals are a sync alone
     // Suspended right after a renewal: on resuming, its lease has not run out by its own clock.
     leaderClock.suspend();
@@ -160,6 +157,14 @@ class ZooKeeperMemberCutOffIT {
             "the leader's renewal on the cut off member, after the quorum granted term %s to next",
             next.token())
         .isNull();
+  }
+
+  /** Follows the election and tries once, which the holder refuses: a place in line. */
+  private static void waitInLine(ZooKeeperLeaseStore store, String election, String candidate) {
+    store.follow(election, candidate, () -> {}).orElseThrow();
+    assertThat(store.tryAcquire(election, candidate, SESSION).isGranted())
+        .as("%s's first try", candidate)
+        .isFalse();
   }
 
   private void cutOffFromTheQuorum() {
