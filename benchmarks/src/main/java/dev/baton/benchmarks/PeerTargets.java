@@ -166,7 +166,12 @@ final class PeerTargets {
             + " requests/s per idle follower here against Baton's "
             + Stats.fixed(baton, 2)
             + ", for every follower of every election, and a follower that stops keeping it alive blocks the queue until its lease runs out. A graceful handover is"
-            + " rare; idle followers are always there. Baton keeps its followers silent and pays one more write at handover.");
+            + " rare; idle followers are always there. Baton keeps its followers silent and pays one more write at handover. Kept alive by the process's shared"
+            + " lease instead (the one `sharedLeases` keeps for its leaders), waiting keys would cost one keep-alive stream a process rather than one a follower, and"
+            + " nothing more to a process that already leads on it. That is not built either: a key on a lease its process renews whatever its elector does outlives a"
+            + " stuck elector, so the queue's first would hold the election for good unless the store gave back what nobody renews (as the ZooKeeper store does, because"
+            + " a session outlives a stuck elector too), and a process that dies with a place in the queue still holds up the handover until its lease runs out, where"
+            + " today any follower takes over at once.");
   }
 
   private void scale(String backend) {
