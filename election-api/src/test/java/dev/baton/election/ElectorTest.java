@@ -61,7 +61,7 @@ class ElectorTest {
   }
 
   ElectorBuilder builder(
-      ScriptedStore store, String candidate, RecordingListener listener, Executor executor) {
+      LeaseStore store, String candidate, ElectionListener listener, Executor executor) {
     return Elector.builder(store)
         .election("billing")
         .candidate(candidate)
@@ -135,31 +135,20 @@ class ElectorTest {
             return granted;
           }
         };
+    ElectionListener slowOnElected =
+        new ElectionListener() {
+          @Override
+          public void onElected(Term term) {
+            electedOn.set(Thread.currentThread());
+            try {
+              slow.await();
+            } catch (InterruptedException interrupted) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
     pool = Executors.newCachedThreadPool();
-    Elector e =
-        track(
-            Elector.builder(recording)
-                .election("billing")
-                .candidate("a")
-                .leaseDuration(LEASE)
-                .renewDeadline(DEADLINE)
-                .retryPeriod(RETRY)
-                .clock(clock)
-                .scheduler(scheduler)
-                .executor(pool)
-                .listener(
-                    new ElectionListener() {
-                      @Override
-                      public void onElected(Term term) {
-                        electedOn.set(Thread.currentThread());
-                        try {
-                          slow.await();
-                        } catch (InterruptedException interrupted) {
-                          Thread.currentThread().interrupt();
-                        }
-                      }
-                    })
-                .build());
+    Elector e = track(builder(recording, "a", slowOnElected, pool).build());
     try {
       e.start();
       await().until(() -> electedOn.get() != null);
