@@ -10,8 +10,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 
 /**
  * The conformance suite's ZooKeeper: a three-member ensemble in this JVM (or, with {@code
@@ -68,16 +66,7 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
     String connectString =
         through.stream().map(a -> a.getHostString() + ":" + a.getPort()).collect(joining(","));
     CuratorFramework client =
-        closeLater(
-            CuratorFrameworkFactory.builder()
-                .connectString(connectString)
-                .sessionTimeoutMs((int) sessionTimeout.toMillis())
-                .connectionTimeoutMs((int) sessionTimeout.toMillis())
-                .retryPolicy(new RetryOneTime(100))
-                // Curator would otherwise replace the connect string with the members' own
-                // addresses from the ensemble's config node, and bypass the proxies.
-                .ensembleTracker(false)
-                .build());
+        closeLater(ZooKeeperServers.pinnedClient(connectString, sessionTimeout));
     client.start();
     return ZooKeeperLeaseStore.builder(client).callTimeout(callTimeout).build();
   }

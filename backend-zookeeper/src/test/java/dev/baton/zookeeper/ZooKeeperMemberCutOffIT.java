@@ -16,8 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.InstanceSpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -211,15 +209,7 @@ class ZooKeeperMemberCutOffIT {
    */
   private ZooKeeperLeaseStore storeOn(InstanceSpec member, MonotonicClock clock) {
     CuratorFramework client =
-        resources.started(
-            CuratorFrameworkFactory.builder()
-                .connectString(member.getConnectString())
-                .sessionTimeoutMs((int) SESSION.toMillis())
-                .connectionTimeoutMs((int) SESSION.toMillis())
-                .retryPolicy(new RetryOneTime(100))
-                // Curator would otherwise learn the other members from the ensemble's config.
-                .ensembleTracker(false)
-                .build());
+        resources.started(ZooKeeperServers.pinnedClient(member.getConnectString(), SESSION));
     ZooKeeperLeaseStore store =
         ZooKeeperLeaseStore.builder(client).callTimeout(Duration.ofSeconds(1)).clock(clock).build();
     resources.closeLater(store);

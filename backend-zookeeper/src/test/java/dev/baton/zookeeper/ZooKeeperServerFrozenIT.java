@@ -19,8 +19,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -110,15 +108,7 @@ class ZooKeeperServerFrozenIT {
         clientPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
     List<LeaseStore> stores = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
-      CuratorFramework client =
-          CuratorFrameworkFactory.builder()
-              .connectString(connect)
-              .sessionTimeoutMs((int) TIMINGS.leaseDuration().toMillis())
-              .connectionTimeoutMs((int) TIMINGS.leaseDuration().toMillis())
-              .retryPolicy(new RetryOneTime(100))
-              // the members' own addresses are the ones given: no need to follow /zookeeper/config
-              .ensembleTracker(false)
-              .build();
+      CuratorFramework client = ZooKeeperServers.pinnedClient(connect, TIMINGS.leaseDuration());
       client.start();
       closeAtEnd.add(client);
       clients.put("node-" + i, client);

@@ -71,6 +71,21 @@ final class ZooKeeperServers implements AutoCloseable {
     return started(client);
   }
 
+  /**
+   * A client, not started, of exactly the servers in {@code connectString}: Curator would otherwise
+   * replace them with the members' own addresses from the ensemble's config node, and bypass a
+   * proxy or reach a member the test keeps it away from.
+   */
+  static CuratorFramework pinnedClient(String connectString, Duration sessionTimeout) {
+    return CuratorFrameworkFactory.builder()
+        .connectString(connectString)
+        .sessionTimeoutMs((int) sessionTimeout.toMillis())
+        .connectionTimeoutMs((int) sessionTimeout.toMillis())
+        .retryPolicy(new RetryOneTime(100))
+        .ensembleTracker(false)
+        .build();
+  }
+
   /** Starts {@code client} and closes it with the servers. */
   CuratorFramework started(CuratorFramework client) {
     client.start();
