@@ -387,6 +387,7 @@ public final class EtcdLeaseStore implements LeaseStore {
             deadline,
             election,
             "releasing the election key");
+        leases.released(on.id);
       } else {
         calls.await(
             Acquisitions.deleteIfTerm(kv, key, token, value),
@@ -394,7 +395,6 @@ public final class EtcdLeaseStore implements LeaseStore {
             election,
             "releasing the election key");
       }
-      held.ifPresent(on -> leases.released(on.id));
     } catch (LeaseStoreException e) {
       if (EtcdErrors.isLeaseNotFound(e)) {
         // The lease ran out before the release: etcd deleted the key with it. Nothing to give up.

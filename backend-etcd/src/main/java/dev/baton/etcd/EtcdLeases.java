@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
 final class EtcdLeases {
 
   private static final Logger log = LoggerFactory.getLogger(EtcdLeases.class);
-  private static final int MAX_UNCERTAIN = 1024;
+  private static final int MAX_REMEMBERED = 1024;
 
   private final Lease leaseClient;
   private final MonotonicClock clock;
@@ -54,7 +54,8 @@ final class EtcdLeases {
   /**
    * Leases a release of ours marked or deleted a key on. A read sent before such a release applied
    * can be answered after it ended, and show our key on a lease this store has dropped: that key is
-   * gone, not somebody else's. Bounded, as {@link #uncertain}.
+   * gone, not somebody else's. Bounded, as {@link #uncertain}; only leases handed on with a release
+   * (a lease per election): a shared lease stays this store's.
    */
   private final Map<Long, Boolean> releasedFrom = bounded();
 
@@ -62,7 +63,7 @@ final class EtcdLeases {
     return new LinkedHashMap<>(16, 0.75f, false) {
       @Override
       protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-        return size() > MAX_UNCERTAIN;
+        return size() > MAX_REMEMBERED;
       }
     };
   }
