@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +59,7 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
   private final AtomicInteger threadCount = new AtomicInteger();
   private volatile Mode mode = Mode.OPEN;
   private volatile boolean closed;
+  private volatile Supplier<? extends Tap> taps = () -> null;
 
   /** Notified when reading may resume. */
   private final Object unread = new Object();
@@ -72,6 +74,29 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
     listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
     this.name = "fault-proxy-" + listener.getLocalPort();
     daemon(name + "-accept", this::acceptLoop).start();
+  }
+
+  /**
+   * Sees the bytes of one connection as the proxy forwards them, for a benchmark that takes a
+   * protocol apart on the wire.
+   */
+  @FunctionalInterface
+  public interface Tap {
+    /**
+     * {@code length} bytes from {@code offset} of {@code bytes}, read at {@code nanoTime} ({@link
+     * System#nanoTime()}) and about to be forwarded to the server ({@code toServer}) or the client.
+     * Each direction calls from a thread of its own, in the order the bytes came; the array is
+     * reused after the call returns. It must be quick: the bytes wait for it.
+     */
+    void forwarded(boolean toServer, long nanoTime, byte[] bytes, int offset, int length);
+  }
+
+  /**
+   * Gives every connection accepted from now on a tap of its own from {@code perConnection}; one
+   * that returns null leaves its connection untapped. Set it before the client connects.
+   */
+  public void tap(Supplier<? extends Tap> perConnection) {
+    taps = requireNonNull(perConnection, "perConnection");
   }
 
   /** Starts a proxy to {@code upstream}, which must be a loopback address. */
@@ -215,7 +240,7 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
         closeQuietly(client);
         continue;
       }
-      Connection c = new Connection(client);
+      Connection c = new Connection(client, taps.get());
       connections.add(c);
       if (now == Mode.BLACKHOLE) {
         // Accepted and read, never answered, never forwarded: a partition as the client sees it.
@@ -230,13 +255,15 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
 
   private final class Connection {
     private final Socket client;
+    private final Tap tap;
     private volatile Socket server;
 
     /** Bytes were dropped or never had a server: the stream cannot be resumed after a heal. */
     private volatile boolean torn;
 
-    Connection(Socket client) {
+    Connection(Socket client, Tap tap) {
       this.client = client;
+      this.tap = tap;
     }
 
     void openUpstream() {
@@ -274,6 +301,7 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
           if (n < 0) {
             break;
           }
+          long readAt = System.nanoTime();
           // Bytes read just before the mode changed are held too, not forwarded.
           awaitReading(toServer);
           Mode now = mode;
@@ -283,6 +311,9 @@ public final class FaultProxy implements FaultInjector, AutoCloseable {
           }
           // Counted before it is written, so a reader that saw the bytes also sees the count.
           counter.addAndGet(n);
+          if (tap != null) {
+            tap.forwarded(toServer, readAt, buffer, 0, n);
+          }
           out.write(buffer, 0, n);
           out.flush();
         }

@@ -14,6 +14,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -93,6 +95,31 @@ class FaultProxyTest {
       assertThat(proxy.openConnections()).isEqualTo(1);
     }
     await().atMost(Duration.ofSeconds(20)).until(() -> proxy.openConnections() == 0);
+  }
+
+  @Test
+  void eachConnectionsTapSeesWhatIsForwardedEachWayInOrder() throws IOException {
+    List<StringBuilder> toServer = new CopyOnWriteArrayList<>();
+    List<StringBuilder> toClient = new CopyOnWriteArrayList<>();
+    proxy.tap(
+        () -> {
+          StringBuilder up = new StringBuilder();
+          StringBuilder down = new StringBuilder();
+          toServer.add(up);
+          toClient.add(down);
+          return (toward, nanos, bytes, offset, length) ->
+              (toward ? up : down)
+                  .append(new String(bytes, offset, length, StandardCharsets.UTF_8));
+        });
+    try (Socket first = connect();
+        Socket second = connect()) {
+      assertThat(roundTrip(first, "ab")).isEqualTo("ab");
+      assertThat(roundTrip(second, "x")).isEqualTo("x");
+      assertThat(roundTrip(first, "cd")).isEqualTo("cd");
+    }
+    // An answer is tapped before it is written on, so the client has it only after the tap ran.
+    assertThat(toServer).extracting(StringBuilder::toString).containsExactly("abcd", "x");
+    assertThat(toClient).extracting(StringBuilder::toString).containsExactly("abcd", "x");
   }
 
   @Test
