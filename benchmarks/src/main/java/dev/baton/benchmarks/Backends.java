@@ -193,7 +193,8 @@ final class Backends {
               Optional.of(sessionPackets(zk, client)),
               Optional.empty());
         },
-        null);
+        null,
+        true);
   }
 
   static LeaseStore zooKeeperStore(CuratorFramework client, Settings s) {

@@ -37,6 +37,7 @@ final class BatonContender implements Contender {
   private final Opener opener;
   private final Duration leaseDuration;
   private final AutoCloseable shared;
+  private final boolean zooKeeperWire;
 
   BatonContender(
       String name,
@@ -48,6 +49,34 @@ final class BatonContender implements Contender {
       Duration leaseDuration,
       Opener opener,
       AutoCloseable shared) {
+    this(
+        name,
+        server,
+        serverAddress,
+        settings,
+        storeSettings,
+        requestsCountedAs,
+        leaseDuration,
+        opener,
+        shared,
+        false);
+  }
+
+  /**
+   * @param zooKeeperWire whether the nodes speak ZooKeeper's protocol to the server, so that their
+   *     proxies can read it ({@link ZooKeeperWire})
+   */
+  BatonContender(
+      String name,
+      String server,
+      Optional<InetSocketAddress> serverAddress,
+      Settings settings,
+      Map<String, String> storeSettings,
+      String requestsCountedAs,
+      Duration leaseDuration,
+      Opener opener,
+      AutoCloseable shared,
+      boolean zooKeeperWire) {
     this.name = name;
     this.server = server;
     this.serverAddress = serverAddress;
@@ -57,6 +86,7 @@ final class BatonContender implements Contender {
     this.leaseDuration = leaseDuration;
     this.opener = opener;
     this.shared = shared;
+    this.zooKeeperWire = zooKeeperWire;
   }
 
   @Override
@@ -102,6 +132,7 @@ final class BatonContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) throws Exception {
     Optional<FaultProxy> proxy = serverAddress.map(FaultProxy::start);
+    Optional<ZooKeeperWire> wire = proxy.filter(p -> zooKeeperWire).map(ZooKeeperWire::tapping);
     try {
       OpenedStore opened = opener.open(candidate, proxy.map(FaultProxy::address));
       RecordingStore store = new RecordingStore(opened.store());
@@ -118,6 +149,7 @@ final class BatonContender implements Contender {
           timeline,
           link,
           proxy,
+          wire,
           requests,
           store,
           opened.resources(),

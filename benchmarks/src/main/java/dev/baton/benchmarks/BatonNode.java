@@ -21,12 +21,13 @@ final class BatonNode extends Node {
       Timeline timeline,
       FaultInjector link,
       Optional<FaultProxy> proxy,
+      Optional<ZooKeeperWire> wire,
       LongSupplier requests,
       RecordingStore store,
       AutoCloseable resources,
       Settings settings,
       String election) {
-    super(id, timeline, link, proxy, requests);
+    super(id, timeline, link, proxy, requests, wire);
     this.store = store;
     this.resources = resources;
     this.elector =

@@ -68,13 +68,14 @@ final class CuratorLatchContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) {
     FaultProxy proxy = FaultProxy.start(zk.address());
+    ZooKeeperWire wire = ZooKeeperWire.tapping(proxy);
     CuratorFramework client =
         CuratorFrameworkFactory.builder()
             .connectString("127.0.0.1:" + proxy.port())
             .sessionTimeoutMs((int) session.toMillis())
             .retryPolicy(new ExponentialBackoffRetry(1000, 3))
             .build();
-    return new LatchNode(candidate, timeline, proxy, client, election, zk);
+    return new LatchNode(candidate, timeline, proxy, wire, client, election, zk);
   }
 
   private static final class LatchNode extends Node {
@@ -85,10 +86,17 @@ final class CuratorLatchContender implements Contender {
         String id,
         Timeline timeline,
         FaultProxy proxy,
+        ZooKeeperWire wire,
         CuratorFramework client,
         String election,
         ZooKeeperServerInJvm zk) {
-      super(id, timeline, proxy, Optional.of(proxy), Backends.sessionPackets(zk, client));
+      super(
+          id,
+          timeline,
+          proxy,
+          Optional.of(proxy),
+          Backends.sessionPackets(zk, client),
+          Optional.of(wire));
       this.client = client;
       this.latch = new LeaderLatch(client, "/curator-bench/" + election, id);
       latch.addListener(

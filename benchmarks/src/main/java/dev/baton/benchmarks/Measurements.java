@@ -65,6 +65,9 @@ final class Measurements {
             Stats.ms(result.handover.stats().p99()),
             Stats.ms(result.handover.stats().max()),
             result.handover.failures());
+        if (!result.handover.onTheWire().isEmpty()) {
+          say(c, "handover on the wire: %s", ZooKeeperWire.medians(result.handover.onTheWire()));
+        }
         result.idle = idle(g);
         say(c, "idle: %s", idleSummary(result.idle));
         result.crash = crash(c, g);
@@ -190,6 +193,7 @@ final class Measurements {
 
   Handover handover(Contender c, Group g) throws Exception {
     List<Double> samples = new ArrayList<>();
+    List<ZooKeeperWire.Split> onTheWire = new ArrayList<>();
     int failures = 0;
     for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
       boolean counted = round >= settings.warmUpRounds();
@@ -201,13 +205,25 @@ final class Measurements {
       if (next.isPresent()) {
         if (counted) {
           samples.add((next.get().nanos() - t0) / 1e6);
+          onTheWire(g, leader, next.get(), t0).ifPresent(onTheWire::add);
         }
       } else {
         failures++;
       }
       g.replace(leader);
     }
-    return new Handover(Stats.of(samples), failures);
+    return new Handover(Stats.of(samples), failures, onTheWire);
+  }
+
+  /** The round taken apart on the wire, where both nodes' proxies read ZooKeeper's protocol. */
+  private static Optional<ZooKeeperWire.Split> onTheWire(
+      Group g, Node leaver, Timeline.Event elected, long closeNanos) {
+    Optional<ZooKeeperWire> next =
+        g.nodes().stream().filter(n -> n.id.equals(elected.node())).findFirst().flatMap(Node::wire);
+    if (leaver.wire().isEmpty() || next.isEmpty()) {
+      return Optional.empty();
+    }
+    return ZooKeeperWire.handover(leaver.wire().get(), next.get(), closeNanos, elected.nanos());
   }
 
   Idle idle(Group g) {

@@ -19,6 +19,7 @@ abstract class Node implements AutoCloseable {
   private final FaultInjector link;
   private final Optional<FaultProxy> proxy;
   private final LongSupplier requests;
+  private final Optional<ZooKeeperWire> wire;
 
   /**
    * @param requests requests this node sent to the server so far, counted as the contender says
@@ -30,11 +31,26 @@ abstract class Node implements AutoCloseable {
       FaultInjector link,
       Optional<FaultProxy> proxy,
       LongSupplier requests) {
+    this(id, timeline, link, proxy, requests, Optional.empty());
+  }
+
+  /**
+   * @param wire what the node and a ZooKeeper server said to each other, for a node whose proxy was
+   *     tapped before its client connected
+   */
+  Node(
+      String id,
+      Timeline timeline,
+      FaultInjector link,
+      Optional<FaultProxy> proxy,
+      LongSupplier requests,
+      Optional<ZooKeeperWire> wire) {
     this.id = id;
     this.timeline = timeline;
     this.link = link;
     this.proxy = proxy;
     this.requests = requests;
+    this.wire = wire;
   }
 
   /** Starts campaigning; returns at once or once the library has registered the candidate. */
@@ -79,6 +95,10 @@ abstract class Node implements AutoCloseable {
 
   final long bytesToClient() {
     return proxy.map(FaultProxy::bytesToClient).orElse(0L);
+  }
+
+  final Optional<ZooKeeperWire> wire() {
+    return wire;
   }
 
   final boolean hasNetwork() {

@@ -19,6 +19,7 @@ final class PeerTargets {
   private final Settings settings;
   private final List<String> rows = new ArrayList<>();
   private final List<String> reasons = new ArrayList<>();
+  private final List<String> wireRows = new ArrayList<>();
 
   PeerTargets(List<ContenderResult> results, List<Scale> scale, Settings settings) {
     this.results = results;
@@ -30,6 +31,8 @@ final class PeerTargets {
   String markdown() {
     idleLeader("ZooKeeper", "Curator LeaderLatch");
     handover("ZooKeeper", "Curator LeaderLatch");
+    onTheWire("ZooKeeper", true);
+    onTheWire("Curator LeaderLatch", false);
     handover("etcd", "jetcd Election");
     waitingKeys();
     scale("ZooKeeper");
@@ -53,6 +56,21 @@ final class PeerTargets {
     if (!reasons.isEmpty()) {
       md.append("### Where Baton stays behind its peer, and why\n\n");
       reasons.forEach(r -> md.append("- ").append(r).append('\n'));
+      md.append('\n');
+    }
+    if (!wireRows.isEmpty()) {
+      md.append("### The ZooKeeper handover on the wire\n\n");
+      md.append(
+          "Each counted handover round cut where the nodes' proxies see ZooKeeper's protocol"
+              + " (requests, answers and watch events, each timed when its proxy read it; no code of"
+              + " either library is touched), medians in ms. The release is the leaving leader's"
+              + " first write after close(); the requests are what the next leader sent from its"
+              + " watch event to its last answer before onElected.\n\n");
+      md.append(
+          "| library | rounds | close() → release | → watch event at the next | → its first request"
+              + " | → last answer | requests | → onElected | sum of medians |\n");
+      md.append("|---|---|---|---|---|---|---|---|---|\n");
+      wireRows.forEach(r -> md.append(r).append('\n'));
       md.append('\n');
     }
     return md.toString();
@@ -224,6 +242,41 @@ final class PeerTargets {
 
   private double resolution() {
     return 1.0 / settings.idleWindow().toSeconds();
+  }
+
+  private void onTheWire(String contender, boolean baton) {
+    Optional<ContenderResult> r = find(contender, baton).filter(PeerTargets::hasHandover);
+    if (r.isEmpty() || r.get().handover.onTheWire().isEmpty()) {
+      return;
+    }
+    List<ZooKeeperWire.Split> rounds = r.get().handover.onTheWire();
+    double[] steps = {
+      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toRelease),
+      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toWatchEvent),
+      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toFirstRequest),
+      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toLastAnswer),
+    };
+    double afterAnswer = ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toElected);
+    double sum = afterAnswer;
+    StringBuilder row =
+        new StringBuilder("| ")
+            .append(baton ? "Baton" : contender)
+            .append(" | ")
+            .append(rounds.size())
+            .append(" of ")
+            .append(r.get().handover.stats().count());
+    for (double step : steps) {
+      row.append(" | ").append(Stats.fixed(step, 2));
+      sum += step;
+    }
+    row.append(" | ")
+        .append(Stats.fixed(ZooKeeperWire.median(rounds, ZooKeeperWire.Split::requests), 0))
+        .append(" | ")
+        .append(Stats.fixed(afterAnswer, 2))
+        .append(" | ")
+        .append(Stats.fixed(sum, 2))
+        .append(" |");
+    wireRows.add(row.toString());
   }
 
   private static boolean hasHandover(ContenderResult r) {

@@ -14,7 +14,10 @@ final class Results {
   record FirstLeader(Stats stats, double coldMillis, int failures) {}
 
   /** Leader leaves gracefully; time until another node is told it leads. */
-  record Handover(Stats stats, int failures) {}
+  /**
+   * @param onTheWire the counted rounds the wire shows step by step (ZooKeeper nodes only)
+   */
+  record Handover(Stats stats, int failures, List<ZooKeeperWire.Split> onTheWire) {}
 
   /**
    * One crash round: the leader's link is cut, the leader keeps running.
