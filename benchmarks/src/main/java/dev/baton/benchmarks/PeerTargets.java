@@ -7,6 +7,7 @@ import dev.baton.benchmarks.Results.ScaleStep;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The targets of issue 22: Baton against the best peer library on the same server, judged on the
@@ -65,10 +66,12 @@ final class PeerTargets {
               + " (requests, answers and watch events, each timed when its proxy read it; no code of"
               + " either library is touched), medians in ms. The release is the leaving leader's"
               + " first write after close(); the requests are what the next leader sent from its"
-              + " watch event to its last answer before onElected.\n\n");
+              + " watch event to its last answer before onElected (multiRead is a read-only"
+              + " multi).\n\n");
       md.append(
-          "| library | rounds | close() → release | → watch event at the next | → its first request"
-              + " | → last answer | requests | → onElected | sum of medians |\n");
+          "| library | rounds | (1) close() → release | (2) → watch event at the next | (3) → its"
+              + " first request | (4) → last answer | requests in (4), in most rounds | (5) →"
+              + " onElected | sum of medians |\n");
       md.append("|---|---|---|---|---|---|---|---|---|\n");
       wireRows.forEach(r -> md.append(r).append('\n'));
       md.append('\n');
@@ -144,13 +147,18 @@ final class PeerTargets {
               + " a read alone can be answered by a member cut off from the quorum, which may still show the follower's node first after the quorum expired its"
               + " session and granted the next in line; Curator's LeaderLatch trusts the read. `ZooKeeperMemberCutOffIT`"
               + " grants such a follower the lease the quorum gave another once the `sync` is taken out; taken out, it does not close the gap either (one run on"
-              + " 28 November 2026: 2.7 ms p50 against Curator's 2.0; the run before it, with the `sync`, 2.8 against 2.3). Around that, Baton's elector stops the leader's work before the"
-              + " release, which goes out from the thread that ran onRevoked, while Curator's close() deletes the node from the caller's thread. A timeline taken"
-              + " apart on this kind of machine on 28 November 2026 (rounds 30–34 of one run, three electors, one in-JVM server, no proxies), in ms after close():"
-              + " the release sent at 0.17–0.22, the next in line's watch event at 1.6–2.4, its `sync` and read 0.6–2.4 long, onElected 0.10–0.17 after the"
-              + " answer, on the thread that got it. The follower third in line is told 10 ms after the next in line, so that its `sync` and read do not reach"
-              + " the server together with the next in line's (before that change and the elector's, the same timeline gave 3.1–4.0 ms p50 against Curator's"
-              + " 2.4).");
+              + " 28 November 2026: 2.7 ms p50 against Curator's 2.0; the run before it, with the `sync`, 2.8 against 2.3)."
+              + wireSteps(baton.get(), peer.get())
+              + " Where the steps differ, and why Baton keeps its way: (1) close() → release: Baton's elector ends the term and runs onRevoked on a thread of its"
+              + " own, which no interrupt of the caller's can cut short, and sends the release from that thread once onRevoked has returned; Curator's close()"
+              + " deletes the node on the caller's thread and tells its listener afterwards. (2) Release → watch event: Baton's followers each watch the whole"
+              + " line, because the store gives a place back when its candidate does not try after a change, so the server tells every follower, and the"
+              + " leaving leader's own watch, of the release; each of Curator's followers watches only the node before it, and the server tells the next one"
+              + " alone. (3) Watch event → first request, and (5) last answer → onElected: the store's calls block, so the acquisition runs on a thread of the"
+              + " elector's pool and onElected follows on that thread; Curator runs its recipe and its listener on ZooKeeper's event thread, where a slow"
+              + " onElected would hold up every other event and answer of the session, the leader's renewals included. (4) First request → last answer, the"
+              + " one round trip after the release, is where the `sync` goes: Baton sends it together with the read, so it adds no round trip. What is left of the gap is thread hand-offs, a few tenths of a millisecond on this two-core machine: the floor of an elector"
+              + " that stops the work before the release and keeps the application's code off the client's threads, with this profile to show it.");
       return;
     }
     reasons.add(
@@ -244,6 +252,42 @@ final class PeerTargets {
     return 1.0 / settings.idleWindow().toSeconds();
   }
 
+  /**
+   * The difference, step by step, between the medians of the two libraries' handovers on the wire,
+   * as a sentence; nothing when either was not taken apart.
+   */
+  private static String wireSteps(ContenderResult baton, ContenderResult peer) {
+    List<ZooKeeperWire.Split> b = baton.handover.onTheWire();
+    List<ZooKeeperWire.Split> p = peer.handover.onTheWire();
+    if (b.isEmpty() || p.isEmpty()) {
+      return "";
+    }
+    List<ToDoubleFunction<ZooKeeperWire.Split>> steps =
+        List.of(
+            ZooKeeperWire.Split::toRelease,
+            ZooKeeperWire.Split::toWatchEvent,
+            ZooKeeperWire.Split::toFirstRequest,
+            ZooKeeperWire.Split::toLastAnswer,
+            ZooKeeperWire.Split::toElected);
+    StringBuilder diff = new StringBuilder();
+    double total = 0;
+    for (int i = 0; i < steps.size(); i++) {
+      double d = ZooKeeperWire.median(b, steps.get(i)) - ZooKeeperWire.median(p, steps.get(i));
+      total += d;
+      diff.append(i == 0 ? "" : ", ").append("(").append(i + 1).append(") ").append(signed(d));
+    }
+    return " The wire table below takes both libraries' rounds apart step by step; Baton's medians"
+        + " minus Curator's, in ms: "
+        + diff
+        + "; "
+        + signed(total)
+        + " in all (a step with a minus Baton takes faster).";
+  }
+
+  private static String signed(double ms) {
+    return (ms >= 0 ? "+" : "−") + Stats.fixed(Math.abs(ms), 2);
+  }
+
   private void onTheWire(String contender, boolean baton) {
     Optional<ContenderResult> r = find(contender, baton).filter(PeerTargets::hasHandover);
     if (r.isEmpty() || r.get().handover.onTheWire().isEmpty()) {
@@ -270,7 +314,7 @@ final class PeerTargets {
       sum += step;
     }
     row.append(" | ")
-        .append(Stats.fixed(ZooKeeperWire.median(rounds, ZooKeeperWire.Split::requests), 0))
+        .append(ZooKeeperWire.mostly(rounds))
         .append(" | ")
         .append(Stats.fixed(afterAnswer, 2))
         .append(" | ")

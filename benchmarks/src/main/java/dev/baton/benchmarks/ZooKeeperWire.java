@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
 
 /**
  * What one ZooKeeper client and its server said to each other, read off the bytes its node's proxy
@@ -53,7 +54,7 @@ final class ZooKeeperWire {
       double toFirstRequest,
       double toLastAnswer,
       double toElected,
-      int requests) {}
+      String requests) {}
 
   private static final int XID_WATCH_EVENT = -1;
   private static final int XID_PING = -2;
@@ -144,7 +145,7 @@ final class ZooKeeperWire {
     Long event = null;
     Long firstRequest = null;
     Long lastAnswer = null;
-    int requests = 0;
+    List<String> requests = new ArrayList<>();
     for (Message m : next.between(release, electedNanos)) {
       if (event == null) {
         if (m.kind() == Kind.WATCH_EVENT) {
@@ -152,7 +153,7 @@ final class ZooKeeperWire {
         }
       } else if (m.kind() == Kind.REQUEST) {
         firstRequest = firstRequest == null ? m.nanos() : firstRequest;
-        requests++;
+        requests.add(name(m.opcode()));
       } else if (m.kind() == Kind.ANSWER && firstRequest != null) {
         lastAnswer = m.nanos();
       }
@@ -167,25 +168,59 @@ final class ZooKeeperWire {
             ms(firstRequest - event),
             ms(lastAnswer - firstRequest),
             ms(electedNanos - lastAnswer),
-            requests));
+            String.join(" + ", requests)));
   }
 
   /** The median of each step over {@code rounds}, as a line for the console. */
   static String medians(List<Split> rounds) {
     return String.format(
         "%d rounds, medians in ms: close() → release %s, → watch event %s, → first request %s,"
-            + " → last answer %s (%s requests), → onElected %s",
+            + " → last answer %s (mostly %s), → onElected %s",
         rounds.size(),
         Stats.fixed(median(rounds, Split::toRelease), 2),
         Stats.fixed(median(rounds, Split::toWatchEvent), 2),
         Stats.fixed(median(rounds, Split::toFirstRequest), 2),
         Stats.fixed(median(rounds, Split::toLastAnswer), 2),
-        Stats.fixed(median(rounds, Split::requests), 0),
+        mostly(rounds),
         Stats.fixed(median(rounds, Split::toElected), 2));
   }
 
   static double median(List<Split> rounds, ToDoubleFunction<Split> step) {
     return Stats.of(rounds.stream().map(step::applyAsDouble).toList()).p50();
+  }
+
+  /** The requests most rounds sent between the watch event and the last answer. */
+  static String mostly(List<Split> rounds) {
+    return rounds.stream()
+        .collect(Collectors.groupingBy(Split::requests, Collectors.counting()))
+        .entrySet()
+        .stream()
+        .max(Map.Entry.comparingByValue())
+        .map(Map.Entry::getKey)
+        .orElse("–");
+  }
+
+  /** The name ZooKeeper's protocol gives an opcode (ZooDefs.OpCode). */
+  static String name(int opcode) {
+    return switch (opcode) {
+      case 1 -> "create";
+      case 2 -> "delete";
+      case 3 -> "exists";
+      case 4 -> "getData";
+      case 5 -> "setData";
+      case 8 -> "getChildren";
+      case 9 -> "sync";
+      case 12 -> "getChildren2";
+      case 13 -> "check";
+      case 14 -> "multi";
+      case 15 -> "create2";
+      case 18 -> "removeWatches";
+      case 22 -> "multiRead";
+      case 101 -> "setWatches";
+      case 105 -> "setWatches2";
+      case 106 -> "addWatch";
+      default -> "op " + opcode;
+    };
   }
 
   private static double ms(long nanos) {
