@@ -157,8 +157,9 @@ final class PeerTargets {
               + " alone. (3) Watch event → first request, and (5) last answer → onElected: the store's calls block, so the acquisition runs on a thread of the"
               + " elector's pool and onElected follows on that thread; Curator runs its recipe and its listener on ZooKeeper's event thread, where a slow"
               + " onElected would hold up every other event and answer of the session, the leader's renewals included. (4) First request → last answer, the"
-              + " one round trip after the release, is where the `sync` goes: Baton sends it together with the read, so it adds no round trip. What is left of the gap is thread hand-offs, a few tenths of a millisecond on this two-core machine: the floor of an elector"
-              + " that stops the work before the release and keeps the application's code off the client's threads, with this profile to show it.");
+              + " one round trip after the release, is where the `sync` goes: Baton sends it together with the read, so it adds no round trip. What is left of the gap is the thread hand-offs of (1), (3) and (5)"
+              + " and the extra watch events of (2), each at most a few tenths of a millisecond on this two-core machine: the price of an elector that"
+              + " stops the work before the release and keeps the application's code off the client's threads, and of a line that every follower watches.");
       return;
     }
     reasons.add(
