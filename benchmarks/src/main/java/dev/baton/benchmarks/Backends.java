@@ -79,7 +79,8 @@ final class Backends {
           FaultyLeaseStore view = new FaultyLeaseStore(shared, s.callTimeout());
           return new BatonContender.OpenedStore(view, null, Optional.empty(), Optional.of(view));
         },
-        shared);
+        shared,
+        false);
   }
 
   static BatonContender h2(Settings s, H2TcpServer h2) {
@@ -141,7 +142,8 @@ final class Backends {
         "JDBC round trips at the driver (statements, commits, rollbacks, validity checks, including the pool's)",
         s.leaseDuration(),
         (node, through) -> openJdbc(urlOnPort.apply(through.orElseThrow().getPort()), user, s),
-        null);
+        null,
+        false);
   }
 
   /** A JDBC store on a pool over counting connections; requests are the driver's round trips. */
@@ -247,7 +249,8 @@ final class Backends {
         "gRPC request messages the client sent (unary calls, keep-alive and watch stream messages)",
         s.leaseDuration(),
         (node, through) -> openEtcd(through.orElseThrow(), s),
-        null);
+        null,
+        false);
   }
 
   static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
@@ -297,7 +300,8 @@ final class Backends {
         (node, through) ->
             openKubernetes(
                 through.orElseThrow(), node, s, Optional.of(() -> mock.requestsFrom(node))),
-        null);
+        null,
+        false);
   }
 
   static BatonContender.OpenedStore openKubernetes(
@@ -345,7 +349,8 @@ final class Backends {
         "HTTP requests the SDK sent",
         s.leaseDuration(),
         (node, through) -> openDynamoDb(through.orElseThrow(), s),
-        null);
+        null,
+        false);
   }
 
   static BatonContender.OpenedStore openDynamoDb(InetSocketAddress through, Settings s) {
@@ -414,7 +419,8 @@ final class Backends {
         "LeaseStore calls (no server-side count; a renewal is one HTTP request, a grant up to four)",
         s.leaseDuration(),
         (node, through) -> openAzureBlob(through.orElseThrow(), s),
-        null);
+        null,
+        false);
   }
 
   /** The store the azure-blob provider opens from a connection string: what a user gets. */

@@ -39,29 +39,6 @@ final class BatonContender implements Contender {
   private final AutoCloseable shared;
   private final boolean zooKeeperWire;
 
-  BatonContender(
-      String name,
-      String server,
-      Optional<InetSocketAddress> serverAddress,
-      Settings settings,
-      Map<String, String> storeSettings,
-      String requestsCountedAs,
-      Duration leaseDuration,
-      Opener opener,
-      AutoCloseable shared) {
-    this(
-        name,
-        server,
-        serverAddress,
-        settings,
-        storeSettings,
-        requestsCountedAs,
-        leaseDuration,
-        opener,
-        shared,
-        false);
-  }
-
   /**
    * @param zooKeeperWire whether the nodes speak ZooKeeper's protocol to the server, so that their
    *     proxies can read it ({@link ZooKeeperWire})
