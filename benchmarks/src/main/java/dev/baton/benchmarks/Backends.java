@@ -279,7 +279,11 @@ final class Backends {
       builder.sharedLeases(Duration.ZERO);
     }
     return new BatonContender.OpenedStore(
-        builder.build(), client, Optional.of(counter::messages), Optional.empty());
+        builder.build(),
+        client,
+        Optional.of(counter::messages),
+        Optional.empty(),
+        Optional.of(counter.log()));
   }
 
   static BatonContender kubernetes(Settings s, KubernetesMock mock) {

@@ -18,7 +18,18 @@ final class BatonContender implements Contender {
       LeaseStore store,
       AutoCloseable resources,
       Optional<LongSupplier> requests,
-      Optional<FaultInjector> link) {}
+      Optional<FaultInjector> link,
+      Optional<WireLog> wire) {
+
+    /** A store whose messages are not logged. */
+    OpenedStore(
+        LeaseStore store,
+        AutoCloseable resources,
+        Optional<LongSupplier> requests,
+        Optional<FaultInjector> link) {
+      this(store, resources, requests, link, Optional.empty());
+    }
+  }
 
   @FunctionalInterface
   interface Opener {
@@ -109,7 +120,7 @@ final class BatonContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) throws Exception {
     Optional<FaultProxy> proxy = serverAddress.map(FaultProxy::start);
-    Optional<ZooKeeperWire> wire = proxy.filter(p -> zooKeeperWire).map(ZooKeeperWire::tapping);
+    Optional<WireLog> zooKeeperLog = proxy.filter(p -> zooKeeperWire).map(ZooKeeperWire::tapping);
     try {
       OpenedStore opened = opener.open(candidate, proxy.map(FaultProxy::address));
       RecordingStore store = new RecordingStore(opened.store());
@@ -126,7 +137,7 @@ final class BatonContender implements Contender {
           timeline,
           link,
           proxy,
-          wire,
+          zooKeeperLog.or(opened::wire),
           requests,
           store,
           opened.resources(),

@@ -21,7 +21,7 @@ final class BatonNode extends Node {
       Timeline timeline,
       FaultInjector link,
       Optional<FaultProxy> proxy,
-      Optional<ZooKeeperWire> wire,
+      Optional<WireLog> wire,
       LongSupplier requests,
       RecordingStore store,
       AutoCloseable resources,

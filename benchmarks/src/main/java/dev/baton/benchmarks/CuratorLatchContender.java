@@ -68,7 +68,7 @@ final class CuratorLatchContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) {
     FaultProxy proxy = FaultProxy.start(zk.address());
-    ZooKeeperWire wire = ZooKeeperWire.tapping(proxy);
+    WireLog wire = ZooKeeperWire.tapping(proxy);
     CuratorFramework client =
         CuratorFrameworkFactory.builder()
             .connectString("127.0.0.1:" + proxy.port())
@@ -86,7 +86,7 @@ final class CuratorLatchContender implements Contender {
         String id,
         Timeline timeline,
         FaultProxy proxy,
-        ZooKeeperWire wire,
+        WireLog wire,
         CuratorFramework client,
         String election,
         ZooKeeperServerInJvm zk) {

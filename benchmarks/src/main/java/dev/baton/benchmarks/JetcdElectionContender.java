@@ -109,7 +109,7 @@ final class JetcdElectionContender implements Contender {
         Client client,
         String election,
         long ttlSeconds) {
-      super(id, timeline, proxy, Optional.of(proxy), counter::messages);
+      super(id, timeline, proxy, Optional.of(proxy), counter::messages, Optional.of(counter.log()));
       this.client = client;
       this.elections = client.getElectionClient();
       this.leases = client.getLeaseClient();

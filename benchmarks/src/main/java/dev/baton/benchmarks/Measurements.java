@@ -66,7 +66,7 @@ final class Measurements {
             Stats.ms(result.handover.stats().max()),
             result.handover.failures());
         if (!result.handover.onTheWire().isEmpty()) {
-          say(c, "handover on the wire: %s", ZooKeeperWire.medians(result.handover.onTheWire()));
+          say(c, "handover on the wire: %s", WireLog.medians(result.handover.onTheWire()));
         }
         result.idle = idle(g);
         say(c, "idle: %s", idleSummary(result.idle));
@@ -193,7 +193,7 @@ final class Measurements {
 
   Handover handover(Contender c, Group g) throws Exception {
     List<Double> samples = new ArrayList<>();
-    List<ZooKeeperWire.Split> onTheWire = new ArrayList<>();
+    List<WireLog.Split> onTheWire = new ArrayList<>();
     int failures = 0;
     for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
       boolean counted = round >= settings.warmUpRounds();
@@ -216,14 +216,14 @@ final class Measurements {
   }
 
   /** The round taken apart on the wire, where both nodes' proxies read ZooKeeper's protocol. */
-  private static Optional<ZooKeeperWire.Split> onTheWire(
+  private static Optional<WireLog.Split> onTheWire(
       Group g, Node leaver, Timeline.Event elected, long closeNanos) {
-    Optional<ZooKeeperWire> next =
+    Optional<WireLog> next =
         g.nodes().stream().filter(n -> n.id.equals(elected.node())).findFirst().flatMap(Node::wire);
     if (leaver.wire().isEmpty() || next.isEmpty()) {
       return Optional.empty();
     }
-    return ZooKeeperWire.handover(leaver.wire().get(), next.get(), closeNanos, elected.nanos());
+    return WireLog.handover(leaver.wire().get(), next.get(), closeNanos, elected.nanos());
   }
 
   Idle idle(Group g) {

@@ -19,7 +19,7 @@ abstract class Node implements AutoCloseable {
   private final FaultInjector link;
   private final Optional<FaultProxy> proxy;
   private final LongSupplier requests;
-  private final Optional<ZooKeeperWire> wire;
+  private final Optional<WireLog> wire;
 
   /**
    * @param requests requests this node sent to the server so far, counted as the contender says
@@ -35,8 +35,8 @@ abstract class Node implements AutoCloseable {
   }
 
   /**
-   * @param wire what the node and a ZooKeeper server said to each other, for a node whose proxy was
-   *     tapped before its client connected
+   * @param wire what the node and its server said to each other, message by message, where it can
+   *     be seen ({@link WireLog})
    */
   Node(
       String id,
@@ -44,7 +44,7 @@ abstract class Node implements AutoCloseable {
       FaultInjector link,
       Optional<FaultProxy> proxy,
       LongSupplier requests,
-      Optional<ZooKeeperWire> wire) {
+      Optional<WireLog> wire) {
     this.id = id;
     this.timeline = timeline;
     this.link = link;
@@ -97,7 +97,7 @@ abstract class Node implements AutoCloseable {
     return proxy.map(FaultProxy::bytesToClient).orElse(0L);
   }
 
-  final Optional<ZooKeeperWire> wire() {
+  final Optional<WireLog> wire() {
     return wire;
   }
 

@@ -20,7 +20,7 @@ final class PeerTargets {
   private final Settings settings;
   private final List<String> rows = new ArrayList<>();
   private final List<String> reasons = new ArrayList<>();
-  private final List<String> wireRows = new ArrayList<>();
+  private final List<String> stepTables = new ArrayList<>();
 
   PeerTargets(List<ContenderResult> results, List<Scale> scale, Settings settings) {
     this.results = results;
@@ -32,9 +32,28 @@ final class PeerTargets {
   String markdown() {
     idleLeader("ZooKeeper", "Curator LeaderLatch");
     handover("ZooKeeper", "Curator LeaderLatch");
-    onTheWire("ZooKeeper", true);
-    onTheWire("Curator LeaderLatch", false);
     handover("etcd", "jetcd Election");
+    stepTable(
+        "ZooKeeper",
+        "Curator LeaderLatch",
+        "Each counted handover round cut where the nodes' proxies see ZooKeeper's protocol"
+            + " (requests, answers and watch events, each timed when its proxy read it; no code of"
+            + " either library is touched), medians in ms. The release is the leaving leader's"
+            + " first write after close(), and the next is told by a watch event; the requests are"
+            + " what the next leader sent from then to its last answer before onElected (multiRead"
+            + " is a read-only multi).");
+    stepTable(
+        "etcd",
+        "jetcd Election",
+        "Each counted handover round cut where the nodes' jetcd clients see the messages, through a"
+            + " gRPC interceptor (each request when the client hands it to gRPC, each answer and"
+            + " watch event when gRPC hands it back; both libraries run on jetcd, and neither is"
+            + " touched), medians in ms. The release is the leaving leader's first write after"
+            + " close() (a Txn for Baton, Resign for jetcd's Election). Baton's next leader is told"
+            + " by a watch event; jetcd Election's by the answer to its Campaign call, which the"
+            + " server holds back until the candidate leads, so it has nothing left to send. The"
+            + " requests are what the next leader sent from then to its last answer before"
+            + " onElected.");
     waitingKeys();
     scale("ZooKeeper");
     scale("etcd");
@@ -59,23 +78,7 @@ final class PeerTargets {
       reasons.forEach(r -> md.append("- ").append(r).append('\n'));
       md.append('\n');
     }
-    if (!wireRows.isEmpty()) {
-      md.append("### The ZooKeeper handover on the wire\n\n");
-      md.append(
-          "Each counted handover round cut where the nodes' proxies see ZooKeeper's protocol"
-              + " (requests, answers and watch events, each timed when its proxy read it; no code of"
-              + " either library is touched), medians in ms. The release is the leaving leader's"
-              + " first write after close(); the requests are what the next leader sent from its"
-              + " watch event to its last answer before onElected (multiRead is a read-only"
-              + " multi).\n\n");
-      md.append(
-          "| library | rounds | (1) close() → release | (2) → watch event at the next | (3) → its"
-              + " first request | (4) → last answer | requests in (4), in most rounds | (5) →"
-              + " onElected | sum of medians |\n");
-      md.append("|---|---|---|---|---|---|---|---|---|\n");
-      wireRows.forEach(r -> md.append(r).append('\n'));
-      md.append('\n');
-    }
+    stepTables.forEach(md::append);
     return md.toString();
   }
 
@@ -148,7 +151,7 @@ final class PeerTargets {
               + " session and granted the next in line; Curator's LeaderLatch trusts the read. `ZooKeeperMemberCutOffIT`"
               + " grants such a follower the lease the quorum gave another once the `sync` is taken out; taken out, it does not close the gap either (one run on"
               + " 28 November 2026: 2.7 ms p50 against Curator's 2.0; the run before it, with the `sync`, 2.8 against 2.3)."
-              + wireSteps(baton.get(), peer.get())
+              + wireSteps(baton.get(), peer.get(), "Curator")
               + " Where the steps differ, and why Baton keeps its way: (1) close() → release: Baton's elector ends the term and runs onRevoked on a thread of its"
               + " own, which no interrupt of the caller's can cut short, and sends the release from that thread once onRevoked has returned; Curator's close()"
               + " deletes the node on the caller's thread and tells its listener afterwards. (2) Release → watch event: Baton's followers each watch the whole"
@@ -168,7 +171,10 @@ final class PeerTargets {
             + " handover**: Baton's follower writes its own grant after it sees the release (two writes in series, the release and the grant); "
             + peerName
             + "'s next leader already wrote its place in a queue while it waited, so the release alone makes it leader (one write and a read). Handing over in one"
-            + " write means a key per waiting follower on a lease kept alive, whose cost is in the next row.");
+            + " write means a key per waiting follower on a lease kept alive, whose cost is in the next row."
+            + wireSteps(baton.get(), peer.get(), "jetcd Election")
+            + " The difference is step (4): Baton's next leader writes its grant there, a transaction through raft with an fsync on the etcd server, while"
+            + " jetcd Election's has nothing to write after it is told; (2) is the release, a write through raft for both.");
   }
 
   /** What waiting keys would cost on etcd, measured on the peer that keeps them. */
@@ -257,28 +263,29 @@ final class PeerTargets {
    * The difference, step by step, between the medians of the two libraries' handovers on the wire,
    * as a sentence; nothing when either was not taken apart.
    */
-  private static String wireSteps(ContenderResult baton, ContenderResult peer) {
-    List<ZooKeeperWire.Split> b = baton.handover.onTheWire();
-    List<ZooKeeperWire.Split> p = peer.handover.onTheWire();
+  private static String wireSteps(ContenderResult baton, ContenderResult peer, String peerName) {
+    List<WireLog.Split> b = baton.handover.onTheWire();
+    List<WireLog.Split> p = peer.handover.onTheWire();
     if (b.isEmpty() || p.isEmpty()) {
       return "";
     }
-    List<ToDoubleFunction<ZooKeeperWire.Split>> steps =
+    List<ToDoubleFunction<WireLog.Split>> steps =
         List.of(
-            ZooKeeperWire.Split::toRelease,
-            ZooKeeperWire.Split::toWatchEvent,
-            ZooKeeperWire.Split::toFirstRequest,
-            ZooKeeperWire.Split::toLastAnswer,
-            ZooKeeperWire.Split::toElected);
+            WireLog.Split::toRelease,
+            WireLog.Split::toTold,
+            WireLog.Split::toFirstRequest,
+            WireLog.Split::toLastAnswer,
+            WireLog.Split::toElected);
     StringBuilder diff = new StringBuilder();
     double total = 0;
     for (int i = 0; i < steps.size(); i++) {
-      double d = ZooKeeperWire.median(b, steps.get(i)) - ZooKeeperWire.median(p, steps.get(i));
+      double d = WireLog.median(b, steps.get(i)) - WireLog.median(p, steps.get(i));
       total += d;
       diff.append(i == 0 ? "" : ", ").append("(").append(i + 1).append(") ").append(signed(d));
     }
-    return " The wire table below takes both libraries' rounds apart step by step; Baton's medians"
-        + " minus Curator's, in ms: "
+    return " The step table below takes both libraries' rounds apart; Baton's medians minus "
+        + peerName
+        + "'s, in ms: "
         + diff
         + "; "
         + signed(total)
@@ -289,19 +296,40 @@ final class PeerTargets {
     return (ms >= 0 ? "+" : "−") + Stats.fixed(Math.abs(ms), 2);
   }
 
-  private void onTheWire(String contender, boolean baton) {
-    Optional<ContenderResult> r = find(contender, baton).filter(PeerTargets::hasHandover);
-    if (r.isEmpty() || r.get().handover.onTheWire().isEmpty()) {
+  /** A table of the two libraries' handovers step by step, where both were taken apart. */
+  private void stepTable(String backend, String peerName, String intro) {
+    Optional<String> baton = stepRow(backend, true);
+    Optional<String> peer = stepRow(peerName, false);
+    if (baton.isEmpty() || peer.isEmpty()) {
       return;
     }
-    List<ZooKeeperWire.Split> rounds = r.get().handover.onTheWire();
+    stepTables.add(
+        "### The "
+            + backend
+            + " handover step by step\n\n"
+            + intro
+            + "\n\n| library | rounds | (1) close() → release | (2) → the next is told | (3) → its first"
+            + " request | (4) → last answer | requests in (4), in most rounds | (5) → onElected |"
+            + " sum of medians |\n|---|---|---|---|---|---|---|---|---|\n"
+            + baton.get()
+            + "\n"
+            + peer.get()
+            + "\n\n");
+  }
+
+  private Optional<String> stepRow(String contender, boolean baton) {
+    Optional<ContenderResult> r = find(contender, baton).filter(PeerTargets::hasHandover);
+    if (r.isEmpty() || r.get().handover.onTheWire().isEmpty()) {
+      return Optional.empty();
+    }
+    List<WireLog.Split> rounds = r.get().handover.onTheWire();
     double[] steps = {
-      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toRelease),
-      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toWatchEvent),
-      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toFirstRequest),
-      ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toLastAnswer),
+      WireLog.median(rounds, WireLog.Split::toRelease),
+      WireLog.median(rounds, WireLog.Split::toTold),
+      WireLog.median(rounds, WireLog.Split::toFirstRequest),
+      WireLog.median(rounds, WireLog.Split::toLastAnswer),
     };
-    double afterAnswer = ZooKeeperWire.median(rounds, ZooKeeperWire.Split::toElected);
+    double afterAnswer = WireLog.median(rounds, WireLog.Split::toElected);
     double sum = afterAnswer;
     StringBuilder row =
         new StringBuilder("| ")
@@ -315,13 +343,13 @@ final class PeerTargets {
       sum += step;
     }
     row.append(" | ")
-        .append(ZooKeeperWire.mostly(rounds))
+        .append(WireLog.mostly(rounds))
         .append(" | ")
         .append(Stats.fixed(afterAnswer, 2))
         .append(" | ")
         .append(Stats.fixed(sum, 2))
         .append(" |");
-    wireRows.add(row.toString());
+    return Optional.of(row.toString());
   }
 
   private static boolean hasHandover(ContenderResult r) {

@@ -15,9 +15,9 @@ final class Results {
 
   /** Leader leaves gracefully; time until another node is told it leads. */
   /**
-   * @param onTheWire the counted rounds the wire shows step by step (ZooKeeper nodes only)
+   * @param onTheWire the counted rounds the messages show step by step (ZooKeeper and etcd nodes)
    */
-  record Handover(Stats stats, int failures, List<ZooKeeperWire.Split> onTheWire) {}
+  record Handover(Stats stats, int failures, List<WireLog.Split> onTheWire) {}
 
   /**
    * One crash round: the leader's link is cut, the leader keeps running.

@@ -3,8 +3,8 @@ package dev.baton.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.baton.benchmarks.ZooKeeperWire.Kind;
-import dev.baton.benchmarks.ZooKeeperWire.Message;
+import dev.baton.benchmarks.WireLog.Kind;
+import dev.baton.benchmarks.WireLog.Message;
 import dev.baton.conformance.FaultProxy;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -26,9 +26,7 @@ import org.junit.jupiter.api.Test;
 
 class ZooKeeperWireTest {
 
-  private static final int CREATE2 = 15;
   private static final int DELETE = 2;
-  private static final int EXISTS = 3;
   private static final int GET_DATA = 4;
 
   private ZooKeeperServerInJvm zk;
@@ -67,8 +65,8 @@ class ZooKeeperWireTest {
   void aHandoverIsCutWhereTheWireShowsItsSteps() throws Exception {
     FaultProxy leaverProxy = proxy();
     FaultProxy nextProxy = proxy();
-    ZooKeeperWire leaverWire = ZooKeeperWire.tapping(leaverProxy);
-    ZooKeeperWire nextWire = ZooKeeperWire.tapping(nextProxy);
+    WireLog leaverWire = ZooKeeperWire.tapping(leaverProxy);
+    WireLog nextWire = ZooKeeperWire.tapping(nextProxy);
     CuratorFramework leaver = client(leaverProxy);
     CuratorFramework next = client(nextProxy);
     leaver.create().withMode(CreateMode.EPHEMERAL).forPath("/held", new byte[] {1});
@@ -92,21 +90,21 @@ class ZooKeeperWireTest {
     assertThat(leaverWire.between(close, elected))
         .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nanos")
         .containsSubsequence(
-            new Message(0, Kind.REQUEST, DELETE), new Message(0, Kind.ANSWER, DELETE));
-    ZooKeeperWire.Split split =
-        ZooKeeperWire.handover(leaverWire, nextWire, close, elected).orElseThrow();
+            new Message(0, Kind.REQUEST, "delete", true),
+            new Message(0, Kind.ANSWER, "delete", false));
+    WireLog.Split split = WireLog.handover(leaverWire, nextWire, close, elected).orElseThrow();
     assertThat(split.requests()).isEqualTo("exists");
     assertThat(
             List.of(
                 split.toRelease(),
-                split.toWatchEvent(),
+                split.toTold(),
                 split.toFirstRequest(),
                 split.toLastAnswer(),
                 split.toElected()))
         .allSatisfy(ms -> assertThat(ms).isGreaterThanOrEqualTo(0));
     assertThat(
             split.toRelease()
-                + split.toWatchEvent()
+                + split.toTold()
                 + split.toFirstRequest()
                 + split.toLastAnswer()
                 + split.toElected())
@@ -116,7 +114,7 @@ class ZooKeeperWireTest {
   @Test
   void requestsAnswersAndWatchEventsAreReadWithTheirOpcodes() throws Exception {
     FaultProxy proxy = proxy();
-    ZooKeeperWire wire = ZooKeeperWire.tapping(proxy);
+    WireLog wire = ZooKeeperWire.tapping(proxy);
     long start = System.nanoTime();
     CuratorFramework client = client(proxy);
     CountDownLatch created = new CountDownLatch(1);
@@ -132,12 +130,12 @@ class ZooKeeperWireTest {
                 assertThat(wire.between(start, System.nanoTime()))
                     .usingRecursiveFieldByFieldElementComparatorIgnoringFields("nanos")
                     .containsSubsequence(
-                        new Message(0, Kind.REQUEST, EXISTS),
-                        new Message(0, Kind.ANSWER, EXISTS),
-                        new Message(0, Kind.REQUEST, CREATE2),
-                        new Message(0, Kind.WATCH_EVENT, -1),
-                        new Message(0, Kind.REQUEST, GET_DATA),
-                        new Message(0, Kind.ANSWER, GET_DATA)));
+                        new Message(0, Kind.REQUEST, "exists", false),
+                        new Message(0, Kind.ANSWER, "exists", false),
+                        new Message(0, Kind.REQUEST, "create2", true),
+                        new Message(0, Kind.EVENT, "watch event", false),
+                        new Message(0, Kind.REQUEST, "getData", false),
+                        new Message(0, Kind.ANSWER, "getData", false)));
   }
 
   @Test
