@@ -170,11 +170,13 @@ final class PeerTargets {
             + backend
             + " handover**: Baton's follower writes its own grant after it sees the release (two writes in series, the release and the grant); "
             + peerName
-            + "'s next leader already wrote its place in a queue while it waited, so the release alone makes it leader (one write and a read). Handing over in one"
+            + "'s next leader already wrote its place in a queue while it waited, so the release alone makes it leader (one write; the server then answers the Campaign call the next one has waiting). Handing over in one"
             + " write means a key per waiting follower on a lease kept alive, whose cost is in the next row."
             + wireSteps(baton.get(), peer.get(), "jetcd Election")
-            + " The difference is step (4): Baton's next leader writes its grant there, a transaction through raft with an fsync on the etcd server, while"
-            + " jetcd Election's has nothing to write after it is told; (2) is the release, a write through raft for both.");
+            + " Most of the difference is step (4): Baton's next leader writes its grant there, one transaction through raft with an fsync on the etcd"
+            + " server, and sends a keep-alive of the taken-over lease beside it (jetcd's keepAliveOnce sends its keep-alive twice, the second as it ends"
+            + " the stream), while jetcd Election's next leader has nothing left to send once the server answers its Campaign. (2) is the release, a"
+            + " write through raft for both. (1), (3) and (5) are the elector's thread hand-offs, as on ZooKeeper.");
   }
 
   /** What waiting keys would cost on etcd, measured on the peer that keeps them. */
