@@ -7,7 +7,6 @@ import dev.baton.benchmarks.Results.ScaleStep;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.ToDoubleFunction;
 
 /**
  * The targets of issue 22: Baton against the best peer library on the same server, judged on the
@@ -271,17 +270,12 @@ final class PeerTargets {
     if (b.isEmpty() || p.isEmpty()) {
       return "";
     }
-    List<ToDoubleFunction<WireLog.Split>> steps =
-        List.of(
-            WireLog.Split::toRelease,
-            WireLog.Split::toTold,
-            WireLog.Split::toFirstRequest,
-            WireLog.Split::toLastAnswer,
-            WireLog.Split::toElected);
+    double[] batonSteps = WireLog.stepMedians(b);
+    double[] peerSteps = WireLog.stepMedians(p);
     StringBuilder diff = new StringBuilder();
     double total = 0;
-    for (int i = 0; i < steps.size(); i++) {
-      double d = WireLog.median(b, steps.get(i)) - WireLog.median(p, steps.get(i));
+    for (int i = 0; i < batonSteps.length; i++) {
+      double d = batonSteps[i] - peerSteps[i];
       total += d;
       diff.append(i == 0 ? "" : ", ").append("(").append(i + 1).append(") ").append(signed(d));
     }
@@ -325,14 +319,8 @@ final class PeerTargets {
       return Optional.empty();
     }
     List<WireLog.Split> rounds = r.get().handover.onTheWire();
-    double[] steps = {
-      WireLog.median(rounds, WireLog.Split::toRelease),
-      WireLog.median(rounds, WireLog.Split::toTold),
-      WireLog.median(rounds, WireLog.Split::toFirstRequest),
-      WireLog.median(rounds, WireLog.Split::toLastAnswer),
-    };
-    double afterAnswer = WireLog.median(rounds, WireLog.Split::toElected);
-    double sum = afterAnswer;
+    double[] steps = WireLog.stepMedians(rounds);
+    double sum = 0;
     StringBuilder row =
         new StringBuilder("| ")
             .append(baton ? "Baton" : contender)
@@ -340,16 +328,16 @@ final class PeerTargets {
             .append(rounds.size())
             .append(" of ")
             .append(r.get().handover.stats().count());
-    for (double step : steps) {
-      row.append(" | ").append(Stats.fixed(step, 2));
-      sum += step;
+    for (int i = 0; i < 4; i++) {
+      row.append(" | ").append(Stats.fixed(steps[i], 2));
+      sum += steps[i];
     }
     row.append(" | ")
         .append(WireLog.mostly(rounds))
         .append(" | ")
-        .append(Stats.fixed(afterAnswer, 2))
+        .append(Stats.fixed(steps[4], 2))
         .append(" | ")
-        .append(Stats.fixed(sum, 2))
+        .append(Stats.fixed(sum + steps[4], 2))
         .append(" |");
     return Optional.of(row.toString());
   }
