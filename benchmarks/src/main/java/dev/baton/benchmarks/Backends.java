@@ -79,8 +79,7 @@ final class Backends {
           FaultyLeaseStore view = new FaultyLeaseStore(shared, s.callTimeout());
           return new BatonContender.OpenedStore(view, null, Optional.empty(), Optional.of(view));
         },
-        shared,
-        false);
+        shared);
   }
 
   static BatonContender h2(Settings s, H2TcpServer h2) {
@@ -141,9 +140,8 @@ final class Backends {
         settings,
         "JDBC round trips at the driver (statements, commits, rollbacks, validity checks, including the pool's)",
         s.leaseDuration(),
-        (node, through) -> openJdbc(urlOnPort.apply(through.orElseThrow().getPort()), user, s),
-        null,
-        false);
+        (node, through) -> openJdbc(urlOnPort.apply(through.orElseThrow().port()), user, s),
+        null);
   }
 
   /** A JDBC store on a pool over counting connections; requests are the driver's round trips. */
@@ -188,15 +186,18 @@ final class Backends {
         "packets the ZooKeeper server received on the node's session (requests and pings)",
         s.leaseDuration(),
         (node, through) -> {
-          CuratorFramework client = curatorForBaton(through.orElseThrow(), s.leaseDuration());
+          // Tapped before the client connects: the reader needs each connection from its start.
+          WireLog wire = ZooKeeperWire.tapping(through.orElseThrow());
+          CuratorFramework client =
+              curatorForBaton(through.orElseThrow().address(), s.leaseDuration());
           return new BatonContender.OpenedStore(
               zooKeeperStore(client, s),
               client,
               Optional.of(sessionPackets(zk, client)),
-              Optional.empty());
+              Optional.empty(),
+              Optional.of(wire));
         },
-        null,
-        true);
+        null);
   }
 
   static LeaseStore zooKeeperStore(CuratorFramework client, Settings s) {
@@ -248,9 +249,8 @@ final class Backends {
         settings,
         "gRPC request messages the client sent (unary calls, keep-alive and watch stream messages)",
         s.leaseDuration(),
-        (node, through) -> openEtcd(through.orElseThrow(), s),
-        null,
-        false);
+        (node, through) -> openEtcd(through.orElseThrow().address(), s),
+        null);
   }
 
   static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
@@ -303,9 +303,11 @@ final class Backends {
         s.leaseDuration(),
         (node, through) ->
             openKubernetes(
-                through.orElseThrow(), node, s, Optional.of(() -> mock.requestsFrom(node))),
-        null,
-        false);
+                through.orElseThrow().address(),
+                node,
+                s,
+                Optional.of(() -> mock.requestsFrom(node))),
+        null);
   }
 
   static BatonContender.OpenedStore openKubernetes(
@@ -352,9 +354,8 @@ final class Backends {
         settings,
         "HTTP requests the SDK sent",
         s.leaseDuration(),
-        (node, through) -> openDynamoDb(through.orElseThrow(), s),
-        null,
-        false);
+        (node, through) -> openDynamoDb(through.orElseThrow().address(), s),
+        null);
   }
 
   static BatonContender.OpenedStore openDynamoDb(InetSocketAddress through, Settings s) {
@@ -422,9 +423,8 @@ final class Backends {
         settings,
         "LeaseStore calls (no server-side count; a renewal is one HTTP request, a grant up to four)",
         s.leaseDuration(),
-        (node, through) -> openAzureBlob(through.orElseThrow(), s),
-        null,
-        false);
+        (node, through) -> openAzureBlob(through.orElseThrow().address(), s),
+        null);
   }
 
   /** The store the azure-blob provider opens from a connection string: what a user gets. */

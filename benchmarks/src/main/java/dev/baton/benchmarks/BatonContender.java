@@ -36,7 +36,7 @@ final class BatonContender implements Contender {
     /**
      * @param through the node's proxy, or empty for a store without a network
      */
-    OpenedStore open(String node, Optional<InetSocketAddress> through) throws Exception;
+    OpenedStore open(String node, Optional<FaultProxy> through) throws Exception;
   }
 
   private final String name;
@@ -48,12 +48,7 @@ final class BatonContender implements Contender {
   private final Opener opener;
   private final Duration leaseDuration;
   private final AutoCloseable shared;
-  private final boolean zooKeeperWire;
 
-  /**
-   * @param zooKeeperWire whether the nodes speak ZooKeeper's protocol to the server, so that their
-   *     proxies can read it ({@link ZooKeeperWire})
-   */
   BatonContender(
       String name,
       String server,
@@ -63,8 +58,7 @@ final class BatonContender implements Contender {
       String requestsCountedAs,
       Duration leaseDuration,
       Opener opener,
-      AutoCloseable shared,
-      boolean zooKeeperWire) {
+      AutoCloseable shared) {
     this.name = name;
     this.server = server;
     this.serverAddress = serverAddress;
@@ -74,7 +68,6 @@ final class BatonContender implements Contender {
     this.leaseDuration = leaseDuration;
     this.opener = opener;
     this.shared = shared;
-    this.zooKeeperWire = zooKeeperWire;
   }
 
   @Override
@@ -120,9 +113,8 @@ final class BatonContender implements Contender {
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) throws Exception {
     Optional<FaultProxy> proxy = serverAddress.map(FaultProxy::start);
-    Optional<WireLog> zooKeeperLog = proxy.filter(p -> zooKeeperWire).map(ZooKeeperWire::tapping);
     try {
-      OpenedStore opened = opener.open(candidate, proxy.map(FaultProxy::address));
+      OpenedStore opened = opener.open(candidate, proxy);
       RecordingStore store = new RecordingStore(opened.store());
       FaultInjector link =
           opened
@@ -137,7 +129,7 @@ final class BatonContender implements Contender {
           timeline,
           link,
           proxy,
-          zooKeeperLog.or(opened::wire),
+          opened.wire(),
           requests,
           store,
           opened.resources(),

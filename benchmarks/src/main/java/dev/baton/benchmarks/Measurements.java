@@ -215,7 +215,7 @@ final class Measurements {
     return new Handover(Stats.of(samples), failures, onTheWire);
   }
 
-  /** The round taken apart on the wire, where both nodes' proxies read ZooKeeper's protocol. */
+  /** The round taken apart message by message, where both nodes' messages are logged. */
   private static Optional<WireLog.Split> onTheWire(
       Group g, Node leaver, Timeline.Event elected, long closeNanos) {
     Optional<WireLog> next =
