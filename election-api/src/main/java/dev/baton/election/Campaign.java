@@ -216,7 +216,8 @@ final class Campaign {
    * renew deadline; the retry period otherwise.
    */
   long renewalPeriodNanos(Lease lease) {
-    long period = store.renewalPeriod(lease).map(Duration::toNanos).orElse(0L);
+    Optional<Duration> asked = store.renewalPeriod(lease);
+    long period = asked.isPresent() ? asked.get().toNanos() : 0;
     return period > 0 && period <= renewDeadline.toNanos() / 2 ? period : retryPeriod.toNanos();
   }
 

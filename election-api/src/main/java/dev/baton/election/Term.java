@@ -127,13 +127,17 @@ public final class Term {
 
   /** Tells the end: on the callbacks executor, ahead of {@code onRevoked}. */
   void signalEnded() {
-    List<Runnable> actions;
+    // A plain array and loop: this runs once a term, uncompiled, on the way to the release, where
+    // a list copy and a forEach with a bound method reference cost tens of microseconds more.
+    Runnable[] actions;
     synchronized (onEnd) {
-      actions = List.copyOf(onEnd);
+      actions = onEnd.toArray(new Runnable[0]);
       onEnd.clear();
       told = true;
     }
-    actions.forEach(this::runLogged);
+    for (Runnable action : actions) {
+      runLogged(action);
+    }
     ended.complete(null);
   }
 
