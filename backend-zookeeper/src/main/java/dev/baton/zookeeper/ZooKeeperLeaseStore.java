@@ -512,13 +512,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private Acquisition granted(ElectionNodes nodes, Place place, Stat node, long started) {
     places.version(place, node.getVersion());
     LeaseHandle handle = new LeaseHandle(place.sessionId, place.node, node.getVersion());
+    String text = handle.encode();
+    // Kept for the release and the renewals, which would otherwise parse it back, uncompiled at a
+    // handover.
+    cache(handlesByText, text, handle);
     Lease lease =
         new Lease(
-            nodes.election(),
-            place.candidate,
-            FencingToken.of(node.getMzxid()),
-            place.ttl,
-            handle.encode());
+            nodes.election(), place.candidate, FencingToken.of(node.getMzxid()), place.ttl, text);
     unrenewed.confirmed(nodes, handle, place.candidate, started, place.ttl);
     return Acquisition.granted(lease);
   }
@@ -638,7 +638,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   @Override
   public void release(Lease lease) {
     requireNonNull(lease, "lease");
-    LeaseHandle handle = LeaseHandle.of(lease);
+    LeaseHandle handle = handle(lease);
     ElectionNodes nodes = nodes(lease.election());
     CallDeadline deadline = deadline();
     String what = "release of '" + lease.candidate() + "'";
@@ -805,7 +805,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   public List<OpResult> guarded(Lease lease, List<CuratorOp> ops) throws KeeperException {
     requireNonNull(lease, "lease");
     requireNonNull(ops, "ops");
-    LeaseHandle handle = LeaseHandle.of(lease);
+    LeaseHandle handle = handle(lease);
     ElectionNodes nodes = nodes(lease.election());
     CallDeadline deadline = deadline();
     ZooKeeper zk = session(lease.election(), deadline);
