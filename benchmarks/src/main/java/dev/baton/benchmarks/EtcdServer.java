@@ -91,6 +91,15 @@ final class EtcdServer implements AutoCloseable {
       return new WalFsyncs(count, seconds, buckets);
     }
 
+    static final WalFsyncs NONE = new WalFsyncs(0, 0, new java.util.TreeMap<>());
+
+    /** These fsyncs and {@code other}'s together. */
+    WalFsyncs plus(WalFsyncs other) {
+      java.util.NavigableMap<Double, Long> sum = new java.util.TreeMap<>(cumulative);
+      other.cumulative.forEach((le, n) -> sum.merge(le, n, Long::sum));
+      return new WalFsyncs(count + other.count, seconds + other.seconds, sum);
+    }
+
     /** The fsyncs after {@code earlier}. */
     WalFsyncs since(WalFsyncs earlier) {
       java.util.NavigableMap<Double, Long> diff = new java.util.TreeMap<>();

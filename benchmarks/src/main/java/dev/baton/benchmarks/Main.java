@@ -122,6 +122,7 @@ public final class Main {
       for (List<Candidates.Entry> sameServer :
           byServer(Candidates.all(settings, servers, versions))) {
         List<Contender> contenders = new ArrayList<>();
+        Map<Contender, Measurements.HandoverRounds> handovers = Map.of();
         try {
           for (Candidates.Entry entry : sameServer) {
             if (!settings.includes(entry.name())) {
@@ -142,20 +143,23 @@ public final class Main {
           }
           Map<Contender, Measurements.FirstLeaderRounds> firstLeaders =
               measurements.firstLeaders(contenders);
+          handovers =
+              measurements.handovers(
+                  contenders, () -> servers.etcdIfStarted().map(EtcdServer::walFsyncs));
           for (Contender c : contenders) {
+            Measurements.HandoverRounds handover = handovers.get(c);
             Optional<EtcdServer.WalFsyncs> before =
                 servers.etcdIfStarted().map(EtcdServer::walFsyncs);
-            ContenderResult result = measurements.run(c, firstLeaders.get(c));
-            // Set up a contender on etcd starts it: from zero is then what this contender caused.
-            EtcdServer.WalFsyncs from =
-                before.orElse(new EtcdServer.WalFsyncs(0, 0, new java.util.TreeMap<>()));
-            servers
-                .etcdIfStarted()
-                .flatMap(e -> e.walFsyncs().since(from).describe())
+            ContenderResult result = measurements.run(c, firstLeaders.get(c), handover);
+            // This contender's handover rounds, and then its idle and crash rounds.
+            before
+                .flatMap(b -> handover.fsyncs.plus(servers.etcd().walFsyncs().since(b)).describe())
                 .ifPresent(d -> result.etcdFsyncs = d);
             results.add(result);
           }
         } finally {
+          // Groups whose contender's run did not come (an error before it) are still up.
+          handovers.values().forEach(Measurements.HandoverRounds::close);
           for (Contender c : contenders) {
             try {
               c.close();

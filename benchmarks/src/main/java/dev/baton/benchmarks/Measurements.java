@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Supplier;
 
 /**
  * Runs the per-contender measurements: time to first leader, graceful handover, crash failover with
@@ -36,12 +37,12 @@ final class Measurements {
   }
 
   /**
-   * Handover, idle load and crash failover of {@code c}, after its first-leader rounds (taken with
-   * its peers on the same server by {@link #firstLeaders}).
+   * Idle load and crash failover of {@code c} on the group its handover rounds ran on, after its
+   * first-leader and handover rounds (taken with its peers on the same server by {@link
+   * #firstLeaders} and {@link #handovers}); closes that group.
    */
-  ContenderResult run(Contender c, FirstLeaderRounds firstLeader) {
+  ContenderResult run(Contender c, FirstLeaderRounds firstLeader, HandoverRounds handover) {
     ContenderResult result = new ContenderResult(c);
-    String slug = slug(c.name());
     if (firstLeader.error != null) {
       fail(result, "first leader", firstLeader.error);
     } else {
@@ -53,38 +54,40 @@ final class Measurements {
           Stats.ms(result.firstLeader.stats().max()),
           Stats.ms(result.firstLeader.coldMillis()));
     }
-    try (Group g = Group.start(c, election(slug, "group"), slug, settings.candidates())) {
-      try {
-        g.awaitSingleLeader(patience(c));
-        result.handover = handover(c, g);
-        say(
-            c,
-            "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed",
-            result.handover.stats().count(),
-            Stats.ms(result.handover.stats().p50()),
-            Stats.ms(result.handover.stats().p99()),
-            Stats.ms(result.handover.stats().max()),
-            result.handover.failures());
-        if (!result.handover.onTheWire().isEmpty()) {
-          say(c, "handover on the wire: %s", WireLog.medians(result.handover.onTheWire()));
-        }
-        result.idle = idle(g);
-        say(c, "idle: %s", idleSummary(result.idle));
-        result.crash = crash(c, g);
-        say(
-            c,
-            "crash (%d rounds): from cut p50 %s ms, from last renewal/TTL p50 %s, split brain in %d rounds (max %s ms)",
-            result.crash.rounds().size(),
-            Stats.ms(result.crash.fromCut().p50()),
-            Stats.fixed(result.crash.ratio(result.crash.fromRenewal().p50()), 3),
-            result.crash.roundsWithSplitBrain(),
-            Stats.ms(result.crash.overlap().max()));
-      } finally {
-        g.close();
-        result.notes.addAll(g.problems());
+    try {
+      if (handover.error != null) {
+        fail(result, "handover, idle and crash", handover.error);
+        return result;
       }
+      Group g = handover.group;
+      result.handover = handover.result();
+      say(
+          c,
+          "handover (%d rounds): p50 %s, p99 %s, max %s ms, %d failed",
+          result.handover.stats().count(),
+          Stats.ms(result.handover.stats().p50()),
+          Stats.ms(result.handover.stats().p99()),
+          Stats.ms(result.handover.stats().max()),
+          result.handover.failures());
+      if (!result.handover.onTheWire().isEmpty()) {
+        say(c, "handover on the wire: %s", WireLog.medians(result.handover.onTheWire()));
+      }
+      result.idle = idle(g);
+      say(c, "idle: %s", idleSummary(result.idle));
+      result.crash = crash(c, g);
+      say(
+          c,
+          "crash (%d rounds): from cut p50 %s ms, from last renewal/TTL p50 %s, split brain in %d rounds (max %s ms)",
+          result.crash.rounds().size(),
+          Stats.ms(result.crash.fromCut().p50()),
+          Stats.fixed(result.crash.ratio(result.crash.fromRenewal().p50()), 3),
+          result.crash.roundsWithSplitBrain(),
+          Stats.ms(result.crash.overlap().max()));
     } catch (Exception e) {
-      fail(result, "handover, idle and crash", e);
+      fail(result, "idle and crash", e);
+    } finally {
+      handover.close();
+      result.notes.addAll(handover.problems());
     }
     return result;
   }
@@ -191,17 +194,72 @@ final class Measurements {
     return own.compareTo(settings.patience()) > 0 ? own : settings.patience();
   }
 
-  Handover handover(Contender c, Group g) throws Exception {
-    List<Double> samples = new ArrayList<>();
-    List<WireLog.Split> onTheWire = new ArrayList<>();
-    int failures = 0;
+  /**
+   * Handover rounds of contenders on one server, taken in turns as {@link #firstLeaders} are: each
+   * contender campaigns in a group of its own, all groups at once, and one round of each follows
+   * another (the order reversed each round). Measured one contender after the other, the second ran
+   * on the client and server code the first had warmed, with the JIT compiler no longer busy beside
+   * it: one run each way on 28 November 2026 put Curator's LeaderLatch at 1.8 ms p50 after Baton's
+   * ZooKeeper store and at 2.7 ms before it, and Baton's at 2.9 ms first and 2.3 ms second. The
+   * groups stay up for {@link #run}, which closes each; the caller closes any left. etcd's fsyncs
+   * are read around each round, so that each contender is given those of its own rounds.
+   */
+  Map<Contender, HandoverRounds> handovers(
+      List<Contender> contenders, Supplier<Optional<EtcdServer.WalFsyncs>> walFsyncs) {
+    Map<Contender, HandoverRounds> rounds = new LinkedHashMap<>();
+    for (Contender c : contenders) {
+      rounds.put(c, new HandoverRounds(c, walFsyncs));
+    }
+    List<HandoverRounds> order = new ArrayList<>(rounds.values());
     for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
-      boolean counted = round >= settings.warmUpRounds();
-      Node leader = g.awaitSingleLeader(patience(c));
+      for (HandoverRounds r : order) {
+        if (r.error == null) {
+          try {
+            r.round(round >= settings.warmUpRounds());
+          } catch (Exception e) {
+            r.error = e;
+          }
+        }
+      }
+      Collections.reverse(order);
+    }
+    return rounds;
+  }
+
+  /** One contender's group and its handover rounds so far. */
+  final class HandoverRounds implements AutoCloseable {
+    private final Contender contender;
+    private final List<Double> samples = new ArrayList<>();
+    private final List<WireLog.Split> onTheWire = new ArrayList<>();
+    private final Supplier<Optional<EtcdServer.WalFsyncs>> walFsyncs;
+    private int failures;
+    Group group;
+    Exception error;
+
+    /** etcd's fsyncs during this contender's rounds, when etcd runs. */
+    EtcdServer.WalFsyncs fsyncs = EtcdServer.WalFsyncs.NONE;
+
+    private HandoverRounds(Contender c, Supplier<Optional<EtcdServer.WalFsyncs>> walFsyncs) {
+      this.contender = c;
+      this.walFsyncs = walFsyncs;
+      String slug = slug(c.name());
+      try {
+        group = Group.start(c, election(slug, "group"), slug, settings.candidates());
+        group.awaitSingleLeader(patience(c));
+      } catch (Exception e) {
+        error = e;
+      }
+    }
+
+    /** The leader leaves; from its close() to the next leader's onElected. */
+    private void round(boolean counted) throws Exception {
+      Group g = group;
+      Node leader = g.awaitSingleLeader(patience(contender));
+      Optional<EtcdServer.WalFsyncs> before = walFsyncs.get();
       long t0 = System.nanoTime();
       leader.leave();
       Optional<Timeline.Event> next =
-          g.timeline().awaitElected(id -> !id.equals(leader.id), t0, patience(c));
+          g.timeline().awaitElected(id -> !id.equals(leader.id), t0, patience(contender));
       if (next.isPresent()) {
         if (counted) {
           samples.add((next.get().nanos() - t0) / 1e6);
@@ -211,8 +269,25 @@ final class Measurements {
         failures++;
       }
       g.replace(leader);
+      if (before.isPresent()) {
+        fsyncs = fsyncs.plus(walFsyncs.get().orElseThrow().since(before.get()));
+      }
     }
-    return new Handover(Stats.of(samples), failures, onTheWire);
+
+    Handover result() {
+      return new Handover(Stats.of(samples), failures, onTheWire);
+    }
+
+    List<String> problems() {
+      return group == null ? List.of() : group.problems();
+    }
+
+    @Override
+    public void close() {
+      if (group != null) {
+        group.close();
+      }
+    }
   }
 
   /** The round taken apart message by message, where both nodes' messages are logged. */
