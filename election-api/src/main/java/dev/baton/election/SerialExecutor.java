@@ -122,6 +122,11 @@ final class SerialExecutor implements Executor {
     drain(null);
   }
 
+  /** True when this thread holds (see {@link #hold}) and has not run what it holds yet. */
+  boolean heldByThisThread() {
+    return holderId.get() == Thread.currentThread().getId();
+  }
+
   /** True when called from the task this executor is running now. */
   boolean inTask() {
     return runnerId == Thread.currentThread().getId();

@@ -595,6 +595,25 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName(
+      "on pool threads, a new leader closes its follower's watch too, after the grant's onElected")
+  void newLeaderOnPoolThreadsClosesItsWatch() {
+    Elector ea = threaded(storeA, "a", a);
+    ea.start();
+    await().until(ea::isLeader);
+    Elector eb = threaded(storeB, "b", b);
+    eb.start();
+    await().until(() -> storeB.openWatches.get() == 1);
+
+    ea.close();
+    await().until(eb::isLeader);
+    await()
+        .untilAsserted(
+            () -> assertThat(storeB.openWatches).as("watches of the new leader").hasValue(0));
+    assertThat(b.terms()).as("the new leader's terms").hasSize(1);
+  }
+
+  @Test
   @DisplayName("a follower tries at once when the watch reports a release")
   void followerTriesOnRelease() {
     Elector ea = elector(storeA, "a", a);
