@@ -149,26 +149,29 @@ final class PeerTargets {
               + " the line and finds itself first. Baton's follower sends a `sync` right ahead of that read, in the same round trip, for the reason a renewal does:"
               + " a read alone can be answered by a member cut off from the quorum, which may still show the follower's node first after the quorum expired its"
               + " session and granted the next in line; Curator's LeaderLatch trusts the read. `ZooKeeperMemberCutOffIT`"
-              + " grants such a follower the lease the quorum gave another once the `sync` is taken out; taken out, it does not close the gap either (one run on"
-              + " 28 November 2026: 2.7 ms p50 against Curator's 2.0; the run before it, with the `sync`, 2.8 against 2.3)."
+              + " grants such a follower the lease the quorum gave another once the `sync` is taken out; taken out, it made no difference either way (one run"
+              + " of 28 November 2026, which still measured Curator second: 2.7 ms p50 against Curator's 2.0; the run before it, with the `sync`, 2.8 against"
+              + " 2.3)."
               + wireSteps(baton.get(), peer.get(), "Curator")
-              + " Where the steps differ, and why Baton keeps its way: (1) close() → release: Baton's elector ends the term and runs onRevoked on a thread of its"
+              + " Taken in turns, the two are level within a run's noise: two runs of this harness on 28 November 2026 put the sums of the step medians"
+              + " 0.01 and 0.00 ms apart, and p50 at 2.4 against 2.5 ms and 2.5 against 2.5. The reports before that date measured Curator after Baton,"
+              + " on client and server code Baton's rounds had warmed; that order alone was worth 0.6 to 0.9 ms to whichever came second (see Graceful"
+              + " handover), most of the gap those reports showed. Where the steps differ, and why Baton keeps its way: (1) close() → release: Baton's elector ends the term and runs onRevoked on a thread of its"
               + " own, which no interrupt of the caller's can cut short, and sends the release from that thread once onRevoked has returned; Curator's close()"
               + " deletes the node on the caller's thread and tells its listener afterwards. (2) Release → watch event: Baton's followers each watch the whole"
-              + " line, because the store gives a place back when its candidate does not try after a change, so the server tells every follower, and the"
-              + " leaving leader's own watch, of the release; each of Curator's followers watches only the node before it, and the server tells the next one"
-              + " alone. (3) Watch event → first request, and (5) last answer → onElected: the store's calls block, so the acquisition runs on a thread of the"
-              + " elector's pool and onElected follows on that thread; Curator runs its recipe and its listener on ZooKeeper's event thread, where a slow"
-              + " onElected would hold up every other event and answer of the session, the leader's renewals included. (4) First request → last answer, the"
-              + " one round trip after the release, is where the `sync` goes: Baton sends it together with the read, so it adds no round trip. What is left of the gap is in (1), (3) and (5), and in the extra watch events of (2)."
-              + " A CPU profile of 200 handovers between two electors (async-profiler 4.0 through ap-loader, a sample every 20 µs, 28 November 2026) shows"
-              + " what (1), (3) and (5) hold besides one thread hand-off each (40–90 µs there): Baton's own code, which a handover runs once and"
-              + " so uncompiled, where each piece of bookkeeping costs tens of microseconds. The largest pieces it found are gone (records looked up through"
-              + " method handles, Duration arithmetic through BigDecimal, string concatenation through invokedynamic, the lease handle parsed back);"
-              + " in subset runs on that machine the sum of Baton's medians of (1), (3) and (5) went from 1.47 ms to 1.29,"
-              + " against Curator's 0.68 to 0.78. What is left is spread thin: ending a term, starting the next with its timers, the"
-              + " store's give-back timers. That, the hand-offs and the extra events are the price of an elector that stops the work before the release and"
-              + " keeps the application's code off the client's threads, and of a line that every follower watches.");
+              + " line, because the store gives a place back when its candidate does not try after a change, so the server tells every follower of the"
+              + " release; each of Curator's followers watches only the node before it, and the server tells the next one alone. (3) Watch event → first"
+              + " request, and (5) last answer → onElected: the store's calls block, so the acquisition runs on a thread of the elector's pool and onElected"
+              + " follows on that thread; Curator runs its recipe and its listener on ZooKeeper's event thread, where a slow onElected would hold up every"
+              + " other event and answer of the session, the leader's renewals included. (4) First request → last answer, the one round trip after the"
+              + " release, is where the `sync` goes: Baton sends it together with the read, so it adds no round trip, and Curator's two reads take longer."
+              + " Timed with nanoTime probes over 267 handovers between three electors on an in-JVM server (28 November 2026, medians), Baton's own part"
+              + " besides the round trips is about 0.14 ms from close() to the delete, one thread hand-off included, and 0.2 to 0.3 ms from the watch event"
+              + " to onElected, two hand-offs (25–35 µs each there) included; the rest is its code run uncompiled, a few microseconds to a few tens a piece."
+              + " The largest pieces a CPU profile and those probes found are gone: records looked up through method handles, Duration arithmetic through"
+              + " BigDecimal, string concatenation through invokedynamic, the lease handle parsed back, and a second pool thread woken to close the"
+              + " follower's watch on the way to onElected (40 µs; the thread that makes the grant now closes it after onElected). What is left is the"
+              + " price of an elector that stops the work before the release and keeps the application's code off the client's threads.");
       return;
     }
     reasons.add(
@@ -184,7 +187,10 @@ final class PeerTargets {
             + " the stream), while jetcd Election's next leader has nothing left to send once the server answers its Campaign. (2) is the release, a"
             + " write through raft for both. (1), (3) and (5) are the elector's thread hand-offs and its code run uncompiled, as on ZooKeeper, and"
             + " jetcd's client code, which a handover runs cold too: in the same kind of profile, opening the gRPC stream of a keepAliveOnce took about"
-            + " 0.8 ms of CPU and building and sending a transaction about 0.6 ms, and Baton's next leader sends both where jetcd Election's sends nothing.");
+            + " 0.8 ms of CPU and building and sending a transaction about 0.6 ms, and Baton's next leader sends both where jetcd Election's sends nothing."
+            + " That one write more is the floor of a design whose followers send nothing while they wait (next row). The reports before 28 November 2026"
+            + " measured jetcd Election after Baton, on gRPC and netty code Baton's rounds had warmed, which about doubled the gap (9.1 against 2.8 ms p50"
+            + " in the last of them); rounds are now taken in turns (see Graceful handover).");
   }
 
   /** What waiting keys would cost on etcd, measured on the peer that keeps them. */
