@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The benchmark harness: {@code scripts/benchmarks} runs it. Measures every backend and the peer
@@ -143,17 +144,17 @@ public final class Main {
           }
           Map<Contender, Measurements.FirstLeaderRounds> firstLeaders =
               measurements.firstLeaders(contenders);
-          handovers =
-              measurements.handovers(
-                  contenders, () -> servers.etcdIfStarted().map(EtcdServer::walFsyncs));
+          Supplier<Optional<EtcdServer.WalFsyncs>> walFsyncs =
+              () -> servers.etcdIfStarted().map(EtcdServer::walFsyncs);
+          handovers = measurements.handovers(contenders, walFsyncs);
           for (Contender c : contenders) {
             Measurements.HandoverRounds handover = handovers.get(c);
-            Optional<EtcdServer.WalFsyncs> before =
-                servers.etcdIfStarted().map(EtcdServer::walFsyncs);
+            Optional<EtcdServer.WalFsyncs> before = walFsyncs.get();
             ContenderResult result = measurements.run(c, firstLeaders.get(c), handover);
             // This contender's handover rounds, and then its idle and crash rounds.
             before
-                .flatMap(b -> handover.fsyncs.plus(servers.etcd().walFsyncs().since(b)).describe())
+                .flatMap(
+                    b -> handover.fsyncs.plus(walFsyncs.get().orElseThrow().since(b)).describe())
                 .ifPresent(d -> result.etcdFsyncs = d);
             results.add(result);
           }

@@ -58,10 +58,6 @@ final class Campaign {
   // close() returns, where it could end the term of a successor with the same candidate id.
   private final AtomicInteger storeOps = new AtomicInteger();
 
-  // A watch close for the pool thread that holds the callbacks (see closeWatch); only that thread
-  // touches it, between its hold and the end of its call.
-  private Runnable afterHeld;
-
   // Published for readers on other threads.
   private volatile Phase.Kind published = Phase.Kind.STOPPED;
   private volatile Term publishedTerm;
@@ -323,7 +319,6 @@ final class Campaign {
             engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
           } finally {
             callbacks.runHeld(holding);
-            runAfterHeld(holding);
           }
         };
     try {
@@ -418,28 +413,16 @@ final class Campaign {
             storeOpEnded();
           }
         };
-    if (callbacks.heldByThisThread() && afterHeld == null) {
-      // A grant, on the pool thread that is about to deliver its onElected: waking a second thread
-      // to close the follower's watch cost that onElected about 40 us. This thread closes it right
-      // after, and the watch's events meanwhile reach a phase that has ended and are ignored.
-      afterHeld = task;
+    // A grant, on the pool thread that is about to deliver its onElected: waking a second thread to
+    // close the follower's watch cost that onElected about 40 us. This thread closes it right
+    // after,
+    // and the watch's events meanwhile reach a phase that has ended and are ignored.
+    if (callbacks.runAfterHeld(task)) {
       return;
     }
     try {
       worker.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
-      task.run();
-    }
-  }
-
-  /**
-   * Runs what {@link #closeWatch} left for this thread while it held the callbacks, once they have
-   * run. Only the holding thread sets and reads {@code afterHeld}.
-   */
-  private void runAfterHeld(boolean holding) {
-    if (holding && afterHeld != null) {
-      Runnable task = afterHeld;
-      afterHeld = null;
       task.run();
     }
   }

@@ -45,6 +45,9 @@ final class SerialExecutor implements Executor {
 
   private boolean held;
 
+  /** What {@link #runAfterHeld} left for the holding thread; only that thread touches it. */
+  private Runnable afterHeld;
+
   SerialExecutor(Executor delegate) {
     this.delegate = delegate;
   }
@@ -112,19 +115,35 @@ final class SerialExecutor implements Executor {
     if (!holding) {
       return;
     }
+    // Taken before the hold ends: the next holder may leave a task of its own.
+    Runnable after = afterHeld;
+    afterHeld = null;
     holderId.set(0);
+    boolean mustDrain;
     synchronized (tasks) {
-      if (!held) {
-        return;
-      }
+      mustDrain = held;
       held = false;
     }
-    drain(null);
+    if (mustDrain) {
+      drain(null);
+    }
+    if (after != null) {
+      after.run();
+    }
   }
 
-  /** True when this thread holds (see {@link #hold}) and has not run what it holds yet. */
-  boolean heldByThisThread() {
-    return holderId.get() == Thread.currentThread().getId();
+  /**
+   * Leaves {@code task} to this thread, to run once {@link #runHeld} has run what it holds: true
+   * when this thread holds and has left nothing yet; false otherwise, and the caller runs the task
+   * its own way. For a short task that must not come before the held ones and is not worth waking a
+   * thread for.
+   */
+  boolean runAfterHeld(Runnable task) {
+    if (holderId.get() != Thread.currentThread().getId() || afterHeld != null) {
+      return false;
+    }
+    afterHeld = task;
+    return true;
   }
 
   /** True when called from the task this executor is running now. */

@@ -595,8 +595,7 @@ class ElectorTest {
   }
 
   @Test
-  @DisplayName(
-      "on pool threads, a new leader closes its follower's watch too, after the grant's onElected")
+  @DisplayName("on pool threads too, a new leader closes the watch it followed with")
   void newLeaderOnPoolThreadsClosesItsWatch() {
     Elector ea = threaded(storeA, "a", a);
     ea.start();

@@ -78,4 +78,36 @@ class SerialExecutorTest {
 
     assertThat(ran).containsExactly("inner ended", "task");
   }
+
+  @Test
+  void aTaskLeftForTheHolderRunsOnItAfterWhatItHeld() throws Exception {
+    SerialExecutor callbacks = new SerialExecutor(pool);
+    List<String> ran = new CopyOnWriteArrayList<>();
+    Thread holder =
+        first
+            .submit(
+                () -> {
+                  boolean holding = callbacks.hold();
+                  boolean left =
+                      callbacks.runAfterHeld(
+                          () -> ran.add("after on " + Thread.currentThread().getName()));
+                  boolean second = callbacks.runAfterHeld(() -> ran.add("second"));
+                  callbacks.execute(() -> ran.add("held on " + Thread.currentThread().getName()));
+                  ran.add("left " + left + ", second " + second);
+                  callbacks.runHeld(holding);
+                  return Thread.currentThread();
+                })
+            .get(20, TimeUnit.SECONDS);
+    boolean leftWithoutHold =
+        second
+            .submit(() -> callbacks.runAfterHeld(() -> ran.add("never")))
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(ran)
+        .containsExactly(
+            "left true, second false",
+            "held on " + holder.getName(),
+            "after on " + holder.getName());
+    assertThat(leftWithoutHold).as("left by a thread that does not hold").isFalse();
+  }
 }
