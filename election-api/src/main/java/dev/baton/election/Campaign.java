@@ -414,9 +414,8 @@ final class Campaign {
           }
         };
     // A grant, on the pool thread that is about to deliver its onElected: waking a second thread to
-    // close the follower's watch cost that onElected about 40 us. This thread closes it right
-    // after,
-    // and the watch's events meanwhile reach a phase that has ended and are ignored.
+    // close the follower's watch cost that onElected about 40 us. This thread closes it after the
+    // onElected; the watch's events meanwhile reach a phase that has ended and are ignored.
     if (callbacks.runAfterHeld(task)) {
       return;
     }
