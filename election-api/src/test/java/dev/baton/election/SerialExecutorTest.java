@@ -29,17 +29,13 @@ class SerialExecutorTest {
     SerialExecutor callbacks = new SerialExecutor(pool);
     List<String> ran = new CopyOnWriteArrayList<>();
     Thread holder =
-        first
-            .submit(
-                () -> {
-                  boolean holding = callbacks.hold();
-                  callbacks.execute(() -> ran.add("one on " + Thread.currentThread().getName()));
-                  callbacks.execute(() -> ran.add("two on " + Thread.currentThread().getName()));
-                  ran.add("held");
-                  callbacks.runHeld(holding);
-                  return Thread.currentThread();
-                })
-            .get(20, TimeUnit.SECONDS);
+        holdingOnFirst(
+            callbacks,
+            () -> {
+              callbacks.execute(() -> ran.add("one on " + Thread.currentThread().getName()));
+              callbacks.execute(() -> ran.add("two on " + Thread.currentThread().getName()));
+              ran.add("held");
+            });
 
     assertThat(ran)
         .containsExactly("held", "one on " + holder.getName(), "two on " + holder.getName());
@@ -84,20 +80,16 @@ class SerialExecutorTest {
     SerialExecutor callbacks = new SerialExecutor(pool);
     List<String> ran = new CopyOnWriteArrayList<>();
     Thread holder =
-        first
-            .submit(
-                () -> {
-                  boolean holding = callbacks.hold();
-                  boolean left =
-                      callbacks.runAfterHeld(
-                          () -> ran.add("after on " + Thread.currentThread().getName()));
-                  boolean second = callbacks.runAfterHeld(() -> ran.add("second"));
-                  callbacks.execute(() -> ran.add("held on " + Thread.currentThread().getName()));
-                  ran.add("left " + left + ", second " + second);
-                  callbacks.runHeld(holding);
-                  return Thread.currentThread();
-                })
-            .get(20, TimeUnit.SECONDS);
+        holdingOnFirst(
+            callbacks,
+            () -> {
+              boolean left =
+                  callbacks.runAfterHeld(
+                      () -> ran.add("after on " + Thread.currentThread().getName()));
+              boolean second = callbacks.runAfterHeld(() -> ran.add("second"));
+              callbacks.execute(() -> ran.add("held on " + Thread.currentThread().getName()));
+              ran.add("left " + left + ", second " + second);
+            });
     boolean leftWithoutHold =
         second
             .submit(() -> callbacks.runAfterHeld(() -> ran.add("never")))
@@ -109,5 +101,21 @@ class SerialExecutorTest {
             "held on " + holder.getName(),
             "after on " + holder.getName());
     assertThat(leftWithoutHold).as("left by a thread that does not hold").isFalse();
+  }
+
+  /**
+   * Runs {@code whileHolding} on {@code first} inside a hold of {@code callbacks}, then what the
+   * hold kept; the thread it all ran on.
+   */
+  private Thread holdingOnFirst(SerialExecutor callbacks, Runnable whileHolding) throws Exception {
+    return first
+        .submit(
+            () -> {
+              boolean holding = callbacks.hold();
+              whileHolding.run();
+              callbacks.runHeld(holding);
+              return Thread.currentThread();
+            })
+        .get(20, TimeUnit.SECONDS);
   }
 }
