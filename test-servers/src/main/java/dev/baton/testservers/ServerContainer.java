@@ -1,11 +1,15 @@
 package dev.baton.testservers;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.InternalServerErrorException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import dev.baton.conformance.RequiredServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -23,6 +27,9 @@ import org.testcontainers.utility.DockerImageName;
 final class ServerContainer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ServerContainer.class);
+
+  /** How long {@link #pause()} tries again while the engine cannot freeze the container. */
+  private static final Duration PAUSE_TRIES_FOR = Duration.ofSeconds(30);
 
   private final String name;
   private final GenericContainer<?> container;
@@ -105,7 +112,61 @@ final class ServerContainer implements AutoCloseable {
    */
   void pause() {
     log.info("{}: pausing container {}", name, id().substring(0, 12));
-    docker().pauseContainerCmd(id()).exec();
+    pauseRetrying(name, () -> docker().pauseContainerCmd(id()).exec(), PAUSE_TRIES_FOR);
+  }
+
+  /**
+   * Runs {@code pause} until it succeeds, trying again for up to {@code within} while the engine
+   * answers that it is unable to freeze. runc gives up on a freeze that does not complete within
+   * its few hundred milliseconds of tries, as when a server process sits in uninterruptible sleep
+   * on a write to a busy disk (seen in CI, with another module's containers writing beside it), and
+   * thaws the container again before it answers; so a later try starts from a running container,
+   * and nothing is half-done. Any other error fails at once.
+   */
+  static void pauseRetrying(String name, Runnable pause, Duration within) {
+    AtomicInteger refusals = new AtomicInteger();
+    AtomicReference<RuntimeException> lastRefusal = new AtomicReference<>();
+    try {
+      org.awaitility.Awaitility.await(name + " paused")
+          .atMost(within)
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                try {
+                  pause.run();
+                  return true;
+                } catch (InternalServerErrorException e) {
+                  if (!isUnableToFreeze(e)) {
+                    throw e;
+                  }
+                  log.info(
+                      "{}: the engine could not freeze the container yet ({}); trying again",
+                      name,
+                      e.getMessage());
+                  refusals.incrementAndGet();
+                  lastRefusal.set(e);
+                  return false;
+                }
+              });
+    } catch (ConditionTimeoutException e) {
+      if (lastRefusal.get() == null) {
+        throw e;
+      }
+      throw new IllegalStateException(
+          name
+              + ": the engine could not freeze the container in "
+              + refusals.get()
+              + " tries over "
+              + within.toSeconds()
+              + " s; its last answer: "
+              + lastRefusal.get().getMessage(),
+          lastRefusal.get());
+    }
+  }
+
+  private static boolean isUnableToFreeze(InternalServerErrorException e) {
+    return e.getMessage() != null && e.getMessage().contains("unable to freeze");
   }
 
   void unpause() {
