@@ -525,10 +525,12 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   /**
    * Who holds the election by {@code line}, for a refused candidate. Null when the first in line
-   * went away between the two reads, or was a node of this candidate in this session that the store
-   * no longer counts as its place (its delete did not get through when the place was given up): it
-   * is deleted then, since it would keep the line waiting for as long as the session lives. Either
-   * way the caller reads again.
+   * went away between the two reads, or is a node of this candidate that is not its place in this
+   * session: deleted then, since it would keep the candidate out for as long as its session lives,
+   * where a holder's own acquire begins a new term. Such a node is one whose delete did not get
+   * through when the place was given up, or one a create made whose answer was lost, in a session
+   * the client has left since while the servers still keep it (after a restart they count its
+   * timeout afresh). Either way the caller reads again.
    */
   private LeaseRecord holderOrOrphan(
       ZooKeeper zk, ElectionNodes nodes, Line line, byte[] me, CallDeadline deadline, String what)
@@ -538,14 +540,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       return null;
     }
     String candidate = new String(me, UTF_8);
+    long owner = first.stat().getEphemeralOwner();
+    boolean thisSession = owner == zk.getSessionId();
     if (Arrays.equals(first.data(), me)
-        && first.stat().getEphemeralOwner() == zk.getSessionId()
-        && !places.isPlace(nodes.election(), candidate, line.first())) {
+        && !(thisSession && places.isPlace(nodes.election(), candidate, line.first()))) {
       log.info(
-          "election '{}', candidate '{}': {} was left in line by an earlier give-back; deleting it",
+          "election '{}', candidate '{}': {} was left in line {}; deleting it",
           nodes.election(),
           candidate,
-          nodes.child(line.first()));
+          nodes.child(line.first()),
+          thisSession
+              ? "by an earlier give-back"
+              : "by session 0x" + Long.toHexString(owner) + ", not this client's");
       Code code = delete(zk, nodes, line.first(), -1, deadline, what);
       if (code != Code.OK && code != Code.NONODE) {
         throw KeeperException.create(code, nodes.child(line.first()));

@@ -514,6 +514,35 @@ class ZooKeeperLeaseStoreIT {
     assertThat(next.token().isNewerThan(first.token())).isTrue();
   }
 
+  /**
+   * A create whose answer was lost (CONNECTIONLOSS) may still have made the candidate's node; when
+   * the client then leaves that session (Curator gives a session up that stayed disconnected for
+   * its timeout) while the servers keep it (they were restarted, and count its timeout afresh), the
+   * node stays first in line under a session the store no longer has. The candidate's own acquire
+   * must still begin a new term, as a holder's own acquire does, not answer that it holds the
+   * election itself until the servers expire that session. Seen in the conformance suite's outage
+   * scenario on ZooKeeper.
+   */
+  @Test
+  void aNodeOfTheCandidateLeftFirstInLineByAnotherSessionDoesNotKeepItsOwnAcquireOut()
+      throws Exception {
+    String election = uniqueElection("left-by-a-session");
+    String electionPath = storeA.nodes(election).electionPath();
+    clientA.create().creatingParentsIfNeeded().forPath(electionPath);
+    // Made as the lost create made it: the candidate's id in a line node of a session not storeA's.
+    String left =
+        clientB
+            .create()
+            .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
+            .forPath(electionPath + "/c-", bytes("a"));
+
+    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+
+    assertThat(lease.candidate()).isEqualTo("a");
+    assertThat(clientA.checkExists().forPath(left)).as("the node left in line").isNull();
+    assertThat(held(storeB.tryAcquire(election, "b", TTL)).token()).isEqualTo(lease.token());
+  }
+
   @Test
   void anElectionHeldByTheLeaseNodeOfAnEarlierReleaseIsNotTaken() throws Exception {
     String election = uniqueElection("earlier-release");
