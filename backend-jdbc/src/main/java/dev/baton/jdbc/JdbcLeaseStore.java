@@ -231,7 +231,8 @@ public final class JdbcLeaseStore implements LeaseStore {
                       c -> s.acquire(c, election, candidate, ttlMillis, deadline))
                   .orElseThrow(StoreCalls.RowChangedMeanwhile::new);
           // Only a grant leaves the candidate's name in the row: a refusal means somebody else
-          // holds a live lease, and the row was read back under the decision's lock.
+          // holds a live lease, and the row was read back under the decision's lock (on H2 after
+          // an update that refused without one; see LeaseStatements.acquire).
           if (candidate.equals(row.holder())) {
             return Acquisition.granted(
                 new Lease(

@@ -398,21 +398,43 @@ final class LeaseStatements {
         return readRow(c, readBackForUpdate, election, deadline);
       }
       case H2 -> {
+        // The guarded update first: H2 locks a row only once its condition holds on the committed
+        // row, so an attempt that a live lease refuses takes no lock. Had every attempt locked the
+        // row (as the MERGE does), the refused ones would queue behind each other's transactions,
+        // each holding the row across its round trips: on a busy machine the queue outlasts the
+        // call timeout, and aborted calls leave their server sessions still queued.
+        if (updateToAcquire(c, election, candidate, ttl, expiry, deadline) == 1) {
+          return readRow(c, readBackForUpdate, election, deadline);
+        }
+        Optional<LeaseRow> refusedBy = readRow(c, read, election, deadline);
+        if (refusedBy.isPresent()) {
+          // Read without the lock, so only the update's count says whether this call granted: a
+          // row with this candidate's name now was written by another call of the same candidate,
+          // and is looked at again from the start (as is a row that ran out meanwhile).
+          return refusedBy.filter(row -> !candidate.equals(row.holder()));
+        }
+        // No row yet: the first attempt of the election creates it, then decides under its lock.
         try (PreparedStatement s = prepare(c, ensureRow, deadline)) {
           s.setString(1, election);
           s.executeUpdate();
         }
-        try (PreparedStatement s = prepare(c, acquire, deadline)) {
-          s.setString(1, candidate);
-          s.setLong(2, ttl);
-          s.setLong(3, expiry);
-          s.setString(4, election);
-          s.setString(5, candidate);
-          s.executeUpdate();
-        }
+        updateToAcquire(c, election, candidate, ttl, expiry, deadline);
         return readRow(c, readBackForUpdate, election, deadline);
       }
       default -> throw new IllegalStateException("no acquire for " + dialect);
+    }
+  }
+
+  private int updateToAcquire(
+      Connection c, String election, String candidate, long ttl, long expiry, long deadline)
+      throws SQLException {
+    try (PreparedStatement s = prepare(c, acquire, deadline)) {
+      s.setString(1, candidate);
+      s.setLong(2, ttl);
+      s.setLong(3, expiry);
+      s.setString(4, election);
+      s.setString(5, candidate);
+      return s.executeUpdate();
     }
   }
 
