@@ -146,6 +146,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     List<Node> nodes = nodes(3);
     int threads = 6;
     int targetGrants = 150;
+    int leastGrants = 30;
     long safeNanos = timings.renewDeadline().toNanos();
     AtomicInteger holders = new AtomicInteger();
     AtomicInteger mostHolders = new AtomicInteger();
@@ -205,23 +206,28 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                 }
               }));
     }
-    // The counts go into the failure, so that a slow store shows how far it got, and how often
-    // it failed on the way.
-    waiting("until " + targetGrants + " grants")
-        .untilAsserted(
+    // The hammering ends at the target, or sooner on a machine too busy to get there: what the
+    // scenario proves is that no two threads ever held at once, and how fast grants come is the
+    // benchmarks' business. It must still have changed hands often enough to prove something.
+    Duration hammerFor = timings.patience().minusSeconds(1);
+    waiting("until " + targetGrants + " grants, or " + hammerFor.toSeconds() + " s of hammering")
+        .until(
             () ->
-                assertThat(grants.get())
-                    .as("grants so far (store errors so far: %d)", storeErrors.get())
-                    .isGreaterThanOrEqualTo(targetGrants));
+                grants.get() >= targetGrants
+                    || System.nanoTime() - started - hammerFor.toNanos() > 0);
     workers.forEach(ConformanceSupport.Background::close);
+    long tookMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
     log.info(
         "s13: {} grants to {} threads in {} ms, {} store errors",
         grants.get(),
         threads,
-        Duration.ofNanos(System.nanoTime() - started).toMillis(),
+        tookMillis,
         storeErrors.get());
     assertThat(mostHolders.get()).as("most holders at once").isEqualTo(1);
     assertThat(broken).isEmpty();
+    assertThat(grants.get())
+        .as("grants in %d ms (store errors: %d)", tookMillis, storeErrors.get())
+        .isGreaterThanOrEqualTo(leastGrants);
   }
 
   @Test
