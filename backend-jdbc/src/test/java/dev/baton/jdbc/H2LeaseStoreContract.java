@@ -9,11 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,36 +30,14 @@ abstract class H2LeaseStoreContract extends JdbcLeaseStoreContract
     JdbcLeaseStore store = leader();
     JdbcLeaseStore other = leaderWithCallTimeout(Duration.ofSeconds(1));
     Lease lease = grant(store, election("refused-unlocked"), "node-a", TTL);
-    CountDownLatch writing = new CountDownLatch(1);
-    CountDownLatch finish = new CountDownLatch(1);
-    ExecutorService writer = Executors.newSingleThreadExecutor();
-    try {
-      Future<String> write =
-          writer.submit(
-              () ->
-                  store.inTerm(
-                      lease,
-                      dsl -> {
-                        writing.countDown();
-                        try {
-                          finish.await(10, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                          Thread.currentThread().interrupt();
-                          throw new IllegalStateException("interrupted in the guarded write", e);
-                        }
-                        return "written";
-                      }));
-      assertThat(writing.await(10, TimeUnit.SECONDS)).as("the guarded write started").isTrue();
-
+    try (RowHeldByAGuardedWrite held =
+        RowHeldByAGuardedWrite.start(store, lease, Duration.ofSeconds(10))) {
       Acquisition refused = other.tryAcquire(lease.election(), "node-b", TTL);
 
       assertThat(refused.isGranted()).as("granted while node-a's lease lives").isFalse();
       assertThat(refused.holder().orElseThrow().holder()).isEqualTo("node-a");
-      finish.countDown();
-      assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
-    } finally {
-      finish.countDown();
-      writer.shutdownNow();
+      assertThat(held.stillHeld()).as("the guarded write still held the row").isTrue();
+      assertThat(held.finish()).isEqualTo("written");
     }
   }
 

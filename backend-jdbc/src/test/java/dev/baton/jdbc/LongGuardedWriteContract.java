@@ -14,10 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -56,34 +52,15 @@ interface LongGuardedWriteContract {
             i ->
                 batch.add(
                     JdbcLeaseStoreContract.grant(store, election("beside-" + i), "node-a", TTL)));
-    CountDownLatch writing = new CountDownLatch(1);
-    CountDownLatch finish = new CountDownLatch(1);
-    ExecutorService writer = Executors.newSingleThreadExecutor();
-    try {
-      // The write ends when the batch renewal is back, or at twice the renew deadline: before the
-      // fix, the renewal waited for the row and timed out, failing all hundred and one.
-      Future<String> write =
-          writer.submit(
-              () ->
-                  store.inTerm(
-                      guarded,
-                      dsl -> {
-                        writing.countDown();
-                        try {
-                          finish.await(2 * RENEW_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
-                        } catch (InterruptedException e) {
-                          Thread.currentThread().interrupt();
-                          throw new IllegalStateException("interrupted in the guarded write", e);
-                        }
-                        return "written";
-                      }));
-      assertThat(writing.await(10, TimeUnit.SECONDS)).as("the guarded write started").isTrue();
+    // The write ends when the batch renewal is back, or at twice the renew deadline: before the
+    // fix, the renewal waited for the row and timed out, failing all hundred and one.
+    try (RowHeldByAGuardedWrite held =
+        RowHeldByAGuardedWrite.start(store, guarded, RENEW_DEADLINE.multipliedBy(2))) {
       long start = System.nanoTime();
       List<Renewal> outcomes = renewer.renewAll(batch);
       long tookMillis = (System.nanoTime() - start) / 1_000_000;
-      boolean writeStillHeld = finish.getCount() == 1 && !write.isDone();
-      finish.countDown();
-      assertThat(write.get(10, TimeUnit.SECONDS)).isEqualTo("written");
+      boolean writeStillHeld = held.stillHeld();
+      assertThat(held.finish()).isEqualTo("written");
       LoggerFactory.getLogger(LongGuardedWriteContract.class)
           .info(
               "{}: a batch renewal of {} leases, one of whose rows a guarded write held, came back in {} ms",
@@ -105,8 +82,6 @@ interface LongGuardedWriteContract {
       // On its own, once the write committed, it renews as before.
       assertThat(store.renew(guarded).token()).isEqualTo(guarded.token());
     } finally {
-      finish.countDown();
-      writer.shutdownNow();
       renewer.close();
     }
   }

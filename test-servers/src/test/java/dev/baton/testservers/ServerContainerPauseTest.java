@@ -40,13 +40,9 @@ class ServerContainerPauseTest {
 
     assertThatThrownBy(
             () ->
-                ServerContainer.pauseRetrying(
-                    "PostgreSQL",
-                    () -> {
-                      tries.incrementAndGet();
-                      throw new InternalServerErrorException(
-                          "Status 500: {\"message\":\"Container 395d8e22d13d is not running\"}");
-                    },
+                alwaysRefused(
+                    "Status 500: {\"message\":\"Container 395d8e22d13d is not running\"}",
+                    tries,
                     Duration.ofSeconds(30)))
         .isInstanceOf(InternalServerErrorException.class)
         .hasMessageContaining("is not running");
@@ -57,20 +53,23 @@ class ServerContainerPauseTest {
   void aFreezeThatNeverGoesThroughFailsNamingTheServerTheTriesAndTheEnginesAnswer() {
     AtomicInteger tries = new AtomicInteger();
 
-    assertThatThrownBy(
-            () ->
-                ServerContainer.pauseRetrying(
-                    "PostgreSQL",
-                    () -> {
-                      tries.incrementAndGet();
-                      throw new InternalServerErrorException(UNABLE_TO_FREEZE);
-                    },
-                    Duration.ofSeconds(1)))
+    assertThatThrownBy(() -> alwaysRefused(UNABLE_TO_FREEZE, tries, Duration.ofSeconds(1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageStartingWith("PostgreSQL: the engine could not freeze the container in ")
         .hasMessageContaining(" tries over 1 s; its last answer: ")
         .hasMessageContaining("unable to freeze")
         .hasCauseInstanceOf(InternalServerErrorException.class);
     assertThat(tries.get()).isGreaterThan(1);
+  }
+
+  /** Pauses with an engine that answers every try with {@code answer}, counting the tries. */
+  private static void alwaysRefused(String answer, AtomicInteger tries, Duration within) {
+    ServerContainer.pauseRetrying(
+        "PostgreSQL",
+        () -> {
+          tries.incrementAndGet();
+          throw new InternalServerErrorException(answer);
+        },
+        within);
   }
 }
