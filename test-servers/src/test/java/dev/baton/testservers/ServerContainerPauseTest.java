@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class ServerContainerPauseTest {
 
   private static final String UNABLE_TO_FREEZE =
-      "Status 500: {\"message\":\"Cannot pause container 395d8e22d13d: OCI runtime pause failed:"
+      "{\"message\":\"Cannot pause container 395d8e22d13d: OCI runtime pause failed:"
           + " unable to freeze: unknown\"}";
 
   @Test
@@ -41,7 +41,7 @@ class ServerContainerPauseTest {
     assertThatThrownBy(
             () ->
                 alwaysRefused(
-                    "Status 500: {\"message\":\"Container 395d8e22d13d is not running\"}",
+                    "{\"message\":\"Container 395d8e22d13d is not running\"}",
                     tries,
                     Duration.ofSeconds(30)))
         .isInstanceOf(InternalServerErrorException.class)
