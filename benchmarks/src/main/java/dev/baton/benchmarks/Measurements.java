@@ -201,8 +201,9 @@ final class Measurements {
    * on the client and server code the first had warmed, with the JIT compiler no longer busy beside
    * it: one run each way on 28 November 2026 put Curator's LeaderLatch at 1.8 ms p50 after Baton's
    * ZooKeeper store and at 2.7 ms before it, and Baton's at 2.9 ms first and 2.3 ms second. The
-   * groups stay up for {@link #run}, which closes each; the caller closes any left. etcd's fsyncs
-   * are read around each round, so that each contender is given those of its own rounds.
+   * groups stay up for {@link #run}, which closes each; the caller closes any left. How many rounds
+   * are counted is {@link Settings#moreHandoverRounds}'s to say. etcd's fsyncs are read around each
+   * round, so that each contender is given those of its own rounds.
    */
   Map<Contender, HandoverRounds> handovers(
       List<Contender> contenders, Supplier<Optional<EtcdServer.WalFsyncs>> walFsyncs) {
@@ -211,11 +212,20 @@ final class Measurements {
       rounds.put(c, new HandoverRounds(c, walFsyncs));
     }
     List<HandoverRounds> order = new ArrayList<>(rounds.values());
-    for (int round = 0; round < settings.warmUpRounds() + settings.handoverRounds(); round++) {
+    long countedSince = 0;
+    for (int round = 0; ; round++) {
+      int counted = round - settings.warmUpRounds();
+      if (counted == 0) {
+        countedSince = System.nanoTime();
+      } else if (counted > 0
+          && !settings.moreHandoverRounds(
+              counted, Duration.ofNanos(System.nanoTime() - countedSince))) {
+        break;
+      }
       for (HandoverRounds r : order) {
         if (r.error == null) {
           try {
-            r.round(round >= settings.warmUpRounds());
+            r.round(counted >= 0);
           } catch (Exception e) {
             r.error = e;
           }

@@ -535,7 +535,14 @@ final class Report {
             + " candidates; the one that left is replaced by a fresh one"
             + " before the next round. The first "
             + settings.warmUpRounds()
-            + " rounds run uncounted. As for the first leader, Baton and the peer library on the same server take their rounds in turns, the order reversed each round,"
+            + " rounds run uncounted; then each contender's "
+            + settings.handoverRounds()
+            + " counted, and more, up to "
+            + settings.handoverRoundsAtMost()
+            + ", while the counted rounds on its server have taken less than "
+            + settings.handoverWindow().toSeconds()
+            + " s: where a round takes a few milliseconds, the p50 of 50 moved by a tenth of a millisecond from run to run, as much as some libraries differ;"
+            + " where a round waits for a poll or a retry period, 50 take a minute. As for the first leader, Baton and the peer library on the same server take their rounds in turns, the order reversed each round,"
             + " each contender in a group of its own (all groups up at once, idle meanwhile): measured one after the other, the second ran on the client and server code the"
             + " first had warmed, with the JIT compiler no longer busy beside it (on 28 November 2026, Curator's LeaderLatch took 1.8 ms p50 measured after Baton's ZooKeeper store"
             + " and 2.7 ms before it). The idle load and the crash rounds follow on the same groups, one contender after the other.");
@@ -795,7 +802,11 @@ final class Report {
             + settings.warmUpRounds()
             + " warm-up), handover "
             + settings.handoverRounds()
-            + " (+"
+            + " to "
+            + settings.handoverRoundsAtMost()
+            + " (more while a server's counted rounds take under "
+            + settings.handoverWindow().toSeconds()
+            + " s; +"
             + settings.warmUpRounds()
             + " warm-up), crash "
             + settings.crashRounds()

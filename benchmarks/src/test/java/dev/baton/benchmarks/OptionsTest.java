@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class OptionsTest {
@@ -54,6 +55,24 @@ class OptionsTest {
     assertThat(s.scaleSizes()).containsExactly(10_000, 100);
     assertThat(s.handoverRounds()).isEqualTo(Settings.full().handoverRounds());
     assertThat(Main.Options.parse().scaleSizes).isEmpty();
+  }
+
+  @Test
+  void handoverRoundsGoOnPastTheLeastOnlyWithinTheWindowAndTheMost() {
+    Settings s = Settings.full();
+    Duration inWindow = s.handoverWindow().minusMillis(1);
+
+    assertThat(s.moreHandoverRounds(s.handoverRounds() - 1, s.handoverWindow().multipliedBy(10)))
+        .as("fewer than the least, however long they took")
+        .isTrue();
+    assertThat(s.moreHandoverRounds(s.handoverRounds(), inWindow)).isTrue();
+    assertThat(s.moreHandoverRounds(s.handoverRounds(), s.handoverWindow())).isFalse();
+    assertThat(s.moreHandoverRounds(s.handoverRoundsAtMost(), inWindow)).isFalse();
+    assertThat(
+            Settings.smokeTest()
+                .moreHandoverRounds(Settings.smokeTest().handoverRounds(), Duration.ZERO))
+        .as("the smoke test takes exactly its rounds")
+        .isFalse();
   }
 
   @Test
