@@ -363,10 +363,7 @@ final class LeaseStatements {
     switch (dialect) {
       case POSTGRESQL -> {
         try (PreparedStatement s = prepare(c, acquire, deadline)) {
-          s.setString(1, election);
-          s.setString(2, candidate);
-          s.setLong(3, ttl);
-          s.setLong(4, expiry);
+          bindInsert(s, election, candidate, ttl, expiry);
           s.setLong(5, expiry);
           s.setString(6, channel);
           s.setString(7, LeaseNotice.granted(election, expiry));

@@ -1,5 +1,7 @@
 package dev.baton.testservers;
 
+import static org.awaitility.Awaitility.await;
+
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.InternalServerErrorException;
 import com.github.dockerjava.api.exception.NotFoundException;
@@ -127,7 +129,7 @@ final class ServerContainer implements AutoCloseable {
     AtomicInteger refusals = new AtomicInteger();
     AtomicReference<RuntimeException> lastRefusal = new AtomicReference<>();
     try {
-      org.awaitility.Awaitility.await(name + " paused")
+      await(name + " paused")
           .atMost(within)
           .pollDelay(Duration.ZERO)
           .pollInterval(Duration.ofMillis(200))
@@ -195,7 +197,7 @@ final class ServerContainer implements AutoCloseable {
   }
 
   private void awaitState(boolean running) {
-    org.awaitility.Awaitility.await(name + (running ? " runs" : " stopped"))
+    await(name + (running ? " runs" : " stopped"))
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(50))
         .until(() -> isRunning() == running);
