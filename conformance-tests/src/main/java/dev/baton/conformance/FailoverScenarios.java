@@ -168,7 +168,7 @@ abstract class FailoverScenarios extends BasicScenarios {
                 stalledNode,
                 election,
                 timings,
-                b -> b.executor(executor).whileLeader(stalledWork)));
+                b -> b.executor(executor).scheduler(executor.timer()).whileLeader(stalledWork)));
     List<Candidate> others =
         nodes.subList(1, 3).stream()
             .map(

@@ -34,7 +34,10 @@ final class Node {
     return faults;
   }
 
-  /** This node's own executor for electors the suite wants to stall; created on first use. */
+  /**
+   * This node's own executor, with its timer, for electors the suite wants to stall; created on
+   * first use.
+   */
   synchronized PausableExecutor executor() {
     if (executor == null) {
       executor = new PausableExecutor("conformance-" + name);

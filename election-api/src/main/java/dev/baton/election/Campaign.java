@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Everything but the volatile fields read by {@link Elector}'s queries runs on {@link #engine},
  * one task at a time.
+ *
+ * <p>Two pools, kept apart so that a store call that hangs never queues ahead of a step-down or of
+ * the stopping of work: the engine and every store call run on {@link #ownPool}, Baton's elastic
+ * pool, which grows with the calls in flight and queues nothing; the callbacks (user code) run on
+ * {@link #callbackPool}, the executor the user chose, and on {@code ownPool} when that refuses.
  */
 final class Campaign {
 
@@ -38,9 +43,12 @@ final class Campaign {
   final Duration retryPeriod;
   final MonotonicClock clock;
   final ScheduledExecutorService scheduler;
-  final Executor worker;
+  final Executor ownPool;
+  final Executor callbackPool;
   final SerialExecutor engine;
   final SerialExecutor callbacks;
+  // The default: callbacks may then go on with the thread of a store call that has returned.
+  private final boolean callbacksShareOwnPool;
   final String logId;
   final FailureStreak failures;
   final boolean closeOnShutdown;
@@ -72,16 +80,18 @@ final class Campaign {
     this.retryPeriod = b.retryPeriod;
     this.clock = b.clock;
     this.scheduler = b.scheduler;
-    this.worker = b.worker;
-    this.engine = new SerialExecutor(worker);
-    this.callbacks = new SerialExecutor(worker);
+    this.ownPool = b.ownPool;
+    this.callbackPool = b.worker;
+    this.engine = new SerialExecutor(ownPool);
+    this.callbacks = new SerialExecutor(callbackPool, ownPool);
+    this.callbacksShareOwnPool = callbackPool == ownPool;
     this.listeners = List.copyOf(b.listeners);
     this.observers = List.copyOf(b.observers);
     this.closeOnShutdown = b.closeOnShutdown;
     this.logId = "election '" + election + "' candidate '" + candidate + "'";
     this.failures = new FailureStreak(log, logId, store.describe());
     this.batcher =
-        store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, worker, clock) : null;
+        store.renewBatchLimit() > 1 ? RenewalBatcher.of(store, scheduler, ownPool, clock) : null;
   }
 
   // ---------------------------------------------------------------- requests (engine)
@@ -290,8 +300,8 @@ final class Campaign {
   }
 
   /**
-   * Runs a blocking store call on the worker pool and hands its outcome back to the engine. When
-   * the pool refuses the call, that is its outcome: a failure, handled like any other.
+   * Runs a blocking store call on our own pool and hands its outcome back to the engine. When the
+   * pool refuses the call, that is its outcome: a failure, handled like any other.
    */
   <T> void call(StoreCall<T> body, Consumer<T> onResult, Consumer<RuntimeException> onError) {
     storeOpStarted();
@@ -313,8 +323,9 @@ final class Campaign {
             throw e;
           }
           // This pool thread is free now: carry on here with the outcome, and with the callbacks
-          // it brings (a grant's onElected), rather than wake another thread for each.
-          boolean holding = callbacks.hold();
+          // it brings (a grant's onElected) when they would run on this pool anyway, rather than
+          // wake another thread for each.
+          boolean holding = callbacksShareOwnPool && callbacks.hold();
           try {
             engine.runOrExecute(() -> handOver(() -> onResult.accept(result)));
           } finally {
@@ -322,7 +333,7 @@ final class Campaign {
           }
         };
     try {
-      worker.execute(task);
+      ownPool.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
       engine.execute(
           () ->
@@ -350,11 +361,24 @@ final class Campaign {
    * Releases behind every callback queued so far, so after the onRevoked of any term that has
    * ended. Every release goes this way, a grant that never became a term (answered after close(),
    * or refused) included: while an earlier term's work is still stopping, the lease in the store is
-   * what keeps the next leader out.
+   * what keeps the next leader out. The release itself runs on our own pool: a store that hangs
+   * must not hold up the callbacks queued behind it, another elector's onRevoked among them.
    */
   void releaseAfterWork(Lease l) {
     storeOpStarted();
-    callbacks.execute(() -> release(l));
+    callbacks.execute(() -> onOwnPool(() -> release(l)));
+  }
+
+  /** Runs {@code task} on our own pool; here, when the pool refuses it. */
+  private void onOwnPool(Runnable task) {
+    // A hand-off even when the callbacks run on that pool: run here, a release that hangs would
+    // hold up this elector's next callbacks, the onRevoked of a term that ends meanwhile among
+    // them.
+    try {
+      ownPool.execute(task);
+    } catch (RejectedExecutionException | OutOfMemoryError refused) {
+      task.run();
+    }
   }
 
   private void release(Lease l) {
@@ -378,24 +402,29 @@ final class Campaign {
     storeOpStarted();
     Runnable task =
         () -> {
-          Optional<Subscription> sub;
+          Optional<Subscription> sub = Optional.empty();
+          Error bug = null;
           try {
             // The store's thread only starts a call here (an attempt never blocks), so the event
             // need not wait for a pool thread to be handed over.
             sub = store.follow(election, candidate, () -> engine.runOrExecute(onEvent));
-          } catch (RuntimeException ex) {
+          } catch (RuntimeException | Error ex) {
+            // An Error too: the call must still be counted finished, or no stop could complete.
             log.warn(
                 "{}: cannot watch the election on {}; polling instead",
                 logId,
                 store.describe(),
                 ex);
-            sub = Optional.empty();
+            bug = ex instanceof Error ? (Error) ex : null;
           }
           Optional<Subscription> result = sub;
           engine.execute(() -> handOver(() -> whenLive.accept(result)));
+          if (bug != null) {
+            throw bug;
+          }
         };
     try {
-      worker.execute(task);
+      ownPool.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
       engine.execute(() -> handOver(() -> whenLive.accept(Optional.empty())));
     }
@@ -420,7 +449,7 @@ final class Campaign {
       return;
     }
     try {
-      worker.execute(task);
+      ownPool.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
       task.run();
     }

@@ -25,6 +25,7 @@ public final class ElectorBuilder {
   MonotonicClock clock = MonotonicClock.system();
   ScheduledExecutorService scheduler;
   Executor worker;
+  Executor ownPool;
   final List<ElectionListener> listeners = new ArrayList<>();
   final List<ElectorObserver> observers = new ArrayList<>();
   boolean closeOnShutdown = true;
@@ -118,9 +119,31 @@ public final class ElectorBuilder {
     return this;
   }
 
-  /** Where blocking store calls and listener callbacks run. Default: a shared elastic pool. */
+  /**
+   * Where the listener callbacks run: {@code onElected}, {@code onRevoked}, {@code
+   * onLeaderChanged}, the {@link TermWork} start and stop, and a {@link Term}'s {@code onEnd}
+   * actions and {@code ended()} dependents, one at a time and in order for each elector. Default:
+   * the pool all electors share.
+   *
+   * <p>Only callbacks run here. The elector's own steps (the renew-deadline step-down among them)
+   * and its blocking store calls run on Baton's own elastic pool, whose threads exist only while
+   * there is work, and its timers on the {@link #scheduler}: so a pool that queues ({@code
+   * Executors.newFixedThreadPool(2)}, {@code ForkJoinPool.commonPool()}, a Spring {@code
+   * TaskExecutor}) never makes a step-down or a stop wait behind a store call that hangs. When this
+   * executor refuses a callback (a bounded queue that is full, a pool shut down), the callbacks run
+   * on Baton's pool instead, so a term's work is still stopped by its renew deadline.
+   */
   public ElectorBuilder executor(Executor executor) {
     this.worker = requireNonNull(executor, "executor");
+    return this;
+  }
+
+  /**
+   * Where the elector's own steps and its store calls run, for tests that run everything on one
+   * thread; Baton's shared pool otherwise.
+   */
+  ElectorBuilder ownPool(Executor pool) {
+    this.ownPool = requireNonNull(pool, "pool");
     return this;
   }
 
@@ -165,8 +188,11 @@ public final class ElectorBuilder {
     if (scheduler == null) {
       scheduler = SharedExecutors.scheduler();
     }
+    if (ownPool == null) {
+      ownPool = SharedExecutors.worker();
+    }
     if (worker == null) {
-      worker = SharedExecutors.worker();
+      worker = ownPool;
     }
     return new Elector(new Campaign(this));
   }

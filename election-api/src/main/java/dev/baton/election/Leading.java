@@ -31,7 +31,8 @@ final class Leading extends Phase {
     this.withoutLeader = withoutLeader;
     this.lease = granted;
     this.term =
-        new Term(c.election, c.candidate, granted.token(), c.clock, c.worker, validUntilNanos);
+        new Term(
+            c.election, c.candidate, granted.token(), c.clock, c.callbackPool, validUntilNanos);
     this.renewals = c.renewalsFor(this);
     this.renewEveryNanos = c.renewalPeriodNanos(granted);
     this.renewSlackNanos = Campaign.renewSlack(renewEveryNanos);

@@ -19,12 +19,17 @@ import org.slf4j.LoggerFactory;
  * stops) or release would ever run. And when the executor refuses the hand-off (a bounded queue
  * that is full, a pool shut down, no thread to be had), the caller runs the queue itself: a leader
  * must still be able to step down by its deadline when its executor takes no more work.
+ *
+ * <p>A fallback executor, when given, takes the queue before the calling thread does: the caller
+ * may be the one timer thread every elector shares, and a slow callback run there would hold up the
+ * deadlines of all the others.
  */
 final class SerialExecutor implements Executor {
 
   private static final Logger log = LoggerFactory.getLogger(SerialExecutor.class);
 
   private final Executor delegate;
+  private final Executor fallback;
   private final Queue<Runnable> tasks = new ArrayDeque<>();
   private boolean draining;
 
@@ -49,7 +54,13 @@ final class SerialExecutor implements Executor {
   private Runnable afterHeld;
 
   SerialExecutor(Executor delegate) {
+    this(delegate, null);
+  }
+
+  /** Runs on {@code delegate}; on {@code fallback} when it refuses, and only then on the caller. */
+  SerialExecutor(Executor delegate, Executor fallback) {
     this.delegate = delegate;
+    this.fallback = fallback == delegate ? null : fallback;
   }
 
   @Override
@@ -68,13 +79,28 @@ final class SerialExecutor implements Executor {
     try {
       delegate.execute(this::drain);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
-      if (!refusalReported) {
-        refusalReported = true;
-        log.warn(
-            "The elector's executor refused a task ({}); running it on the calling thread",
-            refused.toString());
+      drainElsewhere(refused);
+    }
+  }
+
+  private void drainElsewhere(Throwable refused) {
+    if (fallback != null) {
+      try {
+        fallback.execute(this::drain);
+        reportRefusal(refused, "running it on the elector's own pool");
+        return;
+      } catch (RejectedExecutionException | OutOfMemoryError alsoRefused) {
+        refused = alsoRefused;
       }
-      drain(null);
+    }
+    reportRefusal(refused, "running it on the calling thread");
+    drain(null);
+  }
+
+  private void reportRefusal(Throwable refused, String instead) {
+    if (!refusalReported) {
+      refusalReported = true;
+      log.warn("The elector's executor refused a task ({}); {}", refused.toString(), instead);
     }
   }
 

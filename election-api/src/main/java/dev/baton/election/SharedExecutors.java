@@ -10,9 +10,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The defaults every elector in the process shares when the caller supplies none: one timer thread,
- * and a pool for blocking store calls and listener callbacks whose threads exist only while there
- * is work (it grows with calls in flight, not with the number of electors).
+ * What every elector in the process shares: one timer thread (unless the caller supplies a
+ * scheduler), and a pool whose threads exist only while there is work (it grows with calls in
+ * flight, not with the number of electors) for the electors' own steps and their blocking store
+ * calls, always, and for their callbacks unless the caller supplies an executor. That pool queues
+ * nothing, so a step-down never waits behind a store call that hangs.
  */
 final class SharedExecutors {
 

@@ -339,6 +339,7 @@ class ElectorConcurrencyTest {
                 .retryPeriod(RETRY)
                 .scheduler(timers)
                 .executor(executor)
+                .ownPool(executor)
                 .listener(throwingListener(node))
                 .whileLeader(new ChurnWork(node, runs))
                 .listener(

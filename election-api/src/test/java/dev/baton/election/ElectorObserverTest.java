@@ -70,6 +70,7 @@ class ElectorObserverTest {
             .clock(clock)
             .scheduler(scheduler)
             .executor(Runnable::run)
+            .ownPool(Runnable::run)
             .observer(observer)
             .observer(
                 new ElectorObserver() {

@@ -66,6 +66,7 @@ class ElectorSafetyTest {
         .clock(clock)
         .scheduler(scheduler)
         .executor(executor)
+        .ownPool(executor)
         .listener(listener);
   }
 
@@ -433,6 +434,7 @@ class ElectorSafetyTest {
                 .clock(clock)
                 .scheduler(scheduler)
                 .executor(Runnable::run)
+                .ownPool(Runnable::run)
                 .build());
     Elector two =
         track(
@@ -441,6 +443,7 @@ class ElectorSafetyTest {
                 .clock(clock)
                 .scheduler(scheduler)
                 .executor(Runnable::run)
+                .ownPool(Runnable::run)
                 .build());
 
     one.start();

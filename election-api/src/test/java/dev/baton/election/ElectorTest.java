@@ -71,6 +71,7 @@ class ElectorTest {
         .clock(clock)
         .scheduler(scheduler)
         .executor(executor)
+        .ownPool(executor)
         .listener(listener);
   }
 

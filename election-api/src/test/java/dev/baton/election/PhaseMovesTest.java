@@ -41,6 +41,7 @@ class PhaseMovesTest {
                 .election("billing")
                 .candidate("a")
                 .executor(Runnable::run)
+                .ownPool(Runnable::run)
                 .leaseDuration(Duration.ofSeconds(15)));
     assertThatThrownBy(() -> campaign.transition(new Stopping(campaign), null))
         .isInstanceOf(IllegalStateException.class)

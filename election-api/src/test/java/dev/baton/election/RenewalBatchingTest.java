@@ -63,6 +63,7 @@ class RenewalBatchingTest {
             .clock(clock)
             .scheduler(scheduler)
             .executor(executor)
+            .ownPool(executor)
             .build();
     electors.add(e);
     e.start();

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -101,6 +103,48 @@ class SerialExecutorTest {
             "held on " + holder.getName(),
             "after on " + holder.getName());
     assertThat(leftWithoutHold).as("left by a thread that does not hold").isFalse();
+  }
+
+  @Test
+  void whatTheExecutorRefusesRunsOnTheFallbackInOrderAndOnTheCallerOnlyWhenThatRefusesToo()
+      throws Exception {
+    Executor refusing =
+        task -> {
+          throw new RejectedExecutionException("full");
+        };
+    SerialExecutor withFallback = new SerialExecutor(refusing, second);
+    Thread fallbackThread = second.submit(Thread::currentThread).get(20, TimeUnit.SECONDS);
+    List<String> ran = new CopyOnWriteArrayList<>();
+    CountDownLatch done = new CountDownLatch(1);
+    first
+        .submit(
+            () -> {
+              withFallback.execute(() -> ran.add("one on " + Thread.currentThread().getName()));
+              withFallback.execute(() -> ran.add("two on " + Thread.currentThread().getName()));
+              withFallback.execute(done::countDown);
+            })
+        .get(20, TimeUnit.SECONDS);
+    assertThat(done.await(20, TimeUnit.SECONDS)).as("the queue ran").isTrue();
+
+    Executor alsoRefusing =
+        task -> {
+          throw new RejectedExecutionException("shut down");
+        };
+    SerialExecutor bothRefuse = new SerialExecutor(refusing, alsoRefusing);
+    Thread caller =
+        first
+            .submit(
+                () -> {
+                  bothRefuse.execute(() -> ran.add("last on " + Thread.currentThread().getName()));
+                  return Thread.currentThread();
+                })
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(ran)
+        .containsExactly(
+            "one on " + fallbackThread.getName(),
+            "two on " + fallbackThread.getName(),
+            "last on " + caller.getName());
   }
 
   /**

@@ -81,6 +81,7 @@ class SilentWatchTest {
         .clock(clock)
         .scheduler(scheduler)
         .executor(Runnable::run)
+        .ownPool(Runnable::run)
         .build();
   }
 }
