@@ -133,13 +133,23 @@ final class ElectionDirectory {
           continue; // superseded and deleted since the listing: list again
         }
       }
-      boolean behind =
-          highest < seenVersion || (highest == seenVersion && !Arrays.equals(bytes, seenBytes));
-      if (behind && !wroteBack) {
-        wentBack(highest);
-        writeBack();
-        wroteBack = true;
-        continue;
+      if (highest < seenVersion || (highest == seenVersion && !Arrays.equals(bytes, seenBytes))) {
+        if (wroteBack && highest < seenVersion) {
+          throw new IOException(
+              dir
+                  + " went back again, to version "
+                  + highest
+                  + ", while version "
+                  + seenVersion
+                  + " was written back; it is being deleted or restored: try again when that is"
+                  + " done");
+        }
+        if (!wroteBack) {
+          wentBack(highest);
+          writeBack();
+          wroteBack = true;
+          continue;
+        }
       }
       if (highest == 0) {
         return new Head(0, Optional.empty(), 0);
@@ -252,7 +262,9 @@ final class ElectionDirectory {
     if (!link(number, bytes)) {
       return false;
     }
-    seen(number, bytes, content);
+    if (number > seenVersion) {
+      seen(number, bytes, content);
+    }
     return true;
   }
 

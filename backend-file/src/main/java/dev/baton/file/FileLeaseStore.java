@@ -33,8 +33,10 @@ import java.util.regex.Pattern;
  * state. Every change (grant, renewal, release) creates the next number exclusively, whole and
  * synced, so it is a compare-and-set on the version read, and a grant's number is its fencing
  * token: it is higher than every number before it, also across crashes. Expiry is judged on the
- * host's monotonic clock, which every process on the host shares; a record from another boot has
- * expired. See the package documentation for what this promises and where it does not hold.
+ * host's monotonic clock, which every process on the host shares; a record from another boot is
+ * live for its TTL from when this process first saw it. A process that finds the directory behind
+ * what it has seen (deleted, restored) writes back what it saw and grants nothing for one lease.
+ * See the package documentation for what this promises and where it does not hold.
  *
  * <p>Followers poll: the store offers no watch. Every call is a few local file operations; one that
  * took longer than the call timeout fails with {@link LeaseStoreException} (whether its write
