@@ -147,6 +147,22 @@ class FileLeaseStoreResetTest {
     }
   }
 
+  /**
+   * Two leases' time of the holder renewing every third of its lease and the follower trying every
+   * step, as elect does; the follower must not be granted.
+   */
+  private Lease renewWhileRefused(
+      FileLeaseStore holder, Lease held, FileLeaseStore follower, String candidate) {
+    for (int i = 0; i < 12; i++) {
+      advance(STEP);
+      assertThat(attempt(follower, candidate)).as("step %d", i).isEmpty();
+      if (i % 2 == 1) {
+        held = renew(holder, held);
+      }
+    }
+    return held;
+  }
+
   /** Tries every {@link #STEP} until granted; a minute of the test's clock at most. */
   private Lease awaitGrant(FileLeaseStore store, String candidate) {
     return awaitGrant(store, candidate, true);
@@ -174,14 +190,7 @@ class FileLeaseStoreResetTest {
 
     for (int round = 0; round < 2; round++) {
       deleteElection();
-      // The holder renews every third of its lease, the follower tries every step, as elect does.
-      for (int i = 0; i < 12; i++) {
-        advance(STEP);
-        assertThat(attempt(b, "b")).as("round %d, step %d", round, i).isEmpty();
-        if (i % 2 == 1) {
-          held = renew(a, held);
-        }
-      }
+      held = renewWhileRefused(a, held, b, "b");
     }
     release(a, held);
     Lease next = awaitGrant(b, "b");
@@ -222,13 +231,7 @@ class FileLeaseStoreResetTest {
 
     deleteElection();
     // b remembers a free lease; x's grant is in no file and in nothing b saw.
-    for (int i = 0; i < 12; i++) {
-      advance(STEP);
-      assertThat(attempt(b, "b")).as("step %d", i).isEmpty();
-      if (i % 2 == 1) {
-        unseen = renew(x, unseen);
-      }
-    }
+    unseen = renewWhileRefused(x, unseen, b, "b");
     release(x, unseen);
     Lease next = awaitGrant(b, "b");
 
