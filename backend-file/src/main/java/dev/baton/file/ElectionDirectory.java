@@ -10,6 +10,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -35,6 +36,22 @@ import java.util.regex.Pattern;
  * number was free has created that number for the first time: had it existed, it could only have
  * been deleted after a higher version was seen {@code PRUNE_AFTER} before, and the writer's
  * listing, which started less than that before the link, would have shown that higher version.
+ *
+ * <p>That holds while the directory only moves forward. Deleted (a {@code git clean}, a cleanup
+ * job) or restored from an older copy, it goes back, and what each process remembers of it is then
+ * the only record of the versions lost. So each process remembers the highest version it has seen
+ * or written, whole: when the directory's highest is lower, or the same number holds other bytes,
+ * the directory went back. The process then writes back the version it remembers, under its own
+ * number (the bytes it saw, so what it writes was once the state), and the holder's next renewal
+ * does the same with its own: the highest number any live process remembers becomes the head again,
+ * and tokens go on above it. It forgets its cleanup mark, which belonged to the directory that was,
+ * and for one lease (the longest it has seen in the election) it grants nothing: a grant it never
+ * saw may be live, and its holder will have written it back or let it run out by then.
+ *
+ * <p>A version written in another boot says when it ends on a clock that is not this one's: it is
+ * judged live until its TTL has passed since this process first saw it. After a reboot, that delays
+ * the first grant by one lease; with a holder on another host or in a restored checkpoint of a
+ * process, it keeps everybody else out while that holder renews.
  */
 final class ElectionDirectory {
 
@@ -53,12 +70,31 @@ final class ElectionDirectory {
   private final HostClock clock;
 
   /**
-   * The highest version seen at one time, and that time: what may be deleted {@link #PRUNE_AFTER}
-   * later.
+   * The highest version seen at one time, its bytes and that time: what may be deleted {@link
+   * #PRUNE_AFTER} later, if that version is still there as it was.
    */
   private long markVersion;
 
+  private byte[] markBytes;
   private long markSeenAt;
+
+  /** The highest version this process has read or written, and its bytes. */
+  private long seenVersion;
+
+  private byte[] seenBytes;
+  private long longestTtlNanos;
+
+  /** When this process last found the directory gone back, and from which version to which. */
+  private boolean wentBack;
+
+  private long wentBackAt;
+  private String wentBackFrom;
+
+  /** The version of another boot at the head, and when this process first saw it. */
+  private long otherBootVersion;
+
+  private byte[] otherBootBytes;
+  private long otherBootSeenAt;
 
   ElectionDirectory(Path dir, HostClock clock) {
     this.dir = dir;
@@ -69,25 +105,67 @@ final class ElectionDirectory {
     return dir;
   }
 
-  /** The highest version and its content: the election's current state. */
-  record Head(long number, Optional<LeaseVersion> version) {}
+  /**
+   * The highest version and its content: the election's current state. {@code expiresAt}: the end
+   * of its lease on this host's clock (see {@link #expiresAt}).
+   */
+  record Head(long number, Optional<LeaseVersion> version, long expiresAt) {
 
-  /** The current head; number 0 and no version when nothing was ever written. */
-  Head head() throws IOException {
+    /** The version, if it has a holder whose lease has not run out at {@code now}. */
+    Optional<LeaseVersion> live(long now) {
+      return version.filter(v -> v.holder().isPresent() && now - expiresAt < 0);
+    }
+  }
+
+  /**
+   * The current head; number 0 and no version when nothing was ever written. When the directory
+   * went back since this process last looked, writes back what it remembers first.
+   */
+  synchronized Head head() throws IOException {
+    boolean wroteBack = false;
     for (int attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       long highest = listing().highest();
-      if (highest == 0) {
-        return new Head(0, Optional.empty());
+      byte[] bytes = null;
+      if (highest != 0) {
+        try {
+          bytes = Files.readAllBytes(dir.resolve(name(highest)));
+        } catch (NoSuchFileException e) {
+          continue; // superseded and deleted since the listing: list again
+        }
       }
-      Path file = dir.resolve(name(highest));
+      if (highest < seenVersion || (highest == seenVersion && !Arrays.equals(bytes, seenBytes))) {
+        if (wroteBack && highest < seenVersion) {
+          throw new IOException(
+              dir
+                  + " went back again, to version "
+                  + highest
+                  + ", while version "
+                  + seenVersion
+                  + " was written back; it is being deleted or restored: try again when that is"
+                  + " done");
+        }
+        if (!wroteBack) {
+          wentBack(highest);
+          writeBack();
+          wroteBack = true;
+          continue;
+        }
+      }
+      if (highest == 0) {
+        return new Head(0, Optional.empty(), 0);
+      }
+      LeaseVersion version;
       try {
-        return new Head(
-            highest, Optional.of(LeaseVersion.decode(Files.readAllBytes(file), file.toString())));
-      } catch (NoSuchFileException e) {
-        // superseded and deleted since the listing: list again
+        version = LeaseVersion.decode(bytes, dir.resolve(name(highest)).toString());
       } catch (IllegalArgumentException e) {
         throw new IOException(e.getMessage(), e);
       }
+      if (highest >= seenVersion) {
+        // Also when what this process wrote back lost to another version of the same number: that
+        // one is the state now, and the refusal to grant after going back covers the difference.
+        seen(highest, bytes, version);
+      }
+      return new Head(highest, Optional.of(version), expiresAt(highest, bytes, version));
     }
     throw new IOException(
         "the versions in "
@@ -97,13 +175,101 @@ final class ElectionDirectory {
             + " times in a row");
   }
 
+  private void seen(long number, byte[] bytes, LeaseVersion version) {
+    seenVersion = number;
+    seenBytes = bytes;
+    longestTtlNanos = Math.max(longestTtlNanos, version.ttl().toNanos());
+  }
+
+  private void wentBack(long highest) {
+    wentBack = true;
+    wentBackAt = clock.nanoTime();
+    wentBackFrom = "from version " + seenVersion + " to " + highest;
+    // The mark names a version of the directory that was: below it may now be somebody's grant.
+    markVersion = 0;
+    markBytes = null;
+  }
+
+  /**
+   * The version this process saw last, written back under its number, unless that number exists:
+   * then somebody else wrote it back or wrote it anew, and the head read next is the state.
+   */
+  private void writeBack() throws IOException {
+    Files.createDirectories(dir);
+    link(seenVersion, seenBytes);
+  }
+
+  /**
+   * The end of {@code version}'s lease on this host's clock: as written when it is of this boot;
+   * else {@code ttl} after this process first saw it, since another boot's clock (another host's,
+   * or the one a restored process checkpoint ran on) cannot be compared with this one.
+   */
+  private long expiresAt(long number, byte[] bytes, LeaseVersion version) {
+    if (version.bootId().equals(clock.bootId())) {
+      return version.expiresAtNanos();
+    }
+    if (number != otherBootVersion || !Arrays.equals(bytes, otherBootBytes)) {
+      otherBootVersion = number;
+      otherBootBytes = bytes;
+      otherBootSeenAt = clock.nanoTime();
+    }
+    return otherBootSeenAt + version.ttl().toNanos();
+  }
+
+  /**
+   * Why this process may not grant a lease of {@code ttl} now, if it may not: the directory went
+   * back less than one lease ago.
+   */
+  synchronized Optional<String> refusal(long now, long ttlNanos) {
+    if (!wentBack) {
+      return Optional.empty();
+    }
+    long wait = Math.max(longestTtlNanos, ttlNanos);
+    long since = now - wentBackAt;
+    if (since >= wait) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        dir
+            + " went back "
+            + wentBackFrom
+            + " "
+            + TimeUnit.NANOSECONDS.toMillis(since)
+            + "ms ago (deleted, or restored from an older copy, while this process used it): a lease"
+            + " granted before that and not seen here may still be live, so nothing is granted"
+            + " here until one lease ("
+            + TimeUnit.NANOSECONDS.toMillis(wait)
+            + "ms, the longest seen in this election) has passed, in "
+            + TimeUnit.NANOSECONDS.toMillis(wait - since)
+            + "ms; a holder that still runs writes its lease back before that. Delete or restore"
+            + " the lease directory only while no candidate runs");
+  }
+
   /**
    * Creates version {@code number} with {@code content}, synced to disk with the directory entry.
    *
    * @return false when version {@code number} exists already: somebody else wrote first
    */
-  boolean create(long number, LeaseVersion content) throws IOException {
-    Files.createDirectories(dir);
+  synchronized boolean create(long number, LeaseVersion content) throws IOException {
+    if (number == 1) {
+      Files.createDirectories(dir);
+    } else if (!Files.isDirectory(dir)) {
+      // Deleted since the head was read: not a place to write a version after it. Reading again
+      // finds the directory gone back.
+      return false;
+    }
+    byte[] bytes = content.encode();
+    if (!link(number, bytes)) {
+      return false;
+    }
+    if (number > seenVersion) {
+      seen(number, bytes, content);
+    }
+    return true;
+  }
+
+  /** Creates version {@code number} whole; false when it exists (or the directory went away). */
+  private boolean link(long number, byte[] bytes) throws IOException {
     // The pid names the owner for the clean-up of orphans; the random part keeps names apart across
     // pid namespaces and reboots, where a pid can come again.
     Path temporary =
@@ -117,9 +283,9 @@ final class ElectionDirectory {
     try {
       try (FileChannel out =
           FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-        ByteBuffer bytes = ByteBuffer.wrap(content.encode());
-        while (bytes.hasRemaining()) {
-          out.write(bytes);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        while (buffer.hasRemaining()) {
+          out.write(buffer);
         }
         out.force(true);
       }
@@ -128,6 +294,8 @@ final class ElectionDirectory {
       } catch (FileAlreadyExistsException e) {
         return false;
       }
+    } catch (NoSuchFileException e) {
+      return false; // the directory was deleted meanwhile
     } finally {
       Files.deleteIfExists(temporary);
     }
@@ -136,9 +304,10 @@ final class ElectionDirectory {
   }
 
   /**
-   * Deletes versions below the highest one seen {@link #PRUNE_AFTER} ago, and temporary files of
-   * processes that are gone (killed between writing and linking). The current head is never
-   * deleted. Failures are left for the next time.
+   * Deletes versions below the highest one seen {@link #PRUNE_AFTER} ago, if that one is still
+   * there as it was seen (so the directory did not go back and grow again meanwhile), and temporary
+   * files of processes that are gone (killed between writing and linking). The current head is
+   * never deleted. Failures are left for the next time.
    */
   synchronized void prune() {
     if (markVersion != 0 && clock.nanoTime() - markSeenAt < PRUNE_AFTER) {
@@ -147,26 +316,30 @@ final class ElectionDirectory {
     try {
       Listing listing = listing();
       long seenAt = clock.nanoTime();
-      if (markVersion == 0) {
-        markVersion = listing.highest();
-        markSeenAt = seenAt;
-        return;
-      }
-      if (seenAt - markSeenAt < PRUNE_AFTER) {
-        return;
-      }
-      for (long v : listing.versions()) {
-        if (v < markVersion) {
-          Files.deleteIfExists(dir.resolve(name(v)));
+      if (markVersion != 0 && Arrays.equals(bytesOf(markVersion), markBytes)) {
+        for (long v : listing.versions()) {
+          if (v < markVersion) {
+            Files.deleteIfExists(dir.resolve(name(v)));
+          }
+        }
+        for (Path t : listing.orphans()) {
+          Files.deleteIfExists(t);
         }
       }
-      for (Path t : listing.orphans()) {
-        Files.deleteIfExists(t);
-      }
-      markVersion = listing.highest();
+      markBytes = bytesOf(listing.highest());
+      markVersion = markBytes == null ? 0 : listing.highest();
       markSeenAt = seenAt;
     } catch (IOException e) {
       // Only space is at stake; the next write tries again.
+    }
+  }
+
+  /** The content of version {@code number}; null when it does not exist. */
+  private byte[] bytesOf(long number) throws IOException {
+    try {
+      return number == 0 ? null : Files.readAllBytes(dir.resolve(name(number)));
+    } catch (NoSuchFileException e) {
+      return null;
     }
   }
 

@@ -33,8 +33,10 @@ import java.util.regex.Pattern;
  * state. Every change (grant, renewal, release) creates the next number exclusively, whole and
  * synced, so it is a compare-and-set on the version read, and a grant's number is its fencing
  * token: it is higher than every number before it, also across crashes. Expiry is judged on the
- * host's monotonic clock, which every process on the host shares; a record from another boot has
- * expired. See the package documentation for what this promises and where it does not hold.
+ * host's monotonic clock, which every process on the host shares; a record from another boot is
+ * live for its TTL from when this process first saw it. A process that finds the directory behind
+ * what it has seen (deleted, restored) writes back what it saw and grants nothing for one lease.
+ * See the package documentation for what this promises and where it does not hold.
  *
  * <p>Followers poll: the store offers no watch. Every call is a few local file operations; one that
  * took longer than the call timeout fails with {@link LeaseStoreException} (whether its write
@@ -109,11 +111,11 @@ public final class FileLeaseStore implements LeaseStore {
         "tryAcquire for '" + candidate + "'",
         (head, start) -> {
           long now = clock.nanoTime();
-          Optional<LeaseVersion> current =
-              head.version().filter(v -> v.liveAt(now, clock.bootId()));
+          Optional<LeaseVersion> current = head.live(now);
           if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
-            return Step.answer(Acquisition.held(record(election, current.get(), now)));
+            return Step.answer(Acquisition.held(record(election, head, now)));
           }
+          refuseAfterGoingBack(election, "tryAcquire for '" + candidate + "'", now, ttl);
           // Free, expired, or ours already (then a new term): the next number is the new token.
           long token = head.number() + 1;
           return Step.write(
@@ -126,6 +128,16 @@ public final class FileLeaseStore implements LeaseStore {
                   wallClock.instant()),
               Acquisition.granted(new Lease(election, candidate, FencingToken.of(token), ttl, "")));
         });
+  }
+
+  /** See {@link ElectionDirectory}: after the directory went back, no grant for one lease. */
+  private void refuseAfterGoingBack(String election, String what, long now, Duration ttl) {
+    open(election)
+        .refusal(now, ttl.toNanos())
+        .ifPresent(
+            why -> {
+              throw new LeaseStoreException(election, what + ": " + why);
+            });
   }
 
   @Override
@@ -152,16 +164,13 @@ public final class FileLeaseStore implements LeaseStore {
     long now = clock.nanoTime();
     LeaseVersion current = head.version().orElse(null);
     if (current == null || !current.isHeldBy(lease.candidate(), lease.token().value())) {
-      String holder =
-          current == null
-              ? null
-              : current.holder().filter(h -> current.liveAt(now, clock.bootId())).orElse(null);
+      String holder = head.live(now).flatMap(LeaseVersion::holder).orElse(null);
       throw lost(
           lease,
           holder == null ? "it was released or granted again" : "'" + holder + "' holds it now",
           holder);
     }
-    if (!current.liveAt(now, clock.bootId())) {
+    if (head.live(now).isEmpty()) {
       throw lost(lease, "it expired", null);
     }
     return current;
@@ -185,9 +194,9 @@ public final class FileLeaseStore implements LeaseStore {
   public Optional<LeaseRecord> read(String election) {
     ElectionDirectory dir = open(election);
     try {
-      Optional<LeaseVersion> current = dir.head().version();
+      ElectionDirectory.Head head = dir.head();
       long now = clock.nanoTime();
-      return current.filter(v -> v.liveAt(now, clock.bootId())).map(v -> record(election, v, now));
+      return head.live(now).map(v -> record(election, head, now));
     } catch (IOException e) {
       throw failure(election, "read", dir, e);
     }
@@ -303,14 +312,15 @@ public final class FileLeaseStore implements LeaseStore {
         election, e -> new ElectionDirectory(directory.resolve(e), clock));
   }
 
-  private static LeaseRecord record(String election, LeaseVersion v, long now) {
+  private static LeaseRecord record(String election, ElectionDirectory.Head head, long now) {
+    LeaseVersion v = head.version().orElseThrow();
     return new LeaseRecord(
         election,
         v.holder().orElseThrow(),
         FencingToken.of(v.token()),
         v.ttl(),
         Optional.of(v.writtenAt()),
-        Optional.of(Duration.ofNanos(Math.max(0, v.expiresAtNanos() - now))));
+        Optional.of(Duration.ofNanos(Math.max(0, head.expiresAt() - now))));
   }
 
   private static LeaseLostException lost(Lease lease, String why, String holder) {

@@ -50,13 +50,6 @@ record LeaseVersion(
     return new LeaseVersion(token, Optional.empty(), ttl, expiresAtNanos, bootId, now);
   }
 
-  /**
-   * Held by somebody whose lease has not run out at {@code nowNanos} of boot {@code currentBoot}.
-   */
-  boolean liveAt(long nowNanos, String currentBoot) {
-    return holder.isPresent() && bootId.equals(currentBoot) && nowNanos - expiresAtNanos < 0;
-  }
-
   boolean isHeldBy(String candidate, long leaseToken) {
     return token == leaseToken && holder.filter(candidate::equals).isPresent();
   }

@@ -29,8 +29,21 @@
  *   <li><b>Failover.</b> A paused or killed holder is one whose versions stop; the others take the
  *       lease as soon as it has run out, at their next try (they poll every retry period; the store
  *       has no watch). A holder paused in the middle of a write delays nobody either.
- *   <li><b>Reboots.</b> A version records the boot id ({@code /proc/sys/kernel/random/boot_id});
- *       one from an earlier boot has expired, since the monotonic clock started again.
+ *   <li><b>Reboots.</b> A version records the boot id ({@code /proc/sys/kernel/random/boot_id}).
+ *       One of another boot says when it ends on a clock that cannot be compared with this one's
+ *       (an earlier boot, another host sharing the directory, a process restored from a
+ *       checkpoint): it counts as live until its TTL has passed since this process first saw it.
+ *       After a reboot the first grant waits one lease; a holder elsewhere that keeps renewing
+ *       keeps everybody here out.
+ *   <li><b>A directory deleted or restored.</b> Each process remembers the highest version it has
+ *       read or written. Finding the directory lower ({@code git clean -xdf}, {@code rm -rf}, a
+ *       restore from an older copy), it writes that version back and, for one lease (the longest it
+ *       has seen in the election), grants nothing: tryAcquire fails with a {@link
+ *       dev.baton.election.LeaseStoreException} that says so. A holder that still runs writes its
+ *       own lease back at its next renewal and keeps it. So among processes that had read the
+ *       directory, tokens never repeat nor go backwards and no lease is granted over a live one;
+ *       cleanup deletes only versions below one it saw at least ten seconds before and finds
+ *       unchanged, never a grant made after the directory went back.
  * </ul>
  *
  * <p>Old versions are deleted ten seconds after a newer one was seen, so a directory holds a few
@@ -46,8 +59,12 @@
  *       CephFS, sshfs, virtiofs, ...) are refused when the store is built.
  *   <li><b>One clock.</b> Processes in different time namespaces of one kernel agree (the offset in
  *       {@code /proc/self/timens_offsets} is taken out); virtual machines and hosts do not.
- *   <li><b>The directory is the state.</b> Deleting it, or an election's sub-directory, starts the
- *       tokens again from 1; restoring an old copy of it can hand out old tokens again.
+ *   <li><b>The directory is the state for a process that never read it.</b> A candidate started
+ *       after the directory was deleted or restored, or one that had not read it since the state it
+ *       is restored to, cannot tell: it may be granted at once, with a token used before, until a
+ *       process that remembers more writes back its version (at that process's next call); the
+ *       holder of that grant loses it at its next renewal. Deleted with every candidate stopped,
+ *       the tokens start again from 1.
  *   <li>A lease cannot stop a paused leader from acting late: pass the token with its writes.
  * </ul>
  */

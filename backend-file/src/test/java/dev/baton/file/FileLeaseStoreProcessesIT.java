@@ -75,20 +75,7 @@ class FileLeaseStoreProcessesIT {
         terms.size(), generation, kills);
     assertThat(kills).isGreaterThanOrEqualTo(5);
     assertThat(terms.size()).isGreaterThan(50);
-    Term previous = null;
-    long heldUntil = Long.MIN_VALUE;
-    for (Term t : terms) {
-      if (previous != null) {
-        assertThat(t.token())
-            .as("token of %s, granted after %s", t, previous)
-            .isGreaterThan(previous.token());
-        assertThat(t.grantedAt())
-            .as("%s granted while an earlier holder's lease ran until %d", t, heldUntil)
-            .isGreaterThanOrEqualTo(heldUntil);
-      }
-      heldUntil = Math.max(heldUntil, t.end());
-      previous = t;
-    }
+    Term previous = assertOneHolderAtATimeAndGrowingTokens(terms);
     FileLeaseStore store = FileLeaseStore.builder(dir.resolve("leases")).build();
     Lease next =
         await()
@@ -162,7 +149,77 @@ class FileLeaseStoreProcessesIT {
     }
   }
 
+  @Test
+  void deleting_the_directory_twice_while_processes_churn_repeats_no_token() throws Exception {
+    List<Process> churners = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      churners.add(hammer("churn", "c" + i, Duration.ofMillis(1000)));
+    }
+    for (int round = 0; round < 2; round++) {
+      // Every process has read the directory (a grant of its own shows it did) before it goes.
+      for (int i = 0; i < churners.size(); i++) {
+        String candidate = "c" + i;
+        int before = count(candidate);
+        await().atMost(Duration.ofSeconds(60)).until(() -> count(candidate) > before);
+      }
+      deleteTree(dir.resolve("leases"));
+    }
+    int afterDeletions = terms().size();
+    await().atMost(Duration.ofSeconds(60)).until(() -> terms().size() > afterDeletions + 10);
+    churners.forEach(Process::destroyForcibly);
+    for (Process p : churners) {
+      p.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    List<Term> terms = terms();
+    System.out.printf(
+        "[FileLeaseStoreProcessesIT] %d grants to 3 processes, the directory deleted twice%n",
+        terms.size());
+    assertOneHolderAtATimeAndGrowingTokens(terms);
+  }
+
   // ---------------------------------------------------------------- helpers
+
+  /** The last term; checked: each granted after the earlier ones ended, with a higher token. */
+  private static Term assertOneHolderAtATimeAndGrowingTokens(List<Term> terms) {
+    Term previous = null;
+    long heldUntil = Long.MIN_VALUE;
+    for (Term t : terms) {
+      if (previous != null) {
+        assertThat(t.token())
+            .as("token of %s, granted after %s", t, previous)
+            .isGreaterThan(previous.token());
+        assertThat(t.grantedAt())
+            .as("%s granted while an earlier holder's lease ran until %d", t, heldUntil)
+            .isGreaterThanOrEqualTo(heldUntil);
+      }
+      heldUntil = Math.max(heldUntil, t.end());
+      previous = t;
+    }
+    return previous;
+  }
+
+  private int count(String candidate) throws IOException {
+    return (int) log(candidate).lines().filter(l -> l.startsWith("grant ")).count();
+  }
+
+  /**
+   * {@code rm -rf} while the processes write; again when it found a file created meanwhile in a
+   * directory it was emptying.
+   */
+  private static void deleteTree(Path root) throws IOException, InterruptedException {
+    for (int attempt = 0; attempt < 10; attempt++) {
+      Process rm =
+          new ProcessBuilder("rm", "-rf", root.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      if (rm.waitFor() == 0) {
+        return;
+      }
+    }
+    throw new IllegalStateException("rm -rf " + root + " failed 10 times in a row");
+  }
 
   private static Lease pollUntilGranted(FileLeaseStore store, String candidate, Duration ttl) {
     return await()

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -84,19 +83,6 @@ class FileLeaseStoreTest {
         .hasMessageContaining("'b' holds it now");
     a.release(lease);
     assertThat(a.read("e")).map(r -> r.holder()).contains("b");
-  }
-
-  @Test
-  void a_version_written_in_another_boot_has_expired_and_tokens_go_on_from_it() throws IOException {
-    Files.createDirectories(dir.resolve("e"));
-    LeaseVersion beforeReboot =
-        LeaseVersion.held(
-            7, "a", TTL, now.get() + TimeUnit.HOURS.toNanos(10), "another-boot", Instant.now());
-    Files.write(dir.resolve("e").resolve(ElectionDirectory.name(9)), beforeReboot.encode());
-
-    FileLeaseStore b = store();
-    assertThat(b.read("e")).isEmpty();
-    assertThat(b.tryAcquire("e", "b", TTL).lease().orElseThrow().token().value()).isEqualTo(10);
   }
 
   @Test
