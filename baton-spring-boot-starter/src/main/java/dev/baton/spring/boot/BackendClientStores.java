@@ -1,10 +1,15 @@
 package dev.baton.spring.boot;
 
+import dev.baton.election.CallTimeout;
 import dev.baton.election.LeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
+import dev.baton.etcd.EtcdLeaseStoreProvider;
 import dev.baton.jdbc.JdbcLeaseStore;
+import dev.baton.jdbc.JdbcLeaseStoreProvider;
 import dev.baton.kubernetes.KubernetesLeaseStore;
+import dev.baton.kubernetes.KubernetesLeaseStoreProvider;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
+import dev.baton.zookeeper.ZooKeeperLeaseStoreProvider;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
@@ -18,7 +23,10 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * One configuration per backend, each loaded only when that backend's jar (and its client library)
- * is on the classpath, so no class of an absent backend is ever touched.
+ * is on the classpath, so no class of an absent backend is ever touched. Each reads the backend's
+ * own keys with the backend's defaults; the call timeout by the one rule ({@link
+ * CallTimeout#read}), derived from the renew deadline or checked against it, as the backend's
+ * provider does.
  */
 final class BackendClientStores {
 
@@ -32,16 +40,18 @@ final class BackendClientStores {
     ApplicationClientStore batonJdbcClientStore(ObjectProvider<DataSource> dataSources) {
       return (backend, p) -> {
         DataSource dataSource = dataSources.getIfUnique();
-        if (!backend.equals("jdbc") || p.jdbc().url() != null || dataSource == null) {
+        if (!backend.equals(JdbcLeaseStoreProvider.NAME)
+            || p.get(JdbcLeaseStoreProvider.URL).isPresent()
+            || dataSource == null) {
           return Optional.empty();
         }
         JdbcLeaseStore.Builder b =
             JdbcLeaseStore.builder(dataSource)
-                .table(p.jdbc().table())
-                .createTable(p.jdbc().createTable())
-                .callTimeout(p.jdbc().callTimeout());
-        if (p.jdbc().schema() != null) {
-          b.schema(p.jdbc().schema());
+                .callTimeout(CallTimeout.read(p, JdbcLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(JdbcLeaseStoreProvider.TABLE).ifPresent(b::table);
+        p.get(JdbcLeaseStoreProvider.SCHEMA).ifPresent(b::schema);
+        if (p.get(JdbcLeaseStoreProvider.CREATE_TABLE).isPresent()) {
+          b.createTable(p.bool(JdbcLeaseStoreProvider.CREATE_TABLE, true));
         }
         return Optional.<LeaseStore>of(b.build());
       };
@@ -60,18 +70,15 @@ final class BackendClientStores {
     ApplicationClientStore batonZookeeperClientStore(ObjectProvider<CuratorFramework> clients) {
       return (backend, p) -> {
         CuratorFramework client = clients.getIfUnique();
-        if (!backend.equals("zookeeper")
-            || p.zookeeper().connectString() != null
+        if (!backend.equals(ZooKeeperLeaseStoreProvider.NAME)
+            || p.get(ZooKeeperLeaseStoreProvider.CONNECT_STRING).isPresent()
             || client == null) {
           return Optional.empty();
         }
-        ZooKeeperLeaseStore.Builder b = ZooKeeperLeaseStore.builder(client);
-        if (p.zookeeper().basePath() != null) {
-          b.basePath(p.zookeeper().basePath());
-        }
-        if (p.zookeeper().callTimeout() != null) {
-          b.callTimeout(p.zookeeper().callTimeout());
-        }
+        ZooKeeperLeaseStore.Builder b =
+            ZooKeeperLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, ZooKeeperLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(ZooKeeperLeaseStoreProvider.BASE_PATH).ifPresent(b::basePath);
         return Optional.<LeaseStore>of(b.build());
       };
     }
@@ -85,16 +92,15 @@ final class BackendClientStores {
     ApplicationClientStore batonEtcdClientStore(ObjectProvider<Client> clients) {
       return (backend, p) -> {
         Client client = clients.getIfUnique();
-        if (!backend.equals("etcd") || p.etcd().endpoints() != null || client == null) {
+        if (!backend.equals(EtcdLeaseStoreProvider.NAME)
+            || p.get(EtcdLeaseStoreProvider.ENDPOINTS).isPresent()
+            || client == null) {
           return Optional.empty();
         }
-        EtcdLeaseStore.Builder b = EtcdLeaseStore.builder(client);
-        if (p.etcd().prefix() != null) {
-          b.prefix(p.etcd().prefix());
-        }
-        if (p.etcd().callTimeout() != null) {
-          b.callTimeout(p.etcd().callTimeout());
-        }
+        EtcdLeaseStore.Builder b =
+            EtcdLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, EtcdLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(EtcdLeaseStoreProvider.PREFIX).ifPresent(b::prefix);
         return Optional.<LeaseStore>of(b.build());
       };
     }
@@ -112,18 +118,15 @@ final class BackendClientStores {
     ApplicationClientStore batonKubernetesClientStore(ObjectProvider<KubernetesClient> clients) {
       return (backend, p) -> {
         KubernetesClient client = clients.getIfUnique();
-        if (!backend.equals("kubernetes")
-            || p.kubernetes().kubeconfig() != null
+        if (!backend.equals(KubernetesLeaseStoreProvider.NAME)
+            || p.get(KubernetesLeaseStoreProvider.KUBECONFIG).isPresent()
             || client == null) {
           return Optional.empty();
         }
-        KubernetesLeaseStore.Builder b = KubernetesLeaseStore.builder(client);
-        if (p.kubernetes().namespace() != null) {
-          b.namespace(p.kubernetes().namespace());
-        }
-        if (p.kubernetes().callTimeout() != null) {
-          b.callTimeout(p.kubernetes().callTimeout());
-        }
+        KubernetesLeaseStore.Builder b =
+            KubernetesLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, KubernetesLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(KubernetesLeaseStoreProvider.NAMESPACE).ifPresent(b::namespace);
         return Optional.of(b.build());
       };
     }
