@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName.Form;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
@@ -25,12 +26,12 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
  * and {@link ElectionProperties} applies Baton's keys, defaults, checks and messages to them, the
  * same as outside Spring.
  *
- * <p>Every key Baton reads is looked up through Spring. The names of all other properties (except
- * the starter's own, {@link BatonProperties}) are passed on without their values, so that Baton
- * refuses typos ({@code election.renew-dealine}, {@code electon.name}) as {@link
- * ElectionProperties#fromSystem()} does among the system properties, and ignores the rest. An
- * {@code ELECTION_*} variable that matches no key is only warned about, as outside Spring: the
- * environment is shared with other programs.
+ * <p>Every key Baton reads is looked up through Spring. Other names under {@code election.} (except
+ * the starter's own, {@link BatonProperties}), and keys under a near miss of that prefix, are
+ * passed on without their values, so that Baton refuses them as typos ({@code
+ * election.renew-dealine}, {@code electon.name}) with its own message. An {@code ELECTION_*}
+ * variable that matches no key is only warned about, as outside Spring: the environment is shared
+ * with other programs.
  */
 final class EnvironmentElectionProperties {
 
@@ -73,16 +74,27 @@ final class EnvironmentElectionProperties {
   }
 
   /**
-   * Puts a name Baton does not read into {@code properties} for Baton to judge: refused when it is
-   * under {@code election.} or its prefix is a near miss of it, ignored otherwise. Without its
-   * value: a refusal names only the key, and the value may be a secret.
+   * Puts a name Baton does not read into {@code properties} for Baton to judge, without its value
+   * (a refusal names only the key, and the value may be a secret): every name under {@code
+   * election.}, and a name under another prefix when, under {@code election.}, it would be a key
+   * ({@code electon.name}), so that Baton refuses it if that prefix is a near miss. Unlike Baton's
+   * own file, the application's configuration holds other libraries' keys, and {@code
+   * selection.mode} is not a typo.
    */
   private static void passOnUnread(
       ConfigurationPropertyName name,
       List<ConfigurationPropertyName> accepted,
       Properties properties) {
-    if (name.getNumberOfElements() > 1 && accepted.stream().noneMatch(name::equals)) {
-      properties.setProperty(name.toString(), "");
+    if (name.getNumberOfElements() < 2 || accepted.stream().anyMatch(name::equals)) {
+      return;
+    }
+    String key = name.toString();
+    ConfigurationPropertyName underElection =
+        ConfigurationPropertyName.adapt(
+            ElectionProperties.PREFIX + key.substring(key.indexOf('.') + 1), '.');
+    if (name.getElement(0, Form.UNIFORM).equals("election")
+        || accepted.stream().anyMatch(underElection::equals)) {
+      properties.setProperty(key, "");
     }
   }
 

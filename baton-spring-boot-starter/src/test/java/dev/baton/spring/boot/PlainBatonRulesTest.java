@@ -97,6 +97,25 @@ class PlainBatonRulesTest {
   }
 
   @Test
+  @DisplayName("other libraries' keys that only look like election. keys are left alone")
+  void otherLibrariesKeys() {
+    ConfigurableApplicationContext c =
+        new SpringApplicationBuilder(BadConfigurationTest.App.class)
+            .web(WebApplicationType.NONE)
+            .properties(
+                "election.backend=memory",
+                "election.name=others",
+                "selection.mode=fast",
+                "elections.count=3")
+            .run();
+    try {
+      assertThat(c.getBean(Elector.class).election()).isEqualTo("others");
+    } finally {
+      c.close();
+    }
+  }
+
+  @Test
   @DisplayName("a typo in a backend's key is refused on the application's DataSource too")
   void typoOnTheApplicationsDataSource() {
     ConfigurationException e =
