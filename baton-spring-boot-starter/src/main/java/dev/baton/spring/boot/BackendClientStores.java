@@ -1,7 +1,10 @@
 package dev.baton.spring.boot;
 
 import dev.baton.election.CallTimeout;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreProvider;
 import dev.baton.etcd.EtcdLeaseStore;
 import dev.baton.etcd.EtcdLeaseStoreProvider;
 import dev.baton.jdbc.JdbcLeaseStore;
@@ -12,7 +15,9 @@ import dev.baton.zookeeper.ZooKeeperLeaseStore;
 import dev.baton.zookeeper.ZooKeeperLeaseStoreProvider;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
@@ -32,6 +37,42 @@ final class BackendClientStores {
 
   private BackendClientStores() {}
 
+  /**
+   * Refuses the backend's keys that a store on the application's client does not apply, which would
+   * otherwise be ignored unseen: those of a client Baton builds itself (a pool size, credentials,
+   * TLS files), and the few store keys that only the backend's provider reads (the ZooKeeper ACL,
+   * etcd's lease sharing and transaction size). Names the keys, never their values.
+   */
+  static void refuseUnapplied(
+      ElectionProperties p,
+      LeaseStoreProvider backend,
+      String serverKey,
+      String client,
+      String... applied) {
+    Set<String> used = Set.of(applied);
+    List<String> unapplied =
+        backend.keys().stream()
+            .filter(k -> !used.contains(k) && p.get(k).isPresent())
+            .sorted()
+            .toList();
+    if (!unapplied.isEmpty()) {
+      boolean one = unapplied.size() == 1;
+      throw new ConfigurationException(
+          String.join(", ", unapplied)
+              + (one ? " is" : " are")
+              + " set, but "
+              + serverKey
+              + " is not: the store runs on "
+              + client
+              + ", and "
+              + (one ? "that key applies" : "those keys apply")
+              + " only where Baton builds the client itself; set "
+              + serverKey
+              + ", or remove "
+              + (one ? "it" : "them"));
+    }
+  }
+
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = {"dev.baton.jdbc.JdbcLeaseStore", "javax.sql.DataSource"})
   static class Jdbc {
@@ -45,6 +86,15 @@ final class BackendClientStores {
             || dataSource == null) {
           return Optional.empty();
         }
+        refuseUnapplied(
+            p,
+            new JdbcLeaseStoreProvider(),
+            JdbcLeaseStoreProvider.URL,
+            "the application's DataSource",
+            JdbcLeaseStoreProvider.TABLE,
+            JdbcLeaseStoreProvider.SCHEMA,
+            JdbcLeaseStoreProvider.CREATE_TABLE,
+            JdbcLeaseStoreProvider.CALL_TIMEOUT);
         JdbcLeaseStore.Builder b =
             JdbcLeaseStore.builder(dataSource)
                 .callTimeout(CallTimeout.read(p, JdbcLeaseStoreProvider.CALL_TIMEOUT));
@@ -75,6 +125,13 @@ final class BackendClientStores {
             || client == null) {
           return Optional.empty();
         }
+        refuseUnapplied(
+            p,
+            new ZooKeeperLeaseStoreProvider(),
+            ZooKeeperLeaseStoreProvider.CONNECT_STRING,
+            "the application's CuratorFramework",
+            ZooKeeperLeaseStoreProvider.BASE_PATH,
+            ZooKeeperLeaseStoreProvider.CALL_TIMEOUT);
         ZooKeeperLeaseStore.Builder b =
             ZooKeeperLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, ZooKeeperLeaseStoreProvider.CALL_TIMEOUT));
@@ -97,6 +154,13 @@ final class BackendClientStores {
             || client == null) {
           return Optional.empty();
         }
+        refuseUnapplied(
+            p,
+            new EtcdLeaseStoreProvider(),
+            EtcdLeaseStoreProvider.ENDPOINTS,
+            "the application's jetcd Client",
+            EtcdLeaseStoreProvider.PREFIX,
+            EtcdLeaseStoreProvider.CALL_TIMEOUT);
         EtcdLeaseStore.Builder b =
             EtcdLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, EtcdLeaseStoreProvider.CALL_TIMEOUT));
@@ -123,6 +187,13 @@ final class BackendClientStores {
             || client == null) {
           return Optional.empty();
         }
+        refuseUnapplied(
+            p,
+            new KubernetesLeaseStoreProvider(),
+            KubernetesLeaseStoreProvider.KUBECONFIG,
+            "the application's KubernetesClient",
+            KubernetesLeaseStoreProvider.NAMESPACE,
+            KubernetesLeaseStoreProvider.CALL_TIMEOUT);
         KubernetesLeaseStore.Builder b =
             KubernetesLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, KubernetesLeaseStoreProvider.CALL_TIMEOUT));

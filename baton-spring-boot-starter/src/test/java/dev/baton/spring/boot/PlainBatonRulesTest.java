@@ -116,6 +116,25 @@ class PlainBatonRulesTest {
   }
 
   @Test
+  @DisplayName(
+      "a key for a pool of Baton's own is refused when the store runs on the application's DataSource")
+  void poolKeyWithoutUrl() {
+    ConfigurationException e =
+        cause(
+            start(
+                AppWithDataSource.class,
+                "election.backend=jdbc",
+                "election.name=pool-ds",
+                "election.jdbc.pool-size=8",
+                "election.jdbc.password=planted-secret"));
+    assertThat(e)
+        .hasMessageStartingWith(
+            "election.jdbc.password, election.jdbc.pool-size are set, but election.jdbc.url is not:"
+                + " the store runs on the application's DataSource")
+        .hasMessageNotContaining("planted-secret");
+  }
+
+  @Test
   @DisplayName("a typo in a backend's key is refused on the application's DataSource too")
   void typoOnTheApplicationsDataSource() {
     ConfigurationException e =
