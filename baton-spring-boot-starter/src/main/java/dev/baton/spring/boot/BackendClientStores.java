@@ -38,20 +38,27 @@ final class BackendClientStores {
   private BackendClientStores() {}
 
   /**
-   * Refuses the backend's keys that a store on the application's client does not apply, which would
-   * otherwise be ignored unseen: those of a client Baton builds itself (a pool size, credentials,
-   * TLS files), and the few store keys that only the backend's provider reads (the ZooKeeper ACL,
-   * etcd's lease sharing and transaction size). Names the keys, never their values.
+   * True when the store for {@code backend} runs on the application's {@code client}: {@code
+   * provider} is that backend, the application has one such client, and {@code serverKey} does not
+   * ask for a client of Baton's own. Then refuses the backend's keys other than {@code applied},
+   * which would otherwise be ignored unseen: those of a client Baton builds itself (a pool size,
+   * credentials, TLS files), and the few store keys that only the backend's provider reads (the
+   * ZooKeeper ACL, etcd's lease sharing and transaction size). Names the keys, never their values.
    */
-  static void refuseUnapplied(
+  static boolean onApplicationClient(
+      String backend,
       ElectionProperties p,
-      LeaseStoreProvider backend,
+      LeaseStoreProvider provider,
       String serverKey,
-      String client,
+      Object client,
+      String clientName,
       String... applied) {
+    if (!backend.equals(provider.name()) || p.get(serverKey).isPresent() || client == null) {
+      return false;
+    }
     Set<String> used = Set.of(applied);
     List<String> unapplied =
-        backend.keys().stream()
+        provider.keys().stream()
             .filter(k -> !used.contains(k) && p.get(k).isPresent())
             .sorted()
             .toList();
@@ -63,7 +70,7 @@ final class BackendClientStores {
               + " set, but "
               + serverKey
               + " is not: the store runs on "
-              + client
+              + clientName
               + ", and "
               + (one ? "that key applies" : "those keys apply")
               + " only where Baton builds the client itself; set "
@@ -71,6 +78,7 @@ final class BackendClientStores {
               + ", or remove "
               + (one ? "it" : "them"));
     }
+    return true;
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -81,20 +89,19 @@ final class BackendClientStores {
     ApplicationClientStore batonJdbcClientStore(ObjectProvider<DataSource> dataSources) {
       return (backend, p) -> {
         DataSource dataSource = dataSources.getIfUnique();
-        if (!backend.equals(JdbcLeaseStoreProvider.NAME)
-            || p.get(JdbcLeaseStoreProvider.URL).isPresent()
-            || dataSource == null) {
-          return Optional.empty();
-        }
-        refuseUnapplied(
+        if (!onApplicationClient(
+            backend,
             p,
             new JdbcLeaseStoreProvider(),
             JdbcLeaseStoreProvider.URL,
+            dataSource,
             "the application's DataSource",
             JdbcLeaseStoreProvider.TABLE,
             JdbcLeaseStoreProvider.SCHEMA,
             JdbcLeaseStoreProvider.CREATE_TABLE,
-            JdbcLeaseStoreProvider.CALL_TIMEOUT);
+            JdbcLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
         JdbcLeaseStore.Builder b =
             JdbcLeaseStore.builder(dataSource)
                 .callTimeout(CallTimeout.read(p, JdbcLeaseStoreProvider.CALL_TIMEOUT));
@@ -120,18 +127,17 @@ final class BackendClientStores {
     ApplicationClientStore batonZookeeperClientStore(ObjectProvider<CuratorFramework> clients) {
       return (backend, p) -> {
         CuratorFramework client = clients.getIfUnique();
-        if (!backend.equals(ZooKeeperLeaseStoreProvider.NAME)
-            || p.get(ZooKeeperLeaseStoreProvider.CONNECT_STRING).isPresent()
-            || client == null) {
-          return Optional.empty();
-        }
-        refuseUnapplied(
+        if (!onApplicationClient(
+            backend,
             p,
             new ZooKeeperLeaseStoreProvider(),
             ZooKeeperLeaseStoreProvider.CONNECT_STRING,
+            client,
             "the application's CuratorFramework",
             ZooKeeperLeaseStoreProvider.BASE_PATH,
-            ZooKeeperLeaseStoreProvider.CALL_TIMEOUT);
+            ZooKeeperLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
         ZooKeeperLeaseStore.Builder b =
             ZooKeeperLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, ZooKeeperLeaseStoreProvider.CALL_TIMEOUT));
@@ -149,18 +155,17 @@ final class BackendClientStores {
     ApplicationClientStore batonEtcdClientStore(ObjectProvider<Client> clients) {
       return (backend, p) -> {
         Client client = clients.getIfUnique();
-        if (!backend.equals(EtcdLeaseStoreProvider.NAME)
-            || p.get(EtcdLeaseStoreProvider.ENDPOINTS).isPresent()
-            || client == null) {
-          return Optional.empty();
-        }
-        refuseUnapplied(
+        if (!onApplicationClient(
+            backend,
             p,
             new EtcdLeaseStoreProvider(),
             EtcdLeaseStoreProvider.ENDPOINTS,
+            client,
             "the application's jetcd Client",
             EtcdLeaseStoreProvider.PREFIX,
-            EtcdLeaseStoreProvider.CALL_TIMEOUT);
+            EtcdLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
         EtcdLeaseStore.Builder b =
             EtcdLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, EtcdLeaseStoreProvider.CALL_TIMEOUT));
@@ -182,18 +187,17 @@ final class BackendClientStores {
     ApplicationClientStore batonKubernetesClientStore(ObjectProvider<KubernetesClient> clients) {
       return (backend, p) -> {
         KubernetesClient client = clients.getIfUnique();
-        if (!backend.equals(KubernetesLeaseStoreProvider.NAME)
-            || p.get(KubernetesLeaseStoreProvider.KUBECONFIG).isPresent()
-            || client == null) {
-          return Optional.empty();
-        }
-        refuseUnapplied(
+        if (!onApplicationClient(
+            backend,
             p,
             new KubernetesLeaseStoreProvider(),
             KubernetesLeaseStoreProvider.KUBECONFIG,
+            client,
             "the application's KubernetesClient",
             KubernetesLeaseStoreProvider.NAMESPACE,
-            KubernetesLeaseStoreProvider.CALL_TIMEOUT);
+            KubernetesLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
         KubernetesLeaseStore.Builder b =
             KubernetesLeaseStore.builder(client)
                 .callTimeout(CallTimeout.read(p, KubernetesLeaseStoreProvider.CALL_TIMEOUT));

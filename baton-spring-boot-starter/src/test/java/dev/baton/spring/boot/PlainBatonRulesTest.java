@@ -68,6 +68,14 @@ class PlainBatonRulesTest {
     return e.getMessage();
   }
 
+  /** Starts the application with {@code settings}, which must start it. */
+  static ConfigurableApplicationContext run(String... settings) {
+    return new SpringApplicationBuilder(BadConfigurationTest.App.class)
+        .web(WebApplicationType.NONE)
+        .properties(settings)
+        .run();
+  }
+
   /** Starts the application with {@code settings}: it must fail with plain Baton's message. */
   static ConfigurationException refusedAsPlainBatonRefuses(String... settings) {
     ConfigurationException e = cause(start(settings));
@@ -100,14 +108,11 @@ class PlainBatonRulesTest {
   @DisplayName("other libraries' keys that only look like election. keys are left alone")
   void otherLibrariesKeys() {
     ConfigurableApplicationContext c =
-        new SpringApplicationBuilder(BadConfigurationTest.App.class)
-            .web(WebApplicationType.NONE)
-            .properties(
-                "election.backend=memory",
-                "election.name=others",
-                "selection.mode=fast",
-                "elections.count=3")
-            .run();
+        run(
+            "election.backend=memory",
+            "election.name=others",
+            "selection.mode=fast",
+            "elections.count=3");
     try {
       assertThat(c.getBean(Elector.class).election()).isEqualTo("others");
     } finally {
@@ -181,14 +186,11 @@ class PlainBatonRulesTest {
   @DisplayName("renew-deadline=4s with no call timeout set starts: the call timeout is derived")
   void callTimeoutDerivedFromTheRenewDeadline() {
     ConfigurableApplicationContext c =
-        new SpringApplicationBuilder(BadConfigurationTest.App.class)
-            .web(WebApplicationType.NONE)
-            .properties(
-                "election.backend=jdbc",
-                "election.name=derived-" + System.nanoTime(),
-                "election.jdbc.url=jdbc:h2:mem:derived-" + System.nanoTime(),
-                "election.renew-deadline=4s")
-            .run();
+        run(
+            "election.backend=jdbc",
+            "election.name=derived-" + System.nanoTime(),
+            "election.jdbc.url=jdbc:h2:mem:derived-" + System.nanoTime(),
+            "election.renew-deadline=4s");
     try {
       Elector elector = c.getBean(Elector.class);
       await().atMost(30, SECONDS).until(elector::isLeader);
