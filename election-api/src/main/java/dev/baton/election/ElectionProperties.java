@@ -288,8 +288,7 @@ public final class ElectionProperties {
   void checkKeys() {
     Map<String, LeaseStoreProvider> found =
         providers(Thread.currentThread().getContextClassLoader());
-    Set<String> known = new TreeSet<>(CORE_KEYS);
-    found.values().forEach(p -> known.addAll(p.keys()));
+    Set<String> known = known(found);
     List<String> unknown =
         values.keySet().stream().filter(k -> !known.contains(k)).collect(Collectors.toList());
     UnknownKeys.refuse(
@@ -301,6 +300,23 @@ public final class ElectionProperties {
             + " and the keys of the backends on the classpath ("
             + String.join(", ", found.keySet())
             + ")");
+  }
+
+  /**
+   * Every key Baton reads with the backends on the classpath: the core keys and each backend's. For
+   * code that resolves configuration on its own terms and hands the result to {@link
+   * #of(Properties, Map)}, as the Spring Boot starter does with Spring's {@code Environment}, and
+   * for tools that describe the keys.
+   */
+  public static Set<String> knownKeys() {
+    return Collections.unmodifiableSet(
+        known(providers(Thread.currentThread().getContextClassLoader())));
+  }
+
+  private static Set<String> known(Map<String, LeaseStoreProvider> found) {
+    Set<String> known = new TreeSet<>(CORE_KEYS);
+    found.values().forEach(p -> known.addAll(p.keys()));
+    return known;
   }
 
   /** The backend that {@link #openStore()} would open, without opening it. */

@@ -254,4 +254,27 @@ class ElectionPropertiesBackendTest {
                 Beta.class))
         .contains("election.beta.ulr", "typo");
   }
+
+  @Test
+  void theKnownKeysAreTheCoreKeysAndThoseOfEveryDeployedBackend() throws IOException {
+    ClassLoader deployment = deploymentWith(dir, Alpha.class, Beta.class);
+    Thread thread = Thread.currentThread();
+    ClassLoader before = thread.getContextClassLoader();
+    thread.setContextClassLoader(deployment);
+    try {
+      assertThat(ElectionProperties.knownKeys())
+          .containsExactlyInAnyOrder(
+              ElectionProperties.BACKEND,
+              ElectionProperties.NAME,
+              ElectionProperties.CANDIDATE_ID,
+              ElectionProperties.LEASE_DURATION,
+              ElectionProperties.RENEW_DEADLINE,
+              ElectionProperties.RETRY_PERIOD,
+              Alpha.URL,
+              Alpha.PASSWORD,
+              Beta.URL);
+    } finally {
+      thread.setContextClassLoader(before);
+    }
+  }
 }

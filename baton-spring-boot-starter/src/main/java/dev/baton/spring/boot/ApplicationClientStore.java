@@ -1,5 +1,6 @@
 package dev.baton.spring.boot;
 
+import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
 import java.util.Optional;
 
@@ -12,8 +13,9 @@ import java.util.Optional;
 interface ApplicationClientStore {
 
   /**
-   * A store for {@code backend} on the application's client; empty when this is not its backend, it
-   * has no client, or the properties name a server of their own.
+   * A store for {@code backend} on the application's client, configured from the backend's keys in
+   * {@code properties} with the backend's own defaults and checks; empty when this is not its
+   * backend, it has no client, or the properties name a server of their own.
    */
-  Optional<LeaseStore> open(String backend, BatonProperties properties);
+  Optional<LeaseStore> open(String backend, ElectionProperties properties);
 }

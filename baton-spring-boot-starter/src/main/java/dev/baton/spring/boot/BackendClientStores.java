@@ -1,13 +1,23 @@
 package dev.baton.spring.boot;
 
+import dev.baton.election.CallTimeout;
+import dev.baton.election.ConfigurationException;
+import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.LeaseStoreProvider;
 import dev.baton.etcd.EtcdLeaseStore;
+import dev.baton.etcd.EtcdLeaseStoreProvider;
 import dev.baton.jdbc.JdbcLeaseStore;
+import dev.baton.jdbc.JdbcLeaseStoreProvider;
 import dev.baton.kubernetes.KubernetesLeaseStore;
+import dev.baton.kubernetes.KubernetesLeaseStoreProvider;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
+import dev.baton.zookeeper.ZooKeeperLeaseStoreProvider;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.factory.ObjectProvider;
@@ -18,11 +28,58 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * One configuration per backend, each loaded only when that backend's jar (and its client library)
- * is on the classpath, so no class of an absent backend is ever touched.
+ * is on the classpath, so no class of an absent backend is ever touched. Each reads the backend's
+ * own keys with the backend's defaults; the call timeout by the one rule ({@link
+ * CallTimeout#read}), derived from the renew deadline or checked against it, as the backend's
+ * provider does.
  */
 final class BackendClientStores {
 
   private BackendClientStores() {}
+
+  /**
+   * True when the store for {@code backend} runs on the application's {@code client}: {@code
+   * provider} is that backend, the application has one such client, and {@code serverKey} does not
+   * ask for a client of Baton's own. Then refuses the backend's keys other than {@code applied},
+   * which would otherwise be ignored unseen: those of a client Baton builds itself (a pool size,
+   * credentials, TLS files), and the few store keys that only the backend's provider reads (the
+   * ZooKeeper ACL, etcd's lease sharing and transaction size). Names the keys, never their values.
+   */
+  static boolean onApplicationClient(
+      String backend,
+      ElectionProperties p,
+      LeaseStoreProvider provider,
+      String serverKey,
+      Object client,
+      String clientName,
+      String... applied) {
+    if (!backend.equals(provider.name()) || p.get(serverKey).isPresent() || client == null) {
+      return false;
+    }
+    Set<String> used = Set.of(applied);
+    List<String> unapplied =
+        provider.keys().stream()
+            .filter(k -> !used.contains(k) && p.get(k).isPresent())
+            .sorted()
+            .toList();
+    if (!unapplied.isEmpty()) {
+      boolean one = unapplied.size() == 1;
+      throw new ConfigurationException(
+          String.join(", ", unapplied)
+              + (one ? " is" : " are")
+              + " set, but "
+              + serverKey
+              + " is not: the store runs on "
+              + clientName
+              + ", and "
+              + (one ? "that key applies" : "those keys apply")
+              + " only where Baton builds the client itself; set "
+              + serverKey
+              + ", or remove "
+              + (one ? "it" : "them"));
+    }
+    return true;
+  }
 
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = {"dev.baton.jdbc.JdbcLeaseStore", "javax.sql.DataSource"})
@@ -32,16 +89,26 @@ final class BackendClientStores {
     ApplicationClientStore batonJdbcClientStore(ObjectProvider<DataSource> dataSources) {
       return (backend, p) -> {
         DataSource dataSource = dataSources.getIfUnique();
-        if (!backend.equals("jdbc") || p.jdbc().url() != null || dataSource == null) {
+        if (!onApplicationClient(
+            backend,
+            p,
+            new JdbcLeaseStoreProvider(),
+            JdbcLeaseStoreProvider.URL,
+            dataSource,
+            "the application's DataSource",
+            JdbcLeaseStoreProvider.TABLE,
+            JdbcLeaseStoreProvider.SCHEMA,
+            JdbcLeaseStoreProvider.CREATE_TABLE,
+            JdbcLeaseStoreProvider.CALL_TIMEOUT)) {
           return Optional.empty();
         }
         JdbcLeaseStore.Builder b =
             JdbcLeaseStore.builder(dataSource)
-                .table(p.jdbc().table())
-                .createTable(p.jdbc().createTable())
-                .callTimeout(p.jdbc().callTimeout());
-        if (p.jdbc().schema() != null) {
-          b.schema(p.jdbc().schema());
+                .callTimeout(CallTimeout.read(p, JdbcLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(JdbcLeaseStoreProvider.TABLE).ifPresent(b::table);
+        p.get(JdbcLeaseStoreProvider.SCHEMA).ifPresent(b::schema);
+        if (p.get(JdbcLeaseStoreProvider.CREATE_TABLE).isPresent()) {
+          b.createTable(p.bool(JdbcLeaseStoreProvider.CREATE_TABLE, true));
         }
         return Optional.<LeaseStore>of(b.build());
       };
@@ -60,18 +127,21 @@ final class BackendClientStores {
     ApplicationClientStore batonZookeeperClientStore(ObjectProvider<CuratorFramework> clients) {
       return (backend, p) -> {
         CuratorFramework client = clients.getIfUnique();
-        if (!backend.equals("zookeeper")
-            || p.zookeeper().connectString() != null
-            || client == null) {
+        if (!onApplicationClient(
+            backend,
+            p,
+            new ZooKeeperLeaseStoreProvider(),
+            ZooKeeperLeaseStoreProvider.CONNECT_STRING,
+            client,
+            "the application's CuratorFramework",
+            ZooKeeperLeaseStoreProvider.BASE_PATH,
+            ZooKeeperLeaseStoreProvider.CALL_TIMEOUT)) {
           return Optional.empty();
         }
-        ZooKeeperLeaseStore.Builder b = ZooKeeperLeaseStore.builder(client);
-        if (p.zookeeper().basePath() != null) {
-          b.basePath(p.zookeeper().basePath());
-        }
-        if (p.zookeeper().callTimeout() != null) {
-          b.callTimeout(p.zookeeper().callTimeout());
-        }
+        ZooKeeperLeaseStore.Builder b =
+            ZooKeeperLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, ZooKeeperLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(ZooKeeperLeaseStoreProvider.BASE_PATH).ifPresent(b::basePath);
         return Optional.<LeaseStore>of(b.build());
       };
     }
@@ -85,16 +155,21 @@ final class BackendClientStores {
     ApplicationClientStore batonEtcdClientStore(ObjectProvider<Client> clients) {
       return (backend, p) -> {
         Client client = clients.getIfUnique();
-        if (!backend.equals("etcd") || p.etcd().endpoints() != null || client == null) {
+        if (!onApplicationClient(
+            backend,
+            p,
+            new EtcdLeaseStoreProvider(),
+            EtcdLeaseStoreProvider.ENDPOINTS,
+            client,
+            "the application's jetcd Client",
+            EtcdLeaseStoreProvider.PREFIX,
+            EtcdLeaseStoreProvider.CALL_TIMEOUT)) {
           return Optional.empty();
         }
-        EtcdLeaseStore.Builder b = EtcdLeaseStore.builder(client);
-        if (p.etcd().prefix() != null) {
-          b.prefix(p.etcd().prefix());
-        }
-        if (p.etcd().callTimeout() != null) {
-          b.callTimeout(p.etcd().callTimeout());
-        }
+        EtcdLeaseStore.Builder b =
+            EtcdLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, EtcdLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(EtcdLeaseStoreProvider.PREFIX).ifPresent(b::prefix);
         return Optional.<LeaseStore>of(b.build());
       };
     }
@@ -112,18 +187,21 @@ final class BackendClientStores {
     ApplicationClientStore batonKubernetesClientStore(ObjectProvider<KubernetesClient> clients) {
       return (backend, p) -> {
         KubernetesClient client = clients.getIfUnique();
-        if (!backend.equals("kubernetes")
-            || p.kubernetes().kubeconfig() != null
-            || client == null) {
+        if (!onApplicationClient(
+            backend,
+            p,
+            new KubernetesLeaseStoreProvider(),
+            KubernetesLeaseStoreProvider.KUBECONFIG,
+            client,
+            "the application's KubernetesClient",
+            KubernetesLeaseStoreProvider.NAMESPACE,
+            KubernetesLeaseStoreProvider.CALL_TIMEOUT)) {
           return Optional.empty();
         }
-        KubernetesLeaseStore.Builder b = KubernetesLeaseStore.builder(client);
-        if (p.kubernetes().namespace() != null) {
-          b.namespace(p.kubernetes().namespace());
-        }
-        if (p.kubernetes().callTimeout() != null) {
-          b.callTimeout(p.kubernetes().callTimeout());
-        }
+        KubernetesLeaseStore.Builder b =
+            KubernetesLeaseStore.builder(client)
+                .callTimeout(CallTimeout.read(p, KubernetesLeaseStoreProvider.CALL_TIMEOUT));
+        p.get(KubernetesLeaseStoreProvider.NAMESPACE).ifPresent(b::namespace);
         return Optional.of(b.build());
       };
     }

@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
 /**
@@ -45,14 +46,23 @@ import org.springframework.core.env.Environment;
 })
 public class BatonAutoConfiguration {
 
+  /**
+   * The election.* keys as Spring resolves them, read by Baton's own rules: the store and the
+   * elector are configured from this one object, as outside Spring.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  ElectionProperties batonElectionProperties(ConfigurableEnvironment environment) {
+    return EnvironmentElectionProperties.read(environment);
+  }
+
   @Bean
   @ConditionalOnMissingBean
   LeaseStore batonLeaseStore(
-      BatonProperties properties, ObjectProvider<ApplicationClientStore> clientStores) {
-    ElectionProperties election = properties.toElectionProperties();
+      ElectionProperties election, ObjectProvider<ApplicationClientStore> clientStores) {
     String backend = election.backendName();
     for (ApplicationClientStore s : clientStores.orderedStream().toList()) {
-      Optional<LeaseStore> store = s.open(backend, properties);
+      Optional<LeaseStore> store = s.open(backend, election);
       if (store.isPresent()) {
         return store.get();
       }
@@ -83,6 +93,7 @@ public class BatonAutoConfiguration {
   @ConditionalOnMissingBean
   Elector batonElector(
       LeaseStore store,
+      ElectionProperties configured,
       BatonProperties properties,
       Environment environment,
       ElectionStatus status,
@@ -91,7 +102,7 @@ public class BatonAutoConfiguration {
       WhileLeaderMethods methods,
       ObjectProvider<ElectorObserver> observers,
       ObjectProvider<MeterRegistry> registries) {
-    ElectionProperties election = properties.toElectionProperties();
+    ElectionProperties election = configured;
     if (election.get(ElectionProperties.NAME).isEmpty()) {
       String application = environment.getProperty("spring.application.name");
       if (application == null || application.isBlank()) {

@@ -22,8 +22,13 @@ class BadConfigurationTest {
   static class App {}
 
   static Throwable start(String... properties) {
+    return start(App.class, properties);
+  }
+
+  /** Starts {@code application} and returns why it failed; fails the test when it started. */
+  static Throwable start(Class<?> application, String... properties) {
     try {
-      new SpringApplicationBuilder(App.class)
+      new SpringApplicationBuilder(application)
           .web(WebApplicationType.NONE)
           .properties(properties)
           .run()
@@ -51,7 +56,7 @@ class BadConfigurationTest {
     assertThat(e)
         .hasMessageContaining("election.renew-deadline")
         .hasMessageContaining("20s")
-        .hasMessageContaining("leaseDuration (15s)");
+        .hasMessageContaining("leaseDuration (15s, the default)");
     FailureAnalysis analysis = new ElectionConfigurationFailureAnalyzer().analyze(e);
     assertThat(analysis.getDescription())
         .startsWith("Baton's election configuration is invalid: ")
