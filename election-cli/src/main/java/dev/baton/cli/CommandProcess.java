@@ -204,7 +204,6 @@ final class CommandProcess {
             e ->
                 e.getKey().startsWith("ELECTION_")
                     && (ElectionProperties.isSecret(e.getKey())
-                        || e.getKey().endsWith("_KEY")
                         || UrlSecrets.carriesSecret(e.getValue())));
     env.putAll(added);
     return env;
