@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code elect run}: campaigns, runs the command while leader, stops it when the term ends, and
- * campaigns again. Exits with the command's status when it ends on its own; on SIGTERM or SIGINT
- * stops it, releases the lease, and exits.
+ * campaigns again. Exits with the command's status when it ends on its own; on SIGTERM, SIGINT or
+ * SIGHUP stops it, releases the lease, and exits.
  */
 final class RunCommand {
 
@@ -73,7 +73,8 @@ final class RunCommand {
     }
     Shutdown shutdown = new Shutdown(elector, store);
     Signals.onTermination(shutdown::run);
-    // Any other way out (SIGHUP, System.exit) still stops the command and releases, if it can.
+    // Any other way out (System.exit, a signal the JVM keeps to itself) still stops the command
+    // and releases, if it can.
     Runtime.getRuntime().addShutdownHook(new Thread(shutdown::run, "elect-shutdown"));
     log.info(
         "campaigning in election '{}' as '{}' on {}; timing: lease {}, renew deadline {}, retry {}; grace {}",
