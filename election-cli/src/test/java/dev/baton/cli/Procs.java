@@ -64,6 +64,25 @@ final class Procs {
     return groups;
   }
 
+  /**
+   * The process groups of the commands below {@code elect}: of everything below its guards (its
+   * children), less elect's own group and the guards' groups.
+   */
+  static Set<Long> commandGroups(ProcessHandle elect) {
+    Set<Long> groups = new TreeSet<>();
+    for (ProcessHandle guard : elect.children().toList()) {
+      for (ProcessHandle p : guard.descendants().toList()) {
+        long g = processGroup(p.pid());
+        if (g > 0) {
+          groups.add(g);
+        }
+      }
+      groups.remove(processGroup(guard.pid()));
+    }
+    groups.remove(processGroup(elect.pid()));
+    return groups;
+  }
+
   /** Sends {@code signal} to every process group in {@code groups}, in one kill(1). */
   static void signalGroups(String signal, Set<Long> groups) {
     List<String> argv = new ArrayList<>(List.of("kill", "-s", signal, "--"));
