@@ -301,11 +301,11 @@ final class Chaos {
   private void pause(Leader leader, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
-    Set<Long> groups = Procs.groupsOfTree(n.process.handle());
-    Set<Long> commandGroups = Procs.commandGroups(n.process.handle());
     boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
-    Procs.signalGroups("STOP", groups);
+    Set<Long> groups = Procs.stopGroupsOfTree(n.process.handle());
+    // Listed once all is stopped: a command started at the moment of the pause is in it.
+    Set<Long> commandGroups = Procs.commandGroups(n.process.handle());
     history.say(
         "SIGSTOP "
             + n.candidate

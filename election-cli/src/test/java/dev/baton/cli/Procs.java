@@ -65,6 +65,24 @@ final class Procs {
   }
 
   /**
+   * Stops every process group of {@code root}'s tree, and returns them. Again until no new group
+   * shows: a command that its guard had just forked can leave for a group of its own (setsid)
+   * between the listing and the stop, and then ran on through a "paused machine". Once its parent
+   * is stopped, nothing new can start.
+   */
+  static Set<Long> stopGroupsOfTree(ProcessHandle root) {
+    Set<Long> stopped = new TreeSet<>();
+    Set<Long> fresh = groupsOfTree(root);
+    while (!fresh.isEmpty()) {
+      signalGroups("STOP", fresh);
+      stopped.addAll(fresh);
+      fresh = groupsOfTree(root);
+      fresh.removeAll(stopped);
+    }
+    return stopped;
+  }
+
+  /**
    * The process groups of the commands below {@code elect}: of everything below its guards (its
    * children), less elect's own group and the guards' groups.
    */
