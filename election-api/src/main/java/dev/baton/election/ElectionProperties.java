@@ -133,16 +133,22 @@ public final class ElectionProperties {
     return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
   }
 
-  /** True for keys whose values must never be printed. */
+  /**
+   * True for keys whose values must never be printed nor passed on, in every spelling: the dotted
+   * key ({@code election.zookeeper.digest}) and its environment variable ({@code
+   * ELECTION_ZOOKEEPER_DIGEST}) are one key to this rule, whatever the case and separators.
+   */
   public static boolean isSecret(String key) {
-    String k = key.toLowerCase(Locale.ROOT);
+    // One spelling for the rule: an environment name maps '.' and '-' to '_', so the words of a
+    // key are what is left between any of the three.
+    String k = key.toLowerCase(Locale.ROOT).replace('_', '.').replace('-', '.');
     return k.contains("password")
         || k.contains("token")
         || k.contains("secret")
         || k.endsWith(".key")
         || k.endsWith(".digest")
         || k.contains("credential")
-        || k.contains("connection-string");
+        || k.contains("connection.string");
   }
 
   /**

@@ -223,21 +223,43 @@ class ElectionPropertiesTest {
 
   // --- secrets --------------------------------------------------------------------------------
 
+  // The environment spelling of a secret key is as secret as the dotted one: the check knew only
+  // the dotted forms, and ELECTION_ZOOKEEPER_DIGEST reached elect's command.
   @ParameterizedTest(name = "{0} is a secret")
   @CsvSource({
     "election.jdbc.password",
     "election.etcd.token",
     "election.kubernetes.client-secret",
     "election.etcd.tls.key",
-    "election.azure-blob.connection-string"
+    "election.azure-blob.connection-string",
+    "election.zookeeper.digest",
+    "election.azure-blob.sas-token",
+    "ELECTION_ZOOKEEPER_DIGEST",
+    "ELECTION_AZURE_BLOB_CONNECTION_STRING",
+    "ELECTION_AZURE_BLOB_SAS_TOKEN",
+    "ELECTION_JDBC_PASSWORD",
+    "ELECTION_ETCD_PASSWORD",
+    "ELECTION_ETCD_TLS_KEY",
+    "election.azure_blob.connection_string",
+    "Election.Zookeeper.Digest"
   })
-  void keysThatNameSecretsAreSecret(String key) {
+  void keysThatNameSecretsAreSecretInEverySpelling(String key) {
     assertThat(ElectionProperties.isSecret(key)).isTrue();
   }
 
   @ParameterizedTest(name = "{0} is not a secret")
-  @CsvSource({"election.jdbc.url", "election.name", "election.etcd.key-prefix"})
-  void otherKeysAreNot(String key) {
+  @CsvSource({
+    "election.jdbc.url",
+    "election.name",
+    "election.etcd.key-prefix",
+    "election.etcd.key-file",
+    "ELECTION_JDBC_URL",
+    "ELECTION_ZOOKEEPER_CONNECT_STRING",
+    "ELECTION_ETCD_KEY_FILE",
+    "ELECTION_ETCD_KEY_PREFIX",
+    "ELECTION_ZOOKEEPER_ACL"
+  })
+  void otherKeysAreNotInAnySpelling(String key) {
     assertThat(ElectionProperties.isSecret(key)).isFalse();
   }
 

@@ -24,12 +24,13 @@ import java.util.function.Supplier;
 
 /**
  * One run of the leader's command, in a process group of its own under a small guard (a bash
- * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal. The guard stops
- * the whole group: on request with SIGTERM and SIGKILL after the grace period; at once with SIGKILL
- * when {@code elect} dies, however it dies; and on its own, SIGTERM then SIGKILL, when the term's
- * deadline passes before {@code elect} told it of a later one (a dead-man's switch for an {@code
- * elect} that is alive but frozen). {@code elect} tells it the deadline on the guard's standard
- * input, as an absolute time on the clock they share ({@link Uptime}).
+ * script, {@code guard.sh}) that {@code setpriv} arms with a parent-death signal, in a session of
+ * its own, apart from {@code elect}'s process group and terminal. The guard stops the whole group:
+ * on request with SIGTERM and SIGKILL after the grace period; at once with SIGKILL when {@code
+ * elect} dies, however it dies; and on its own, SIGTERM then SIGKILL, when the term's deadline
+ * passes before {@code elect} told it of a later one (a dead-man's switch for an {@code elect} that
+ * is alive but frozen). {@code elect} tells it the deadline on the guard's standard input, as an
+ * absolute time on the clock they share ({@link Uptime}).
  */
 final class CommandProcess {
 
@@ -82,15 +83,21 @@ final class CommandProcess {
       Supplier<Duration> validFor,
       ScheduledExecutorService feed)
       throws IOException {
-    // A signal ignored when bash starts cannot be trapped, and an ignored signal is inherited
-    // through fork and exec: under nohup (SIGHUP ignored) the guard would never hear of elect's
-    // death and the command would outlive it. env restores the guard's two signals first.
+    // The guard gets a session (and so a process group) of its own: what is sent to elect's
+    // group (Ctrl-Z, kill -STOP -PGID, a terminal's hangup or Ctrl-C) must not reach the one
+    // process that stops the command when elect cannot. Spawned from elect, it is no group
+    // leader, so setsid(1) does not fork: the guard stays elect's child, with its parent-death
+    // signal. A signal ignored when bash starts cannot be trapped, and an ignored signal is
+    // inherited through fork and exec: under nohup (SIGHUP ignored) the guard would never hear
+    // of elect's death and the command would outlive it. env restores the guard's two signals.
     List<String> argv =
         new ArrayList<>(
             List.of(
                 "setpriv",
                 "--pdeathsig",
                 "HUP",
+                "--",
+                "setsid",
                 "--",
                 "env",
                 "--default-signal=HUP,TERM",
@@ -204,7 +211,6 @@ final class CommandProcess {
             e ->
                 e.getKey().startsWith("ELECTION_")
                     && (ElectionProperties.isSecret(e.getKey())
-                        || e.getKey().endsWith("_KEY")
                         || UrlSecrets.carriesSecret(e.getValue())));
     env.putAll(added);
     return env;

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code elect run}: campaigns, runs the command while leader, stops it when the term ends, and
- * campaigns again. Exits with the command's status when it ends on its own; on SIGTERM or SIGINT
- * stops it, releases the lease, and exits.
+ * campaigns again. Exits with the command's status when it ends on its own; on SIGTERM, SIGINT or
+ * SIGHUP stops it, releases the lease, and exits.
  */
 final class RunCommand {
 
@@ -73,7 +73,8 @@ final class RunCommand {
     }
     Shutdown shutdown = new Shutdown(elector, store);
     Signals.onTermination(shutdown::run);
-    // Any other way out (SIGHUP, System.exit) still stops the command and releases, if it can.
+    // Any other way out (System.exit, a signal the JVM keeps to itself) still stops the command
+    // and releases, if it can.
     Runtime.getRuntime().addShutdownHook(new Thread(shutdown::run, "elect-shutdown"));
     log.info(
         "campaigning in election '{}' as '{}' on {}; timing: lease {}, renew deadline {}, retry {}; grace {}",
@@ -93,29 +94,34 @@ final class RunCommand {
   /**
    * The grace period must end before another candidate can be granted the lease: a leader that
    * cannot renew steps down at the renew deadline, and its lease lasts until leaseDuration, so the
-   * command has {@code leaseDuration - renewDeadline} to be gone. By default a second less (or half
-   * of it when that is shorter), for elect's own reaction time.
+   * command has {@code leaseDuration - renewDeadline} to be gone. A reserve of that, half of it up
+   * to a second, is kept for the guard and the kernel to act: the guard wakes some tens of
+   * milliseconds late on a loaded host, and a killed command takes some to go (up to 81 ms after
+   * SIGKILL in ChaosIT's runs on two busy cores). The default is the longest grace accepted.
    */
   static Duration grace(Optional<Duration> asked, ElectionConfig.Timing timing) {
     Duration margin = timing.leaseDuration().minus(timing.renewDeadline());
+    Duration reserve =
+        margin.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
+            ? margin.dividedBy(2)
+            : Duration.ofSeconds(1);
+    Duration longest = margin.minus(reserve);
     if (asked.isEmpty()) {
-      Duration reserve =
-          margin.dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
-              ? margin.dividedBy(2)
-              : Duration.ofSeconds(1);
-      return margin.minus(reserve);
+      return longest;
     }
     Duration grace = asked.get();
-    if (grace.compareTo(margin) > 0) {
+    if (grace.compareTo(longest) > 0) {
       throw new UsageException(
           "--grace "
               + Durations.format(grace)
-              + " is too long: it must be at most election.lease-duration - election.renew-deadline ("
+              + " is too long: it must be at most "
+              + Durations.format(longest)
+              + ", which is election.lease-duration - election.renew-deadline less a reserve of half of that, at most 1s, for the guard and the kernel to act ("
               + Durations.format(timing.leaseDuration())
               + " - "
               + Durations.format(timing.renewDeadline())
-              + " = "
-              + Durations.format(margin)
+              + " - "
+              + Durations.format(reserve)
               + "), so that the command has stopped before another candidate can be elected; shorten --grace or lengthen the lease");
     }
     return grace;

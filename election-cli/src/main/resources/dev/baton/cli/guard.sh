@@ -11,6 +11,10 @@
 # absolute time, not a duration: a line that waited in the pipe while the guard was paused with
 # elect cannot push the deadline later than elect meant.
 # The guard is bash and nothing else while it waits (no fork, no JVM): it cannot stall as elect can.
+# elect starts it in a session of its own (setsid), so that nothing sent to elect's process group or
+# terminal reaches it: Ctrl-Z and kill -STOP -PGID stop elect, not the switch that must then act, and
+# a hangup is elect's to handle. Its group has no parent in its session, so the kernel drops the
+# job-control stops (SIGTSTP, SIGTTIN, SIGTTOU) as well.
 # A process that leaves the group (setsid, daemonizing) leaves elect's control.
 # When the guard stops the command for its deadline it writes 'deadline' to VERDICT_FILE first, so
 # that elect does not take the end for the command's own.
@@ -92,7 +96,7 @@ next_deadline() {
 
 trap 'stop_group "$grace_ms" 143' TERM
 trap 'kill_group' HUP
-# The terminal's signals are elect's: it stops the command in its own time.
+# Interrupts are elect's: it stops the command in its own time.
 trap '' INT QUIT
 # elect died before its death signal was armed: the command must not start.
 [ "$PPID" = "$elect_pid" ] || kill_group

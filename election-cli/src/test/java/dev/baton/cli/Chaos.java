@@ -10,10 +10,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +22,9 @@ import java.util.regex.Pattern;
  * Three real {@code elect run} processes whose command is a {@link FencedWriter}, and a bounded
  * stretch of faults against whoever leads: SIGKILL and SIGTERM of its elect; SIGSTOP/SIGCONT of all
  * its process groups (a paused machine), of its elect's JVM alone (a long GC pause, a stuck JVM),
- * and of its command alone; restart of a stopped candidate. The first faults go through every kind
- * once, in an order the seed picks; then they are drawn at random. The checks are {@link
+ * of elect's own process group (Ctrl-Z in a terminal, {@code kill -STOP -PGID}), and of its command
+ * alone; restart of a stopped candidate. The first faults go through every kind once, in an order
+ * the seed picks, however long that takes; then they are drawn at random. The checks are {@link
  * ChaosHistory}'s, and: no command outlived its elect; a new leader within leaseDuration +
  * retryPeriod + an allowance after every fault that should move leadership; none after a pause of
  * the command alone.
@@ -52,7 +51,7 @@ final class Chaos {
   static final Duration ORPHAN_BOUND = Duration.ofSeconds(2);
 
   private static final List<String> KINDS =
-      List.of("kill", "term", "pause", "jvm pause", "command pause");
+      List.of("kill", "term", "pause", "jvm pause", "elect group pause", "command pause");
   private static final Pattern ELECTED =
       Pattern.compile("candidate '([^']+)': elected with fencing token (\\d+)");
   private static final Pattern TERM_ENDED =
@@ -127,7 +126,7 @@ final class Chaos {
         start(slot);
       }
       long end = t0 + length.toNanos();
-      while (System.nanoTime() - end < 0) {
+      while (System.nanoTime() - end < 0 || !firstRound.isEmpty()) {
         Optional<Leader> leader = awaitLeader(Duration.ofSeconds(30));
         if (leader.isEmpty()) {
           history.violation(
@@ -135,7 +134,7 @@ final class Chaos {
           break;
         }
         dwell(Duration.ofMillis(1000 + random.nextInt(1500)));
-        if (System.nanoTime() - end >= 0) {
+        if (System.nanoTime() - end >= 0 && firstRound.isEmpty()) {
           break;
         }
         List<Node> down = new ArrayList<>();
@@ -161,8 +160,8 @@ final class Chaos {
                   random.nextDouble() < 0.3
                       ? Duration.ofMillis(1000)
                       : Duration.ofMillis(4000 + random.nextInt(2000)));
-          case "jvm pause" ->
-              pauseJvm(leader.get(), Duration.ofMillis(4000 + random.nextInt(4000)));
+          case "jvm pause", "elect group pause" ->
+              pauseElect(leader.get(), kind, Duration.ofMillis(4000 + random.nextInt(4000)));
           default -> pauseCommand(leader.get(), Duration.ofMillis(3000 + random.nextInt(3000)));
         }
       }
@@ -302,10 +301,11 @@ final class Chaos {
   private void pause(Leader leader, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
-    Set<Long> groups = Procs.groupsOfTree(n.process.handle());
     boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
-    Procs.signalGroups("STOP", groups);
+    Set<Long> groups = Procs.stopGroupsOfTree(n.process.handle());
+    // Listed once all is stopped: a command started at the moment of the pause is in it.
+    Set<Long> commandGroups = Procs.commandGroups(n.process.handle());
     history.say(
         "SIGSTOP "
             + n.candidate
@@ -320,7 +320,7 @@ final class Chaos {
     dwell(length);
     long contAt = System.nanoTime();
     Procs.signalGroups("CONT", groups);
-    boolean withCommand = groups.size() > 1;
+    boolean withCommand = !commandGroups.isEmpty();
     if (withCommand) {
       history.commandPaused(n.candidate, stopAt, contAt, true);
     }
@@ -343,21 +343,31 @@ final class Chaos {
   }
 
   /**
-   * SIGSTOP of elect's JVM alone, longer than the lease: its command goes on running, and must be
-   * stopped by its guard before anyone else can be elected (the overlap check says whether it was).
+   * SIGSTOP, longer than the lease, of elect's JVM alone ({@code jvm pause}) or of elect's whole
+   * process group ({@code elect group pause}, what Ctrl-Z does to a foreground job): its command
+   * goes on running, and must be stopped by its guard before anyone else can be elected (the
+   * overlap check says whether it was).
    */
-  private void pauseJvm(Leader leader, Duration length) {
+  private void pauseElect(Leader leader, String kind, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
+    boolean group = kind.equals("elect group pause");
     boolean served = servesStore(n.process.pid());
     long stopAt = System.nanoTime();
-    n.process.signal("STOP");
+    if (group) {
+      n.process.signalGroup("STOP");
+    } else {
+      n.process.signal("STOP");
+    }
     history.say(
-        "SIGSTOP elect's JVM alone of "
+        "SIGSTOP "
+            + (group ? "elect's process group" : "elect's JVM alone")
+            + " of "
             + n.candidate
             + " (leader, token "
             + leader.token()
-            + "; pid "
+            + "; "
+            + (group ? "group " : "pid ")
             + n.process.pid()
             + (served ? "; it serves the store" : "")
             + ") for "
@@ -365,9 +375,14 @@ final class Chaos {
             + " ms");
     dwell(length);
     long contAt = System.nanoTime();
-    n.process.signal("CONT");
-    history.say("SIGCONT elect's JVM of " + n.candidate);
-    expectNewLeader("jvm pause", n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
+    if (group) {
+      n.process.signalGroup("CONT");
+    } else {
+      n.process.signal("CONT");
+    }
+    history.say(
+        "SIGCONT " + (group ? "elect's process group" : "elect's JVM") + " of " + n.candidate);
+    expectNewLeader(kind, n, leader.token(), stopAt, served ? contAt : stopAt, served, -1);
   }
 
   /**
@@ -376,8 +391,8 @@ final class Chaos {
   private void pauseCommand(Leader leader, Duration length) {
     Node n = leader.node();
     n.process.snapshotTree();
-    Set<Long> groups = Procs.groupsOfTree(n.process.handle());
-    groups.remove(Procs.processGroup(n.process.pid()));
+    // Not the guard's group: a guard paused with its command wakes to a deadline that passed.
+    Set<Long> groups = Procs.commandGroups(n.process.handle());
     long stopAt = System.nanoTime();
     Procs.signalGroups("STOP", groups);
     history.say(
@@ -471,75 +486,7 @@ final class Chaos {
   }
 
   private boolean servesStore(long pid) {
-    return backend.servedByCandidate() && servesDatabase(pid);
-  }
-
-  /**
-   * True when {@code pid} listens on the port that the embedded database's lock file names. H2
-   * rewrites that file in place, so a read can catch it empty: read again for a while.
-   */
-  private boolean servesDatabase(long pid) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-    Optional<Integer> port = serverPort();
-    while (port.isEmpty() && System.nanoTime() - deadline < 0) {
-      dwell(Duration.ofMillis(50));
-      port = serverPort();
-    }
-    if (port.isEmpty()) {
-      history.say(
-          "  (cannot tell whether "
-              + pid
-              + " serves the database, so the looser bounds apply: the lock file names no server)");
-      return true;
-    }
-    return listensOn(pid, port.get());
-  }
-
-  private Optional<Integer> serverPort() {
-    Path file = dir.resolve(".baton").resolve("elect.lock.db");
-    try (var in = Files.newInputStream(file)) {
-      Properties lock = new Properties();
-      lock.load(in);
-      String server = lock.getProperty("server", "");
-      return server.contains(":")
-          ? Optional.of(Integer.parseInt(server.substring(server.lastIndexOf(':') + 1)))
-          : Optional.empty();
-    } catch (IOException | IllegalArgumentException e) {
-      return Optional.empty();
-    }
-  }
-
-  private boolean listensOn(long pid, int port) {
-    try {
-      String portHex = String.format(Locale.ROOT, ":%04X", port);
-      List<String> inodes = new ArrayList<>();
-      for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-        for (String line : Files.readAllLines(Path.of(table))) {
-          String[] f = line.trim().split("\\s+");
-          if (f.length > 9 && f[1].endsWith(portHex) && f[3].equals("0A")) {
-            inodes.add("socket:[" + f[9] + "]");
-          }
-        }
-      }
-      try (var fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
-        return fds.anyMatch(
-            fd -> {
-              try {
-                return inodes.contains(Files.readSymbolicLink(fd).toString());
-              } catch (IOException e) {
-                return false;
-              }
-            });
-      }
-    } catch (IOException | RuntimeException e) {
-      history.say(
-          "  (cannot tell whether "
-              + pid
-              + " serves the database, so the looser bounds apply: "
-              + e
-              + ")");
-      return true;
-    }
+    return backend.servedByCandidate() && EmbeddedServer.serves(dir, pid, history::say);
   }
 
   private void stopAll() {

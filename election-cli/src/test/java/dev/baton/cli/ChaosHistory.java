@@ -90,8 +90,8 @@ final class ChaosHistory {
    * physics allow: a leader whose whole machine was paused runs again when it resumes, until its
    * guard (whose deadline passed during the pause) or its elect stops it; that must happen within
    * the grace period and the allowance, and fencing refuses its late writes (checked apart:
-   * accepted tokens never go backwards). A pause of elect's JVM alone is no excuse: the command was
-   * not paused.
+   * accepted tokens never go backwards). A pause of elect's JVM alone, or of elect's process group,
+   * is no excuse: the command was not paused.
    */
   List<String> checkOverlaps(WriterLog w, long excusedAfterResume) {
     List<String> stale = new ArrayList<>();
@@ -190,7 +190,14 @@ final class ChaosHistory {
     r.append("what was found:\n");
     r.append("  faults:");
     for (String kind :
-        List.of("kill", "term", "pause", "short pause", "jvm pause", "command pause")) {
+        List.of(
+            "kill",
+            "term",
+            "pause",
+            "short pause",
+            "jvm pause",
+            "elect group pause",
+            "command pause")) {
       r.append(' ')
           .append(faults.stream().filter(f -> f.kind().equals(kind)).count())
           .append(' ')
@@ -223,7 +230,7 @@ final class ChaosHistory {
                 : stale.size() + " resumed stale leader(s), stopped by their guard or elect:")
         .append('\n');
     stale.forEach(s -> r.append("    ").append(s).append('\n'));
-    for (String kind : List.of("kill", "term", "pause", "jvm pause")) {
+    for (String kind : List.of("kill", "term", "pause", "jvm pause", "elect group pause")) {
       List<Long> took =
           faults.stream()
               .filter(f -> f.kind().equals(kind) && f.failover() >= 0)

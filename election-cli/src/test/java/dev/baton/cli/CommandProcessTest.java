@@ -135,6 +135,26 @@ class CommandProcessTest {
   }
 
   @Test
+  void no_secret_of_any_backend_reaches_the_command_in_its_environment_spelling() {
+    Map<String, String> env =
+        CommandProcess.commandEnvironment(
+            Map.of(
+                "ELECTION_ZOOKEEPER_DIGEST", "baton:zk-s3cret",
+                "ELECTION_AZURE_BLOB_CONNECTION_STRING",
+                    "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=az-s3cret",
+                "ELECTION_AZURE_BLOB_SAS_TOKEN", "sv=2022&sig=sas-s3cret",
+                "ELECTION_ETCD_PASSWORD", "etcd-s3cret",
+                "ELECTION_ZOOKEEPER_CONNECT_STRING", "127.0.0.1:2181"),
+            Map.of());
+
+    assertThat(env)
+        .containsOnlyKeys("ELECTION_ZOOKEEPER_CONNECT_STRING")
+        .extracting(Map::toString)
+        .asString()
+        .doesNotContain("s3cret");
+  }
+
+  @Test
   void the_command_gets_elects_environment_and_the_term_but_not_elects_secrets() {
     Map<String, String> env =
         CommandProcess.commandEnvironment(

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -46,10 +47,12 @@ final class ElectProcess implements AutoCloseable {
 
   /**
    * Starts {@code elect args...} in {@code dir}. setpriv kills it should this test JVM die before
-   * it could clean up; setsid makes it the leader of its own process group. The signals the tests
-   * send (SIGINT, SIGTERM) start at their defaults: a background job of a script (the suite started
-   * with {@code nohup ... &}) starts with SIGINT ignored, everything it starts inherits that, and a
-   * JVM started with SIGINT ignored keeps ignoring it, as elect is right to.
+   * it could clean up; setsid makes it the leader of its own process group, as a shell makes a job
+   * (so that a test can signal that group as a terminal would, without reaching this JVM). The
+   * signals the tests send (SIGINT, SIGTERM, SIGHUP, SIGTSTP) start at their defaults: a background
+   * job of a script (the suite started with {@code nohup ... &}) starts with SIGINT and SIGHUP
+   * ignored, everything it starts inherits that, and a JVM started with a signal ignored keeps
+   * ignoring it, as elect is right to.
    */
   static ElectProcess start(Path dir, String label, Map<String, String> env, String... args) {
     return start(dir, label, env, false, args);
@@ -70,7 +73,7 @@ final class ElectProcess implements AutoCloseable {
                 "--",
                 "setsid",
                 "env",
-                "--default-signal=INT,TERM"));
+                "--default-signal=INT,TERM,HUP,TSTP,TTOU"));
     if (underNohup) {
       argv.add("nohup");
     }
@@ -182,6 +185,11 @@ final class ElectProcess implements AutoCloseable {
 
   void signal(String signal) {
     Procs.signal(signal, pid());
+  }
+
+  /** Signals elect's whole process group, as a terminal or {@code kill -SIG -PGID} does. */
+  void signalGroup(String signal) {
+    Procs.signalGroups(signal, Set.of(pid()));
   }
 
   /** Kills elect and everything it started, by pid; resumes them first in case they were paused. */

@@ -248,6 +248,100 @@ class ElectRunIT {
         ms(gone), ms(successor));
   }
 
+  /**
+   * A command that logs to events.txt when it starts and when SIGTERM stops it (a SIGKILL leaves no
+   * line), and otherwise runs until stopped.
+   */
+  private String loggingCommand() {
+    return script(
+        "logging.sh",
+        String.join(
+            "\n",
+            "trap 'echo \"$BATON_CANDIDATE stop\" >> events.txt; exit 0' TERM",
+            "echo \"$BATON_CANDIDATE start $$\" >> events.txt",
+            "while :; do sleep 0.1; done"));
+  }
+
+  // Ctrl-Z stops a foreground job's whole process group (SIGTSTP), and so does kill -STOP -PGID.
+  // The guard lived in elect's group and stopped with it, while the command, in a session of its
+  // own, ran on beside the next leader's until elect's group was resumed. (SIGSTOP stands in for
+  // SIGTSTP here: elect's group in this test has no parent in its session, and the kernel drops
+  // SIGTSTP, SIGTTIN and SIGTTOU sent to such an orphaned group.)
+  @Test
+  void stopping_elects_process_group_past_the_lease_stops_its_command_before_another_leads() {
+    String signal = "STOP";
+    String config = file("fast.properties", FAST).toString();
+    String command = loggingCommand();
+    ElectProcess one = elect("node-1", config, "--grace", "500ms", "--", command);
+    ElectProcess two = elect("node-2", config, "--grace", "500ms", "--", command);
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("events.txt").isEmpty());
+    String first = lines("events.txt").get(0).split(" ")[0];
+    String second = first.equals("node-1") ? "node-2" : "node-1";
+    ElectProcess leading = first.equals("node-1") ? one : two;
+
+    leading.signalGroup(signal);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> lines("events.txt").stream().anyMatch(l -> l.startsWith(second + " start")));
+      assertThat(Procs.state(leading.pid())).as("elect is still stopped").isEqualTo("T");
+    } finally {
+      leading.signalGroup("CONT");
+    }
+
+    List<String> events = lines("events.txt");
+    int stopped = events.indexOf(first + " stop");
+    int started =
+        events.indexOf(
+            events.stream().filter(l -> l.startsWith(second + " start")).findFirst().orElseThrow());
+    assertThat(stopped)
+        .as(
+            "the line where %s's command was stopped by SIGTERM, before %s's started at line %d, with %s's process group stopped by SIG%s; events: %s",
+            first, second, started, first, signal, events)
+        .isNotNegative()
+        .isLessThan(started);
+  }
+
+  // What a hangup of the terminal means: step down as on SIGTERM. Before, the guard (in elect's
+  // group) took the hangup for elect's death and killed the command without its grace.
+  @Test
+  void a_hangup_to_elects_process_group_stops_the_command_with_sigterm_releases_and_exits_129() {
+    String config = file("long.properties", LONG_LEASE).toString();
+    ElectProcess only = elect("node-1", config, "--", loggingCommand());
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("events.txt").isEmpty());
+
+    only.signalGroup("HUP");
+
+    assertThat(only.waitFor(Duration.ofSeconds(30)))
+        .as("elect exits as a shell reports SIGHUP")
+        .contains(129);
+    assertThat(lines("events.txt"))
+        .as("the command was stopped with SIGTERM, not killed")
+        .contains("node-1 stop");
+    ElectProcess.Finished status = status(config);
+    assertThat(status.output()).contains("leader    none");
+  }
+
+  // nohup elect run ... & in an SSH session: when the session drops, the shell sends SIGHUP to
+  // the job's process group. elect ignores it as nohup asked; the command must run on too.
+  @Test
+  void under_nohup_a_hangup_to_elects_process_group_leaves_elect_and_its_command_running() {
+    String config = file("long.properties", LONG_LEASE).toString();
+    ElectProcess only = elect("node-1", true, config, "--", loggingCommand());
+    await().atMost(Duration.ofSeconds(60)).until(() -> !lines("events.txt").isEmpty());
+    long command = Long.parseLong(lines("events.txt").get(0).split(" ")[2]);
+
+    only.signalGroup("HUP");
+
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> only.isAlive() && Procs.running(command));
+    assertThat(lines("events.txt")).as("nothing stopped the command").hasSize(1);
+    only.signal("TERM");
+    assertThat(only.waitFor(Duration.ofSeconds(30))).contains(143);
+  }
+
   // H2 writes commits to its file in the background (WRITE_DELAY, 500 ms unless told otherwise).
   // Killing the elect that served the file just after its grant lost the grant, and the next
   // leader was handed the same fencing token (seen once in about twenty chaos runs).

@@ -83,7 +83,10 @@ class ElectTest {
   @Test
   void a_grace_longer_than_the_lease_margin_is_refused() {
     assertThat(elect("run", "--grace", "10s", "--", "true")).isEqualTo(2);
-    assertThat(err()).contains("--grace 10s is too long").contains("(15s - 10s = 5s)");
+    assertThat(err())
+        .contains("--grace 10s is too long")
+        .contains("at most 4s")
+        .contains("(15s - 10s - 1s)");
     nothingStarted();
   }
 

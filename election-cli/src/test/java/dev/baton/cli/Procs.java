@@ -64,6 +64,43 @@ final class Procs {
     return groups;
   }
 
+  /**
+   * Stops every process group of {@code root}'s tree, and returns them. Again until no new group
+   * shows: a command that its guard had just forked can leave for a group of its own (setsid)
+   * between the listing and the stop, and then ran on through a "paused machine". Once its parent
+   * is stopped, nothing new can start.
+   */
+  static Set<Long> stopGroupsOfTree(ProcessHandle root) {
+    Set<Long> stopped = new TreeSet<>();
+    Set<Long> fresh = groupsOfTree(root);
+    while (!fresh.isEmpty()) {
+      signalGroups("STOP", fresh);
+      stopped.addAll(fresh);
+      fresh = groupsOfTree(root);
+      fresh.removeAll(stopped);
+    }
+    return stopped;
+  }
+
+  /**
+   * The process groups of the commands below {@code elect}: of everything below its guards (its
+   * children), less elect's own group and the guards' groups.
+   */
+  static Set<Long> commandGroups(ProcessHandle elect) {
+    Set<Long> groups = new TreeSet<>();
+    for (ProcessHandle guard : elect.children().toList()) {
+      for (ProcessHandle p : guard.descendants().toList()) {
+        long g = processGroup(p.pid());
+        if (g > 0) {
+          groups.add(g);
+        }
+      }
+      groups.remove(processGroup(guard.pid()));
+    }
+    groups.remove(processGroup(elect.pid()));
+    return groups;
+  }
+
   /** Sends {@code signal} to every process group in {@code groups}, in one kill(1). */
   static void signalGroups(String signal, Set<Long> groups) {
     List<String> argv = new ArrayList<>(List.of("kill", "-s", signal, "--"));
