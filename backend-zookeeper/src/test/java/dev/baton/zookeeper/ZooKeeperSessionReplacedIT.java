@@ -15,10 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,48 +35,30 @@ class ZooKeeperSessionReplacedIT {
 
   private static final Duration PATIENCE = Duration.ofSeconds(20);
 
-  private static ZooKeeperServers servers;
-  private static TestingServer server;
-
-  private ZooKeeperServers perTest;
-
-  @BeforeAll
-  static void startServer() {
-    servers = new ZooKeeperServers();
-    server = servers.server();
-  }
-
-  @AfterAll
-  static void stopServer() {
-    servers.close();
-  }
-
-  @BeforeEach
-  void open() {
-    perTest = new ZooKeeperServers();
-  }
+  private final ZooKeeperServers servers = new ZooKeeperServers();
 
   @AfterEach
   void close() {
-    perTest.close();
+    servers.close();
   }
 
   @Test
   void theFirstCallAfterTheSessionWasReplacedWhileTheLinkWasCutIsAnsweredWithinItsCallTimeout() {
     String election = uniqueElection("replaced");
+    TestingServer server = servers.server();
     FaultProxy link =
         FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    perTest.closeLater(link);
-    CuratorFramework client = perTest.client("127.0.0.1:" + link.port(), SESSION);
+    servers.closeLater(link);
+    CuratorFramework client = servers.client("127.0.0.1:" + link.port(), SESSION);
     List<ConnectionState> states = new CopyOnWriteArrayList<>();
     client.getConnectionStateListenable().addListener((c, state) -> states.add(state));
     ZooKeeperLeaseStore store =
         ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
-    perTest.closeLater(store);
+    servers.closeLater(store);
     ZooKeeperLeaseStore other =
-        ZooKeeperLeaseStore.builder(perTest.client(server.getConnectString(), SESSION)).build();
-    perTest.closeLater(other);
-    Lease lease = granted(store.tryAcquire(election, "a", SESSION));
+        ZooKeeperLeaseStore.builder(servers.client(server.getConnectString(), SESSION)).build();
+    servers.closeLater(other);
+    Lease lease = store.tryAcquire(election, "a", SESSION).lease().orElseThrow();
 
     link.cut();
     await().atMost(PATIENCE).until(() -> other.read(election).isEmpty());
@@ -91,13 +70,9 @@ class ZooKeeperSessionReplacedIT {
     await().atMost(PATIENCE).until(() -> link.connectionsAccepted() > attempts);
     link.heal();
 
-    Lease again = granted(store.tryAcquire(election, "a", SESSION));
+    Acquisition again = store.tryAcquire(election, "a", SESSION);
 
-    assertThat(again.token().isNewerThan(lease.token())).isTrue();
-  }
-
-  private static Lease granted(Acquisition acquisition) {
-    assertThat(acquisition.isGranted()).as("granted: %s", acquisition).isTrue();
-    return acquisition.lease().orElseThrow();
+    assertThat(again.isGranted()).as("granted: %s", again).isTrue();
+    assertThat(again.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
   }
 }
