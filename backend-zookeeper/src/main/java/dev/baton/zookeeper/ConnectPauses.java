@@ -26,15 +26,21 @@ import org.slf4j.LoggerFactory;
  * opens a new handle, which tries at once. A handle that has a session is never touched, nor the
  * client's first handle, which replaces nothing.
  *
- * <p>A replacement handle still without a session half a call timeout after the store learned of it
- * (from Curator's LOST, or a call that found it) has failed its first attempt (one that reaches a
- * server takes a few round trips), and is given up only while a call waits for it; at most once per
- * half call timeout for the store, so that calls that keep coming while the servers stay out of
- * reach add at most two attempts a call timeout to the client's own.
+ * <p>A replacement handle still without a session half a call timeout (at least 250 ms) after the
+ * store learned of it (from Curator's LOST, or a call that found it) has failed its first attempt
+ * (one that reaches a server takes a few round trips), and is given up only while a call waits for
+ * it; at most once per that half call timeout for the store, so that calls that keep coming while
+ * the servers stay out of reach add at most two attempts a call timeout to the client's own.
  */
 final class ConnectPauses implements ConnectionStateListener {
 
   private static final Logger log = LoggerFactory.getLogger(ConnectPauses.class);
+
+  /**
+   * However short the call timeout, a handle is given up at most four times a second: each leaves
+   * its client's two threads behind for up to the pause it was in.
+   */
+  private static final Duration MIN_GRACE = Duration.ofMillis(250);
 
   private final CuratorFramework client;
   private final MonotonicClock clock;
@@ -49,7 +55,7 @@ final class ConnectPauses implements ConnectionStateListener {
   ConnectPauses(CuratorFramework client, MonotonicClock clock, Duration callTimeout) {
     this.client = client;
     this.clock = clock;
-    this.grace = callTimeout.toNanos() / 2;
+    this.grace = Math.max(callTimeout.toNanos() / 2, MIN_GRACE.toNanos());
     client.getConnectionStateListenable().addListener(this);
   }
 
