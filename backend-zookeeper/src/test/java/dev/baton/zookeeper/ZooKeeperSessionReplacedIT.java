@@ -11,17 +11,19 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The first call after the client's session was replaced, made at the worst moment: the session
- * expired while the link was cut, Curator opened a new handle, and that handle's first connection
- * attempt has failed, so the ZooKeeper client waits a second or two before its next one.
+ * The first call after the client's session was replaced, made at the worst moment: while the
+ * ZooKeeper client waits a second or two after a refused connection attempt before the next one.
  */
 class ZooKeeperSessionReplacedIT {
 
@@ -71,6 +73,48 @@ class ZooKeeperSessionReplacedIT {
     link.heal();
 
     Acquisition again = store.tryAcquire(election, "a", SESSION);
+
+    assertThat(again.isGranted()).as("granted: %s", again).isTrue();
+    assertThat(again.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+  }
+
+  @Test
+  void aCallWaitingOnAHandleThatCuratorGivesUpGoesOnInTheNextSession() throws Exception {
+    String election = uniqueElection("given-up");
+    TestingServer server = servers.server();
+    FaultProxy link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    servers.closeLater(link);
+    CuratorFramework client = servers.client("127.0.0.1:" + link.port(), SESSION);
+    ZooKeeperLeaseStore store =
+        ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
+    servers.closeLater(store);
+    Lease lease = store.tryAcquire(election, "a", SESSION).lease().orElseThrow();
+    ZooKeeper cutOff = client.getZookeeperClient().getZooKeeper();
+
+    // The handle, which has a session, pauses after a refused attempt; the call starts in the
+    // pause and waits, and Curator gives the handle up (as it does once the session timeout has
+    // passed without a connection) before the pause ends.
+    link.cut();
+    long attempts = link.connectionsAccepted();
+    await().atMost(PATIENCE).until(() -> link.connectionsAccepted() > attempts);
+    link.heal();
+    CompletableFuture<Acquisition> call = new CompletableFuture<>();
+    Thread caller =
+        new Thread(
+            () -> {
+              try {
+                call.complete(store.tryAcquire(election, "a", SESSION));
+              } catch (RuntimeException e) {
+                call.completeExceptionally(e);
+              }
+            },
+            "caller");
+    caller.start();
+    await().atMost(PATIENCE).until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+    cutOff.getTestable().injectSessionExpiration();
+
+    Acquisition again = call.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
 
     assertThat(again.isGranted()).as("granted: %s", again).isTrue();
     assertThat(again.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
