@@ -19,6 +19,7 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ZooKeeper;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,6 +39,22 @@ class ZooKeeperSessionReplacedIT {
   private static final Duration PATIENCE = Duration.ofSeconds(20);
 
   private final ZooKeeperServers servers = new ZooKeeperServers();
+  private TestingServer server;
+  private FaultProxy link;
+  private CuratorFramework client;
+  private ZooKeeperLeaseStore store;
+
+  /** A server, and a store whose client reaches it only through a proxy that a test can cut. */
+  @BeforeEach
+  void open() {
+    server = servers.server();
+    link =
+        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
+    servers.closeLater(link);
+    client = servers.client("127.0.0.1:" + link.port(), SESSION);
+    store = ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
+    servers.closeLater(store);
+  }
 
   @AfterEach
   void close() {
@@ -47,16 +64,8 @@ class ZooKeeperSessionReplacedIT {
   @Test
   void theFirstCallAfterTheSessionWasReplacedWhileTheLinkWasCutIsAnsweredWithinItsCallTimeout() {
     String election = uniqueElection("replaced");
-    TestingServer server = servers.server();
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    servers.closeLater(link);
-    CuratorFramework client = servers.client("127.0.0.1:" + link.port(), SESSION);
     List<ConnectionState> states = new CopyOnWriteArrayList<>();
     client.getConnectionStateListenable().addListener((c, state) -> states.add(state));
-    ZooKeeperLeaseStore store =
-        ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
-    servers.closeLater(store);
     ZooKeeperLeaseStore other =
         ZooKeeperLeaseStore.builder(servers.client(server.getConnectString(), SESSION)).build();
     servers.closeLater(other);
@@ -81,14 +90,6 @@ class ZooKeeperSessionReplacedIT {
   @Test
   void aCallWaitingOnAHandleThatCuratorGivesUpGoesOnInTheNextSession() throws Exception {
     String election = uniqueElection("given-up");
-    TestingServer server = servers.server();
-    FaultProxy link =
-        FaultProxy.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()));
-    servers.closeLater(link);
-    CuratorFramework client = servers.client("127.0.0.1:" + link.port(), SESSION);
-    ZooKeeperLeaseStore store =
-        ZooKeeperLeaseStore.builder(client).callTimeout(CALL_TIMEOUT).build();
-    servers.closeLater(store);
     Lease lease = store.tryAcquire(election, "a", SESSION).lease().orElseThrow();
     ZooKeeper cutOff = client.getZookeeperClient().getZooKeeper();
 
