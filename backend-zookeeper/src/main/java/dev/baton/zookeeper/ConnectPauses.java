@@ -65,7 +65,10 @@ final class ConnectPauses implements ConnectionStateListener {
       // Curator opened the replacement before it posted LOST: counted from a moment later.
       ZooKeeper zk = current();
       if (zk != null && zk.getSessionTimeout() <= 0) {
-        seen.set(new Sessionless(zk, clock.nanoTime()));
+        // A call may have found it first, while this listener waited its turn: keep that moment.
+        long now = clock.nanoTime();
+        seen.updateAndGet(
+            known -> known != null && known.zk() == zk ? known : new Sessionless(zk, now));
       }
     }
   }

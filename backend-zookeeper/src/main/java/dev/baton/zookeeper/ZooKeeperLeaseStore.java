@@ -113,10 +113,8 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   private static final byte[] NO_DATA = new byte[0];
 
-  /** How often a call waiting for a connection looks at the client's handle itself. */
+  /** How often a call waiting for a session looks at the client's handle itself. */
   private static final long SESSION_POLL_MILLIS = 50;
-
-  private static final long CONNECTED_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   private final CuratorFramework client;
   private final String basePath;
@@ -926,24 +924,19 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   }
 
   /**
-   * The client's current ZooKeeper handle, once it is connected.
-   *
-   * <p>Requests sent on a handle that is not connected wait in its queue until it connects again,
-   * and, if Curator gives the handle up meanwhile (its session expired), until its next attempt
-   * would have been, up to two seconds later: only then are they refused. So a call waits here
-   * instead, and goes on as soon as the handle, or the one replacing it, is connected.
+   * The client's current ZooKeeper handle, once it has had a session.
    *
    * @param election the election a failure concerns; null when it concerns several
    */
   ZooKeeper session(String election, CallDeadline deadline) {
     ensureOpen(election);
     ZooKeeper zk = handle(election);
-    if (zk.getState().isConnected()) {
+    if (zk.getSessionTimeout() > 0) {
       return zk;
     }
-    // The handle itself says when it is connected; Curator's connection state can lag behind it
-    // either way (a LOST of the handle before may be posted after this one connected,
-    // CURATOR-525), so it only wakes us.
+    // No session yet: the client's first, or one that replaces an expired session. The handle
+    // itself says when it has one; Curator's connection state can lag behind it (a LOST of the
+    // handle before may be posted after this one connected, CURATOR-525), so it only wakes us.
     try {
       while (!deadline.passed()) {
         connectPauses.cutShort(zk, election);
@@ -951,27 +944,21 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             Math.max(
                 1,
                 Math.min(SESSION_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos())));
-        if (client.blockUntilConnected((int) waitMillis, TimeUnit.MILLISECONDS)) {
-          // Curator says connected, the handle does not (yet): look again in a moment.
-          LockSupport.parkNanos(Math.min(deadline.leftNanos(), CONNECTED_RECHECK_NANOS));
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
-          }
-        }
+        client.blockUntilConnected((int) waitMillis, TimeUnit.MILLISECONDS);
         ensureOpen(election);
         zk = handle(election);
-        if (zk.getState().isConnected()) {
+        if (zk.getSessionTimeout() > 0) {
           return zk;
         }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new LeaseStoreException(
-          election, "interrupted while waiting for a ZooKeeper connection", e);
+          election, "interrupted while waiting for a ZooKeeper session", e);
     }
     throw new LeaseStoreException(
         election,
-        "no connection to ZooKeeper at "
+        "no ZooKeeper session with "
             + client.getZookeeperClient().getCurrentConnectionString()
             + " within the call timeout ("
             + callTimeout
