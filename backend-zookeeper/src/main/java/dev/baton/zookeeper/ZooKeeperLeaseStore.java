@@ -84,7 +84,9 @@ import org.slf4j.LoggerFactory;
  * an operation on a new session, where "this node is mine" no longer means what it did. A grant, a
  * read or a release belongs to no session, and one that finds its session expired (a client cut off
  * until then learns so only when it reconnects) goes on in the next session within its call
- * timeout.
+ * timeout. A call that waits for the session replacing an expired one does not wait out the
+ * ZooKeeper client's pause of one to two seconds between connection attempts ({@link
+ * ConnectPauses}).
  *
  * <p>Never call the store from a ZooKeeper callback thread (such as a {@link #watch} callback): its
  * answers arrive on that thread, so the call would wait out its timeout.
@@ -111,6 +113,9 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   private static final byte[] NO_DATA = new byte[0];
 
+  /** How often a call waiting for a session looks at the client's handle itself. */
+  private static final long SESSION_POLL_MILLIS = 50;
+
   private final CuratorFramework client;
   private final String basePath;
   private final Duration callTimeout;
@@ -120,6 +125,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
   private final LeaseWatches watches;
   private final UnrenewedLeases unrenewed;
   private final VerifiedLeaseNodes verified = new VerifiedLeaseNodes();
+  private final ConnectPauses connectPauses;
 
   private final Places places;
 
@@ -147,6 +153,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     this.watches = new LeaseWatches(client);
     this.unrenewed = new UnrenewedLeases(client, callTimeout, clock);
     this.places = new Places(clock, this::leave);
+    this.connectPauses = new ConnectPauses(client, clock, callTimeout);
   }
 
   /** A store on {@code client}, which the caller owns, starts and closes. */
@@ -858,6 +865,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
       return;
     }
     closed = true;
+    connectPauses.close();
     watches.close();
     unrenewed.close();
     // Followers' places nobody will claim now; granted places are leases, and end as leases do.
@@ -926,11 +934,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     if (zk.getSessionTimeout() > 0) {
       return zk;
     }
-    // Never connected yet: there is no session to act in.
+    // No session yet: the client's first, or one that replaces an expired session. The handle
+    // itself says when it has one; Curator's connection state can lag behind it (a LOST of the
+    // handle before may be posted after this one connected, CURATOR-525), so it only wakes us.
     try {
-      long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos()));
-      if (client.blockUntilConnected(
-          (int) Math.min(Integer.MAX_VALUE, waitMillis), TimeUnit.MILLISECONDS)) {
+      while (!deadline.passed()) {
+        connectPauses.cutShort(zk, election);
+        long waitMillis =
+            Math.max(
+                1,
+                Math.min(SESSION_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadline.leftNanos())));
+        client.blockUntilConnected((int) waitMillis, TimeUnit.MILLISECONDS);
+        ensureOpen(election);
         zk = handle(election);
         if (zk.getSessionTimeout() > 0) {
           return zk;
