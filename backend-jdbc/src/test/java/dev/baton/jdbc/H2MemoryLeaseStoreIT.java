@@ -3,7 +3,7 @@ package dev.baton.jdbc;
 import dev.baton.testservers.H2TcpServer;
 import java.net.InetSocketAddress;
 import java.sql.SQLException;
-import java.util.Optional;
+import org.junit.jupiter.api.Nested;
 
 /** The contract on an in-memory H2 database shared by two pools of this JVM. */
 class H2MemoryLeaseStoreIT extends H2LeaseStoreContract {
@@ -20,11 +20,14 @@ class H2MemoryLeaseStoreIT extends H2LeaseStoreContract {
   }
 
   /** An H2 TCP server in this JVM serves the in-memory database the two pools share. */
-  @Override
-  Optional<InetSocketAddress> tcpAddress() throws SQLException {
-    H2TcpServer server = H2TcpServer.start();
-    closeAtEnd.push(server);
-    return Optional.of(server.address());
+  @Nested
+  class ThroughAProxyToH2 extends ThroughAProxy {
+    @Override
+    InetSocketAddress server() throws SQLException {
+      H2TcpServer server = H2TcpServer.start();
+      closeAtEnd.push(server);
+      return server.address();
+    }
   }
 
   @Override

@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
+import org.junit.jupiter.api.Nested;
 
 /** The contract on MariaDB at 127.0.0.1:3306 (user root, no password, database test). */
 class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedWriteContract {
@@ -47,9 +48,12 @@ class MariaDbLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuardedW
     return "MariaDB";
   }
 
-  @Override
-  Optional<InetSocketAddress> tcpAddress() {
-    return Optional.of(new InetSocketAddress("127.0.0.1", 3306));
+  @Nested
+  class ThroughAProxyToMariaDb extends ThroughAProxy {
+    @Override
+    InetSocketAddress server() {
+      return new InetSocketAddress("127.0.0.1", 3306);
+    }
   }
 
   @Override

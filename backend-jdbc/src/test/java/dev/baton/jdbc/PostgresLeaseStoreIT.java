@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -76,9 +77,12 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
     return true;
   }
 
-  @Override
-  Optional<InetSocketAddress> tcpAddress() {
-    return Optional.of(new InetSocketAddress("127.0.0.1", 5432));
+  @Nested
+  class ThroughAProxyToPostgres extends ThroughAProxy {
+    @Override
+    InetSocketAddress server() {
+      return new InetSocketAddress("127.0.0.1", 5432);
+    }
   }
 
   @Override
