@@ -209,14 +209,29 @@ abstract class ConformanceSupport {
       String election,
       Timings timings,
       Consumer<ElectorBuilder> customize) {
+    return candidate(node, node.name(), store, election, timings, customize);
+  }
+
+  /** An elector for {@code node} under the candidate id {@code id}; not started. */
+  final Candidate candidate(Node node, String id, String election) {
+    return candidate(node, id, node.store(), election, timings, b -> {});
+  }
+
+  private Candidate candidate(
+      Node node,
+      String id,
+      LeaseStore store,
+      String election,
+      Timings timings,
+      Consumer<ElectorBuilder> customize) {
     synchronized (elections) {
       elections.merge(election, timings.renewDeadline(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
     }
-    Candidate c = new Candidate(node, election, history);
+    Candidate c = new Candidate(node, id, election, history);
     ElectorBuilder b =
         Elector.builder(store)
             .election(election)
-            .candidate(node.name())
+            .candidate(id)
             .leaseDuration(timings.leaseDuration())
             .renewDeadline(timings.renewDeadline())
             .retryPeriod(timings.retryPeriod());
