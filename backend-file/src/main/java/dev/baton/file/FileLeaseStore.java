@@ -111,10 +111,11 @@ public final class FileLeaseStore implements LeaseStore {
           long now = clock.nanoTime();
           Optional<LeaseVersion> current =
               head.version().filter(v -> v.liveAt(now, clock.bootId()));
-          if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
+          if (current.isPresent()) {
+            // Also when the holder is this candidate id: a live lease is never granted again.
             return Step.answer(Acquisition.held(record(election, current.get(), now)));
           }
-          // Free, expired, or ours already (then a new term): the next number is the new token.
+          // Free or expired: the next number is the new token.
           long token = head.number() + 1;
           return Step.write(
               LeaseVersion.held(
