@@ -53,18 +53,12 @@ abstract class BasicScenarios extends ConformanceSupport {
     awaitAgreement(all, leader);
 
     long agreed = System.nanoTime();
-    waiting("until " + leader.name() + " renewed twice more")
-        .until(
-            () ->
-                history
-                        .calls(
-                            election,
-                            c ->
-                                c.kind() == Kind.RENEW
-                                    && c.outcome() == Outcome.OK
-                                    && c.startNanos() - agreed > 0)
-                        .size()
-                    >= 2);
+    awaitRenewals(
+        "until " + leader.name() + " renewed twice more",
+        election,
+        2,
+        agreed,
+        c -> c.outcome() == Outcome.OK);
     assertThat(history.grants(election))
         .as("grants while one leader renews")
         .extracting(Call::candidate)

@@ -24,6 +24,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
@@ -339,6 +340,26 @@ abstract class ConformanceSupport {
                               .as("%s's view of the leader", name)
                               .contains(leader.name()));
             });
+  }
+
+  /**
+   * Waits until {@code count} renewals of {@code election} that {@code which} accepts started after
+   * {@code sinceNanos}.
+   */
+  final void awaitRenewals(
+      String what, String election, int count, long sinceNanos, Predicate<History.Call> which) {
+    waiting(what)
+        .until(
+            () ->
+                history
+                        .calls(
+                            election,
+                            c ->
+                                c.kind() == History.Kind.RENEW
+                                    && c.startNanos() - sinceNanos > 0
+                                    && which.test(c))
+                        .size()
+                    >= count);
   }
 
   /** The first grant of {@code election} whose call returned after {@code sinceNanos}. */

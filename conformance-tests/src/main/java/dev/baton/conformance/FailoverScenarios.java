@@ -250,18 +250,12 @@ abstract class FailoverScenarios extends BasicScenarios {
           });
     }
     long hammering = System.nanoTime();
-    waiting("until the holder renewed three times under fire")
-        .until(
-            () ->
-                history
-                        .calls(
-                            election,
-                            c ->
-                                c.kind() == Kind.RENEW
-                                    && c.outcome() == Outcome.OK
-                                    && c.startNanos() - hammering > 0)
-                        .size()
-                    >= 3);
+    awaitRenewals(
+        "until the holder renewed three times under fire",
+        election,
+        3,
+        hammering,
+        c -> c.outcome() == Outcome.OK);
     assertThat(won.get())
         .as("a lease granted to a hammering candidate while the holder renews")
         .isNull();

@@ -179,6 +179,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                     continue;
                   }
                   Lease lease = a.lease().get();
+                  Lease held = lease;
                   // Act only while surely inside the lease, as an elector does with its deadline.
                   if (System.nanoTime() - t0 < safeNanos) {
                     int now = holders.incrementAndGet();
@@ -190,6 +191,8 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                           broken.add(
                               id + " renewed token " + lease.token() + " into " + renewed.token());
                         }
+                        // Its handle may have changed: the release gives back the lease as held.
+                        held = renewed;
                       }
                     } catch (LeaseStoreException | LeaseLostException e) {
                       // A slow or refused renewal on a busy machine is no breach; two holders would
@@ -201,7 +204,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                   }
                   grants.incrementAndGet();
                   try {
-                    store.release(lease);
+                    store.release(held);
                   } catch (LeaseStoreException e) {
                     storeErrors.incrementAndGet();
                   }
@@ -372,6 +375,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     Candidate first = startAndAwaitLeading(candidate(nodes.get(0), id, election));
     Term term = first.toldTerm().orElseThrow();
     Candidate second = candidate(nodes.get(1), id, election);
+    CapturedLog log = cleanup(CapturedLog.start());
     long started = System.nanoTime();
     second.elector().start();
 
@@ -390,19 +394,12 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     // Long enough for a store that grants the second at once to end the first's term: its next
     // renewals are refused then.
     long answered = System.nanoTime();
-    waiting("until " + first + " renewed twice since", timings.patience())
-        .until(
-            () ->
-                history
-                        .calls(
-                            election,
-                            c ->
-                                c.node().equals(nodes.get(0).name())
-                                    && c.kind() == Kind.RENEW
-                                    && c.startNanos() - answered > 0
-                                    && c.outcome() != Outcome.FAILED)
-                        .size()
-                    >= 2);
+    awaitRenewals(
+        "until " + first + " renewed twice since",
+        election,
+        2,
+        answered,
+        c -> c.node().equals(nodes.get(0).name()) && c.outcome() != Outcome.FAILED);
     assertThat(
             history.grants(election).stream()
                 .filter(g -> g.node().equals(nodes.get(1).name()))
@@ -412,6 +409,15 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
         .isEmpty();
     assertThat(first.toldTerm()).as("%s's term", first).contains(term);
     assertThat(second.elected()).as("terms %s was elected for", second).isEmpty();
+    assertThat(
+            log.text()
+                .lines()
+                .filter(l -> l.contains("ERROR") && l.contains("'" + election + "'"))
+                .filter(l -> l.contains("uses the same candidate id '" + id + "'"))
+                .toList())
+        .as("ERROR lines about the shared id, while %s was refused", second)
+        .hasSize(1);
+    log.close();
     Acquisition refused = nodes.get(1).store().tryAcquire(election, id, timings.leaseDuration());
     assertThat(refused.isGranted()).as("an acquire by %s on %s", id, nodes.get(1)).isFalse();
     assertThat(refused.holder())

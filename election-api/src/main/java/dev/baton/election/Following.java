@@ -202,7 +202,7 @@ final class Following extends Phase {
     }
     sameIdLogged = holder.token();
     Campaign.log.error(
-        "{}: another live candidate (another process, or another elector in this one) uses the same candidate id '{}' and holds the lease with token {}; candidate ids must be unique. This elector waits as a follower until that lease ends",
+        "{}: another live candidate (another process, or another elector in this one) uses the same candidate id '{}' and holds the lease with token {} (or a process that used it ended without releasing); candidate ids must be unique. This elector waits as a follower until that lease ends",
         c.logId,
         c.candidate,
         holder.token());
