@@ -150,19 +150,14 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       BlobProperties props = read.get();
       Optional<String> holder = holder(props);
       if (isLeased(props)) {
-        seen =
-            record(
-                election,
-                props,
-                holder.filter(h -> !h.equals(candidate)).orElse(UNRECORDED_HOLDER));
+        seen = record(election, props, holder.orElse(UNRECORDED_HOLDER));
         if (holder.isEmpty()) {
           continue; // leased, and its holder not yet written: read again, so the answer names the
           // holder
         }
-        if (!holder.get().equals(candidate)) {
-          return Acquisition.held(seen);
-        }
-        // Our own candidate id holds it: Azure lets the same lease id acquire again, a new term.
+        // Also when the holder is this candidate id (Azure would let the same lease id acquire
+        // again): a live lease is never granted again.
+        return Acquisition.held(seen);
       }
       String etag = props.getETag();
       try {
@@ -514,8 +509,9 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   // ---------------------------------------------------------------- the blob's contents
 
   /**
-   * The lease id of {@code candidate}: derived from its id, so that the same candidate can acquire
-   * its own lease again (Azure accepts a second acquire only with the active lease's id).
+   * The lease id of {@code candidate}: derived from its id, so that any store of the candidate can
+   * release and renew its lease by the lease alone. The store never acquires a leased blob again,
+   * not even under its own lease id: a live lease is never granted again.
    */
   private static BlobLeaseClient leaseOf(BlobClient blob, String candidate) {
     return new BlobLeaseClientBuilder().blobClient(blob).leaseId(leaseId(candidate)).buildClient();

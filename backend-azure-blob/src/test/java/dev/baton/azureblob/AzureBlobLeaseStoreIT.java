@@ -21,6 +21,7 @@ import dev.baton.election.Elector;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
+import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import java.time.Duration;
@@ -105,11 +106,15 @@ class AzureBlobLeaseStoreIT {
     assertThat(store.read(election)).isEmpty();
 
     Lease again = store.tryAcquire(election, "a b/ü", TTL).lease().orElseThrow();
+    // A live lease is never granted again, not even under its holder's own lease id.
+    LeaseRecord own = store.tryAcquire(election, "a b/ü", TTL).holder().orElseThrow();
+    assertThat(List.of(own.holder(), own.token())).containsExactly("a b/ü", again.token());
+    store.release(again);
     Lease regranted = store.tryAcquire(election, "a b/ü", TTL).lease().orElseThrow();
     assertThat(List.of(again.token(), regranted.token()))
         .containsExactly(FencingToken.of(2), FencingToken.of(3)); // +1 on every grant
     assertThatThrownBy(() -> store.renew(again))
-        .as("the term before the holder's own re-grant")
+        .as("the term before the holder's release and new grant")
         .isInstanceOf(LeaseLostException.class);
     store.release(again); // not this term's any more: leaves the current one alone
     assertThat(store.read(election).orElseThrow().token()).isEqualTo(FencingToken.of(3));

@@ -30,11 +30,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Acquisitions: one transaction that writes the election key only if it still is what the store
- * last saw (absent, released, or the caller's own term), with the etcd lease it goes on confirmed
- * alive at the same time. Where it starts is what the store's watches last saw of the key, so a
- * follower woken by a release or a deletion goes straight to that transaction; a follower that
- * knows nothing, or saw a holder, reads the key first, so that it does not grant (and then keep
- * alive) an etcd lease only to learn that the election is held.
+ * last saw (absent, released, or the caller's own leftover of a call whose outcome was unknown),
+ * with the etcd lease it goes on confirmed alive at the same time. Where it starts is what the
+ * store's watches last saw of the key, so a follower woken by a release or a deletion goes straight
+ * to that transaction; a follower that knows nothing, or saw a holder, reads the key first, so that
+ * it does not grant (and then keep alive) an etcd lease only to learn that the election is held.
  */
 final class Acquisitions implements ElectionWatch.Sightings {
 
@@ -174,6 +174,14 @@ final class Acquisitions implements ElectionWatch.Sightings {
         current == null
             ? new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))
             : new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(current.getModRevision()));
+    if (current != null && heldHere(election, current, value)) {
+      // A live lease is never granted again, not even to its holder's id: the key shows a term of
+      // this candidate on an etcd lease this store keeps (another elector here with the same id,
+      // or this one's own lease whose release did not get through).
+      return Step.done(Acquisition.held(records.of(election, current, deadline, false)));
+    }
+    // Ours now only on a lease dropped with a write's outcome unknown: a dead leftover no elector
+    // holds, which expires unrenewed; a new term of ours takes it.
     boolean ours = current != null && isOurs(current, value);
     if (mayTakeOverLease
         && !leases.shared()
@@ -416,6 +424,12 @@ final class Acquisitions implements ElectionWatch.Sightings {
   /** The key holds {@code candidate}'s term on an etcd lease of this store. */
   private boolean isOurs(KeyValue current, ByteSequence candidate) {
     return current.getValue().equals(candidate) && leases.isOwn(current.getLease());
+  }
+
+  /** The key holds a term this store granted {@code candidate} and still keeps. */
+  private boolean heldHere(String election, KeyValue current, ByteSequence candidate) {
+    return current.getValue().equals(candidate)
+        && leases.holds(current.getLease(), election, current.getModRevision());
   }
 
   /** Our key on a lease this store has since released it from, and dropped. */

@@ -304,6 +304,14 @@ final class EtcdLeases {
   }
 
   /**
+   * Whether this store granted {@code election}'s term {@code token} on this lease, and keeps it.
+   */
+  synchronized boolean holds(long leaseId, String election, long token) {
+    EtcdLease lease = byId.get(leaseId);
+    return lease != null && lease.grants.contains(new EtcdLease.Grant(election, token));
+  }
+
+  /**
    * Whether a key of ours on this etcd lease is this store's: a lease it holds, or one dropped
    * uncertain.
    */

@@ -112,11 +112,12 @@ public final class FileLeaseStore implements LeaseStore {
         (head, start) -> {
           long now = clock.nanoTime();
           Optional<LeaseVersion> current = head.live(now);
-          if (current.isPresent() && !current.get().holder().orElseThrow().equals(candidate)) {
+          if (current.isPresent()) {
+            // Also when the holder is this candidate id: a live lease is never granted again.
             return Step.answer(Acquisition.held(record(election, head, now)));
           }
           refuseAfterGoingBack(election, "tryAcquire for '" + candidate + "'", now, ttl);
-          // Free, expired, or ours already (then a new term): the next number is the new token.
+          // Free or expired: the next number is the new token.
           long token = head.number() + 1;
           return Step.write(
               LeaseVersion.held(

@@ -223,17 +223,18 @@ public final class JdbcLeaseStore implements LeaseStore {
         election,
         "acquire",
         (s, deadline) -> {
-          LeaseRow row =
+          LeaseStatements.Decision decision =
               calls
                   .inConnection(
                       s.acquireNeedsTransaction(),
                       deadline,
                       c -> s.acquire(c, election, candidate, ttlMillis, deadline))
                   .orElseThrow(StoreCalls.RowChangedMeanwhile::new);
-          // Only a grant leaves the candidate's name in the row: a refusal means somebody else
-          // holds a live lease, and the row was read back under the decision's lock (on H2 after
+          LeaseRow row = decision.row();
+          // The statement says whether it granted: a refusal may name this candidate id too (a
+          // live lease is never granted again), read back under the decision's lock (on H2 after
           // an update that refused without one; see LeaseStatements.acquire).
-          if (candidate.equals(row.holder())) {
+          if (decision.granted()) {
             return Acquisition.granted(
                 new Lease(
                     election,

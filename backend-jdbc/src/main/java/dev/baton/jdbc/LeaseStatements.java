@@ -28,11 +28,16 @@ import java.util.Set;
  * per call cost more than the database's own work. Each call is as few round trips as the database
  * allows: on PostgreSQL every call is one, the notification to followers included.
  *
- * <p>How an acquire tells a grant from a refusal on every database: the statement that decides
- * leaves the candidate's name in the row only when it granted, since a refusal means another
- * candidate holds a live lease. So the row read back under the decision's row lock says both.
+ * <p>How an acquire tells a grant from a refusal: a live lease is never granted again, not even to
+ * its holder's id, so a refusal may leave the candidate's own name in the row (another live
+ * candidate with the same id). The statement that decides says whether it granted: on PostgreSQL
+ * the notice it sends only for a grant, on H2 its update count, on MariaDB and MySQL the
+ * connection's {@code last_insert_id()}, which the grant sets to the new term and a refusal to 0.
  */
 final class LeaseStatements {
+
+  /** An acquire's decision: the row it left, and whether it granted. */
+  record Decision(LeaseRow row, boolean granted) {}
 
   /** A row as the store reads it; times are the database's, computed in SQL. */
   record LeaseRow(
@@ -113,16 +118,7 @@ final class LeaseStatements {
             + t
             + " where election = ? and holder = ? and term = ? and expires_at > "
             + now;
-    String insertValues =
-        " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, "
-            + dialect.nextTerm("0")
-            + ", ?, "
-            + now
-            + ", "
-            + now
-            + ", "
-            + plus
-            + ")";
+    String insertValues = insertValues(dialect.nextTerm("0"), now, plus);
     String insert = "insert into " + t + insertValues;
     switch (dialect) {
       case POSTGRESQL -> {
@@ -145,7 +141,7 @@ final class LeaseStatements {
                 + plus
                 + " where l.expires_at <= "
                 + now
-                + " or l.holder is null or l.holder = excluded.holder returning 1)"
+                + " or l.holder is null returning 1)"
                 + " select pg_notify(?, ?) from granted;\n"
                 + read;
         this.readBackForUpdate = null;
@@ -200,17 +196,20 @@ final class LeaseStatements {
       case MARIADB, MYSQL -> {
         this.ensureRow = null;
         // ON DUPLICATE KEY UPDATE assigns left to right and later conditions see the values
-        // already assigned: term and holder first, expires_at last, or a refused takeover would
-        // still extend the current holder's lease.
-        String mayTake = "(expires_at <= " + now + " or holder is null or holder = values(holder))";
+        // already assigned, so the decision is made once, by the first assignment, on the row as
+        // it was: it leaves last_insert_id() at the new term for a grant and at 0 for a refusal,
+        // and every later column follows that. The insert's own term sets it for a new row.
+        String mayTake = "last_insert_id() <> 0";
         String upsert =
-            insert
+            "insert into "
+                + t
+                + insertValues("last_insert_id(" + dialect.nextTerm("0") + ")", now, plus)
                 + " on duplicate key update"
-                + " term = case when "
-                + mayTake
-                + " then "
+                + " term = case when expires_at <= "
+                + now
+                + " or holder is null then last_insert_id("
                 + dialect.nextTerm("term")
-                + " else term end,"
+                + ") else term + last_insert_id(0) end,"
                 + " holder = case when "
                 + mayTake
                 + " then values(holder) else holder end,"
@@ -234,8 +233,18 @@ final class LeaseStatements {
                 + " else expires_at end";
         // MariaDB returns the row the upsert left, inserted, taken over or refused (10.5+);
         // MySQL has no RETURNING and reads it back under the upsert's row lock.
-        this.acquire = dialect == Dialect.MARIADB ? upsert + " returning " + row : upsert;
-        this.readBackForUpdate = dialect == Dialect.MARIADB ? null : read + " for update";
+        this.acquire =
+            dialect == Dialect.MARIADB
+                ? upsert + " returning " + row + ", last_insert_id()"
+                : upsert;
+        this.readBackForUpdate =
+            dialect == Dialect.MARIADB
+                ? null
+                : "select "
+                    + row
+                    + ", last_insert_id() from "
+                    + t
+                    + " where election = ? for update";
         this.renew = renewUpdate;
         this.release = releaseUpdate;
         this.renewAll = null;
@@ -263,7 +272,7 @@ final class LeaseStatements {
                 + plus
                 + " where election = ? and (expires_at <= "
                 + now
-                + " or holder is null or holder = ?)";
+                + " or holder is null)";
         this.readBackForUpdate = read + " for update";
         this.renew = renewUpdate;
         this.release = releaseUpdate;
@@ -275,6 +284,18 @@ final class LeaseStatements {
       }
       default -> throw new IllegalArgumentException("no statements for " + dialect);
     }
+  }
+
+  private static String insertValues(String term, String now, String plus) {
+    return " (election, holder, term, ttl_millis, acquired_at, renewed_at, expires_at) values (?, ?, "
+        + term
+        + ", ?, "
+        + now
+        + ", "
+        + now
+        + ", "
+        + plus
+        + ")";
   }
 
   /**
@@ -352,11 +373,11 @@ final class LeaseStatements {
   }
 
   /**
-   * Grants the election to the candidate if it is free, expired or the candidate's (a new term),
-   * and returns the row as the decision left it: the candidate's row when granted, another holder's
-   * when refused. Empty only if the row vanished meanwhile.
+   * Grants the election to the candidate if it is free or expired, and returns the row as the
+   * decision left it and whether it granted. A live lease is refused even to its own holder's id.
+   * Empty only if the row vanished meanwhile.
    */
-  Optional<LeaseRow> acquire(
+  Optional<Decision> acquire(
       Connection c, String election, String candidate, long ttl, long deadline)
       throws SQLException {
     long expiry = ttl + TRUNCATION_MARGIN_MILLIS;
@@ -368,12 +389,18 @@ final class LeaseStatements {
           s.setString(6, channel);
           s.setString(7, LeaseNotice.granted(election, expiry));
           s.setString(8, election);
-          s.execute();
+          if (!s.execute()) {
+            throw new SQLException("the acquire's notice returned no result set");
+          }
+          boolean granted;
+          try (ResultSet notified = s.getResultSet()) {
+            granted = notified.next(); // a notice goes out for a grant only
+          }
           if (!s.getMoreResults()) {
             throw new SQLException("the acquire's read-back returned no result set");
           }
           try (ResultSet rs = s.getResultSet()) {
-            return rs.next() ? Optional.of(row(rs, 1)) : Optional.empty();
+            return rs.next() ? Optional.of(new Decision(row(rs, 1), granted)) : Optional.empty();
           }
         }
       }
@@ -382,7 +409,7 @@ final class LeaseStatements {
           bindInsert(s, election, candidate, ttl, expiry);
           s.setLong(5, expiry);
           try (ResultSet rs = s.executeQuery()) {
-            return rs.next() ? Optional.of(row(rs, 1)) : Optional.empty();
+            return rs.next() ? Optional.of(markedDecision(rs)) : Optional.empty();
           }
         }
       }
@@ -392,7 +419,12 @@ final class LeaseStatements {
           s.setLong(5, expiry);
           s.executeUpdate();
         }
-        return readRow(c, readBackForUpdate, election, deadline);
+        try (PreparedStatement s = prepare(c, readBackForUpdate, deadline)) {
+          s.setString(1, election);
+          try (ResultSet rs = s.executeQuery()) {
+            return rs.next() ? Optional.of(markedDecision(rs)) : Optional.empty();
+          }
+        }
       }
       case H2 -> {
         // The guarded update first: H2 locks a row only once its condition holds on the committed
@@ -401,25 +433,29 @@ final class LeaseStatements {
         // each holding the row across its round trips: on a busy machine the queue outlasts the
         // call timeout, and aborted calls leave their server sessions still queued.
         if (updateToAcquire(c, election, candidate, ttl, expiry, deadline) == 1) {
-          return readRow(c, readBackForUpdate, election, deadline);
+          return readRow(c, readBackForUpdate, election, deadline).map(r -> new Decision(r, true));
         }
         Optional<LeaseRow> refusedBy = readRow(c, read, election, deadline);
         if (refusedBy.isPresent()) {
-          // Read without the lock, so only the update's count says whether this call granted: a
-          // row with this candidate's name now was written by another call of the same candidate,
-          // and is looked at again from the start (as is a row that ran out meanwhile).
-          return refusedBy.filter(row -> !candidate.equals(row.holder()));
+          // Read without the lock, so only the update's count says whether this call granted.
+          return refusedBy.map(r -> new Decision(r, false));
         }
         // No row yet: the first attempt of the election creates it, then decides under its lock.
         try (PreparedStatement s = prepare(c, ensureRow, deadline)) {
           s.setString(1, election);
           s.executeUpdate();
         }
-        updateToAcquire(c, election, candidate, ttl, expiry, deadline);
-        return readRow(c, readBackForUpdate, election, deadline);
+        boolean granted = updateToAcquire(c, election, candidate, ttl, expiry, deadline) == 1;
+        return readRow(c, readBackForUpdate, election, deadline).map(r -> new Decision(r, granted));
       }
       default -> throw new IllegalStateException("no acquire for " + dialect);
     }
+  }
+
+  /** The row and, after it, {@code last_insert_id()}: the new term for a grant, 0 for a refusal. */
+  private static Decision markedDecision(ResultSet rs) throws SQLException {
+    LeaseRow row = row(rs, 1);
+    return new Decision(row, rs.getLong(6) == row.term());
   }
 
   private int updateToAcquire(
@@ -430,7 +466,6 @@ final class LeaseStatements {
       s.setLong(2, ttl);
       s.setLong(3, expiry);
       s.setString(4, election);
-      s.setString(5, candidate);
       return s.executeUpdate();
     }
   }

@@ -288,6 +288,7 @@ abstract class JdbcLeaseStoreContract {
     List<FencingToken> tokens = new ArrayList<>();
     Lease first = grant(storeA, e, "node-a", LONG);
     tokens.add(first.token());
+    storeA.release(first);
     Lease again = grant(storeA, e, "node-a", LONG);
     tokens.add(again.token());
     storeA.release(again);
@@ -302,7 +303,7 @@ abstract class JdbcLeaseStoreContract {
   @Test
   void tokensKeepIncreasingAfterTheLeaseRowIsLost() throws SQLException {
     String e = election("row-lost");
-    grant(storeA, e, "node-a", LONG);
+    storeA.release(grant(storeA, e, "node-a", LONG));
     Lease last = grant(storeA, e, "node-a", LONG);
     // What a table dropped and created again leaves, or a restore from before the first grant.
     execute(poolA, "delete from " + tableName + " where election = '" + e + "'");
@@ -318,6 +319,7 @@ abstract class JdbcLeaseStoreContract {
   void tokensKeepIncreasingAfterTheLeaseRowGoesBackToAnOlderTerm() throws SQLException {
     String e = election("row-restored");
     Lease first = grant(storeA, e, "node-a", LONG);
+    storeA.release(first);
     Lease last = grant(storeA, e, "node-a", LONG);
     // What a restore from a backup, or a failover to a replica behind the primary, leaves.
     execute(
@@ -387,6 +389,7 @@ abstract class JdbcLeaseStoreContract {
   void renewOfAnEarlierTermOfTheSameCandidateIsRefused() {
     String e = election("renew-old-term");
     Lease first = grant(storeA, e, "node-a", LONG);
+    storeA.release(first);
     Lease second = grant(storeA, e, "node-a", LONG);
 
     assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
@@ -527,7 +530,7 @@ abstract class JdbcLeaseStoreContract {
     TAKEN_OVER,
     RELEASED,
     EXPIRED,
-    GRANTED_AGAIN_TO_ITS_HOLDER
+    RELEASED_AND_GRANTED_AGAIN_TO_ITS_HOLDER
   }
 
   @ParameterizedTest(name = "a lease {0} in the middle of a batch is the only one lost")
@@ -553,7 +556,10 @@ abstract class JdbcLeaseStoreContract {
         // Asked with the others' TTL, so that it sits in their statement.
         asked.set(middle, shortLived.renewed(LONG, shortLived.handle()));
       }
-      case GRANTED_AGAIN_TO_ITS_HOLDER -> successor = grant(storeA, e, "node-a", successorTtl);
+      case RELEASED_AND_GRANTED_AGAIN_TO_ITS_HOLDER -> {
+        storeA.release(lost);
+        successor = grant(storeA, e, "node-a", successorTtl);
+      }
       default -> throw new IllegalStateException(loss.name());
     }
 
@@ -625,6 +631,24 @@ abstract class JdbcLeaseStoreContract {
   }
 
   @Test
+  void aLiveLeaseIsRefusedToItsOwnHoldersIdInAnotherStore() {
+    String e = election("same-id");
+    Lease first = grant(storeA, e, "node-a", LONG);
+
+    Acquisition twin = storeB.tryAcquire(e, "node-a", LONG);
+
+    assertThat(twin.isGranted()).as("an acquire of the same id while its lease is live").isFalse();
+    assertThat(twin.holder())
+        .hasValueSatisfying(
+            h ->
+                assertThat(List.of(h.holder(), h.token()))
+                    .containsExactly("node-a", first.token()));
+    assertThat(storeA.renew(first).token()).isEqualTo(first.token());
+    storeA.release(first);
+    assertThat(grant(storeB, e, "node-a", LONG).token().isNewerThan(first.token())).isTrue();
+  }
+
+  @Test
   void releaseNeverRemovesSomebodyElsesLease() {
     String e = election("release-other");
     Lease a = grant(storeA, e, "node-a", SHORT);
@@ -633,6 +657,7 @@ abstract class JdbcLeaseStoreContract {
     storeA.release(a);
     assertThat(storeA.read(e).orElseThrow().holder()).isEqualTo("node-b");
 
+    storeB.release(b);
     Lease bAgain = grant(storeB, e, "node-b", LONG);
     storeB.release(b);
     assertThat(storeA.read(e).orElseThrow().token()).isEqualTo(bAgain.token());

@@ -141,6 +141,13 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
    */
   private final Set<String> seenInUse = ConcurrentHashMap.newKeySet();
 
+  /**
+   * Every session this store has made candidate nodes in: a node of a candidate's id left in line
+   * by one of them, other than the current one, is this store's own dead leftover (the client has
+   * left that session), and may go. A node of any other session is another live process's.
+   */
+  private final Set<Long> sessionsHad = ConcurrentHashMap.newKeySet();
+
   private volatile boolean closed;
 
   private ZooKeeperLeaseStore(Builder builder) {
@@ -198,6 +205,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     }
     byte[] me = candidate.getBytes(UTF_8);
     String what = "tryAcquire for '" + candidate + "'";
+    sessionsHad.add(zk.getSessionId());
     // Each pass ends in an answer, or finds the candidate's place gone (given back, or left with a
     // session) or the election node missing, and goes round once more. Only a line that keeps
     // changing under every pass keeps us here, until the call timeout.
@@ -273,11 +281,18 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
         }
         continue;
       } else if (places.isGranted(place)) {
-        // Ours already: a new term, which writes so that its token is new.
-        Lease lease = writeGrant(zk, place, me, deadline, what, started);
-        if (lease != null) {
-          return Acquisition.granted(lease);
+        // Held by this candidate id already (an earlier call through this store): a live lease is
+        // never granted again, not even to its holder's id, so the answer names it as any holder.
+        Line line =
+            seen(election, FreshReads.lineAfterAllWrites(zk, nodes, deadline, what), place.node);
+        LeaseRecord holder =
+            place.node.equals(line.first())
+                ? holder(zk, nodes, line, sessionTtl, deadline, what)
+                : null;
+        if (holder != null) {
+          return Acquisition.held(holder);
         }
+        places.forget(place); // given back meanwhile, or gone with its session
         continue;
       }
       // A follower in line: a sync and, right behind it, a read of the line, one round trip. The
@@ -532,12 +547,14 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
 
   /**
    * Who holds the election by {@code line}, for a refused candidate. Null when the first in line
-   * went away between the two reads, or is a node of this candidate that is not its place in this
-   * session: deleted then, since it would keep the candidate out for as long as its session lives,
-   * where a holder's own acquire begins a new term. Such a node is one whose delete did not get
-   * through when the place was given up, or one a create made whose answer was lost, in a session
-   * the client has left since while the servers still keep it (after a restart they count its
-   * timeout afresh). Either way the caller reads again.
+   * went away between the two reads, or is this store's own dead leftover under the candidate's id:
+   * a node of this session that is not a place, or of a session this store made nodes in and the
+   * client has left since while the servers still keep it (after a restart they count its timeout
+   * afresh). Such a node is one whose delete did not get through when the place was given up, or
+   * one a create made whose answer was lost. It is deleted, since it would keep the candidate out
+   * for as long as its session lives, and the caller reads again. A node of the candidate's id in a
+   * session this store never had is another live process using the same id: a holder like any
+   * other.
    */
   private LeaseRecord holderOrOrphan(
       ZooKeeper zk, ElectionNodes nodes, Line line, byte[] me, CallDeadline deadline, String what)
@@ -549,8 +566,11 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
     String candidate = new String(me, UTF_8);
     long owner = first.stat().getEphemeralOwner();
     boolean thisSession = owner == zk.getSessionId();
-    if (Arrays.equals(first.data(), me)
-        && !(thisSession && places.isPlace(nodes.election(), candidate, line.first()))) {
+    boolean ownLeftover =
+        thisSession
+            ? !places.isPlace(nodes.election(), candidate, line.first())
+            : sessionsHad.contains(owner);
+    if (Arrays.equals(first.data(), me) && ownLeftover) {
       log.info(
           "election '{}', candidate '{}': {} was left in line {}; deleting it",
           nodes.election(),
@@ -558,7 +578,7 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
           nodes.child(line.first()),
           thisSession
               ? "by an earlier give-back"
-              : "by session 0x" + Long.toHexString(owner) + ", not this client's");
+              : "by session 0x" + Long.toHexString(owner) + ", which this client has left");
       Code code = delete(zk, nodes, line.first(), -1, deadline, what);
       if (code != Code.OK && code != Code.NONODE) {
         throw KeeperException.create(code, nodes.child(line.first()));

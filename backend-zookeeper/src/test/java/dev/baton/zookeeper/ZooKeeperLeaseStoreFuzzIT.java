@@ -102,7 +102,10 @@ class ZooKeeperLeaseStoreFuzzIT {
     }
   }
 
-  /** Holds the election for a moment: renews, sometimes starts a new term, then lets go. */
+  /**
+   * Holds the election for a moment: renews, sometimes asks for it again (and is refused), then
+   * lets go.
+   */
   private static void lead(
       ZooKeeperLeaseStore store,
       Lease lease,
@@ -120,12 +123,14 @@ class ZooKeeperLeaseStoreFuzzIT {
         violations.add("renewal changed token " + current.token() + " to " + renewed.token());
       }
       if (ThreadLocalRandom.current().nextInt(4) == 0) {
+        // A live lease is never granted again, not even to its holder's id: refused, naming it.
         Acquisition again = store.tryAcquire(current.election(), current.candidate(), TTL);
-        if (again.isGranted()) {
-          current = again.lease().orElseThrow();
-          tokens.add(current.token().value());
-        } else {
-          violations.add(current.candidate() + " holding the election was refused it: " + again);
+        if (again.isGranted()
+            || !again.holder().orElseThrow().token().equals(current.token())
+            || !again.holder().orElseThrow().holder().equals(current.candidate())) {
+          violations.add(
+              current.candidate() + " holding token " + current.token() + " was answered " + again);
+          again.lease().ifPresent(store::release);
         }
       }
     } finally {

@@ -125,10 +125,11 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
-  void everyGrantBeginsANewTermWithAHigherTokenAlsoForTheSameCandidate() {
+  void everyGrantBeginsANewTermWithAHigherTokenAlsoForTheSameCandidateAfterItsRelease() {
     String election = uniqueElection("terms");
 
     Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(first);
     Lease again = granted(storeA.tryAcquire(election, "a", TTL));
     storeA.release(again);
     Lease other = granted(storeB.tryAcquire(election, "b", TTL));
@@ -176,6 +177,7 @@ class ZooKeeperLeaseStoreIT {
   void renewOfAnEarlierTermOfTheSameCandidateIsRefused() {
     String election = uniqueElection("earlier-term");
     Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(first);
     Lease second = granted(storeA.tryAcquire(election, "a", TTL));
 
     assertThatThrownBy(() -> storeA.renew(first)).isInstanceOf(LeaseLostException.class);
@@ -208,6 +210,7 @@ class ZooKeeperLeaseStoreIT {
     Lease first = granted(storeA.tryAcquire(election, "a", TTL));
     storeA.renew(first);
     storeA.renew(first);
+    storeA.release(first);
 
     Lease second = granted(storeA.tryAcquire(election, "a", TTL));
 
@@ -437,22 +440,24 @@ class ZooKeeperLeaseStoreIT {
   }
 
   @Test
-  void aNewTermOfTheHolderBeforeAHandoverKeepsTokensRising() {
+  void theHoldersOwnAcquireIsRefusedAndAHandoverToAFollowerKeepsTokensRising() {
     String election = uniqueElection("term-then-handover");
     Lease first = granted(storeA.tryAcquire(election, "a", TTL));
     storeB.follow(election, "b", () -> {}).orElseThrow();
     held(storeB.tryAcquire(election, "b", TTL));
 
-    // The follower's node is older than the holder's new term: its grant must write to rise above.
-    Lease second = granted(storeA.tryAcquire(election, "a", TTL));
-    storeA.release(second);
+    // A live lease is never granted again, not even to its holder's id.
+    LeaseRecord own = held(storeA.tryAcquire(election, "a", TTL));
+    assertThat(List.of(own.holder(), own.token())).containsExactly("a", first.token());
+    storeA.release(first);
     Lease next = granted(storeB.tryAcquire(election, "b", TTL));
 
-    assertThat(second.token().isNewerThan(first.token())).isTrue();
-    assertThat(next.token().isNewerThan(second.token()))
-        .as("%s after %s", next.token(), second.token())
+    assertThat(next.token().isNewerThan(first.token()))
+        .as("%s after %s", next.token(), first.token())
         .isTrue();
     assertHolder(election, "b", next.token());
+    assertThat(held(storeB.tryAcquire(election, "b", TTL)).token()).isEqualTo(next.token());
+    storeB.release(next);
     Lease again = granted(storeB.tryAcquire(election, "b", TTL));
     assertThat(again.token().isNewerThan(next.token())).isTrue();
     assertThatThrownBy(() -> storeB.renew(next)).isInstanceOf(LeaseLostException.class);
@@ -518,29 +523,64 @@ class ZooKeeperLeaseStoreIT {
    * A create whose answer was lost (CONNECTIONLOSS) may still have made the candidate's node; when
    * the client then leaves that session (Curator gives a session up that stayed disconnected for
    * its timeout) while the servers keep it (they were restarted, and count its timeout afresh), the
-   * node stays first in line under a session the store no longer has. The candidate's own acquire
-   * must still begin a new term, as a holder's own acquire does, not answer that it holds the
-   * election itself until the servers expire that session. Seen in the conformance suite's outage
-   * scenario on ZooKeeper.
+   * node stays first in line under a session the store no longer has. That node is the store's own
+   * dead leftover, and must not keep the candidate's own acquire out until the servers expire that
+   * session. Seen in the conformance suite's outage scenario on ZooKeeper.
    */
   @Test
-  void aNodeOfTheCandidateLeftFirstInLineByAnotherSessionDoesNotKeepItsOwnAcquireOut()
+  void aNodeOfTheCandidateLeftFirstInLineByASessionTheStoreHasLeftDoesNotKeepItsOwnAcquireOut()
       throws Exception {
     String election = uniqueElection("left-by-a-session");
     String electionPath = storeA.nodes(election).electionPath();
     clientA.create().creatingParentsIfNeeded().forPath(electionPath);
-    // Made as the lost create made it: the candidate's id in a line node of a session not storeA's.
+    ZooKeeper before = clientA.getZookeeperClient().getZooKeeper();
+    long leftSession = before.getSessionId();
+    byte[] password = before.getSessionPasswd();
+    storeA.release(granted(storeA.tryAcquire(uniqueElection("in-that-session"), "a", TTL)));
+    // Curator gives the session up on its own; the server keeps it until its timeout.
+    KillSession.kill(before);
+    await()
+        .atMost(PATIENCE)
+        .until(
+            () ->
+                clientA.getZookeeperClient().isConnected()
+                    && clientA.getZookeeperClient().getZooKeeper().getSessionId() != leftSession);
+    // Made as the lost create made it: the candidate's id in a line node of that session.
+    ZooKeeper lost =
+        new ZooKeeper(
+            server.getConnectString(), (int) SESSION.toMillis(), e -> {}, leftSession, password);
+    perTest.closeLater(lost::close);
+    await().atMost(PATIENCE).until(() -> lost.getState().isConnected());
     String left =
-        clientB
-            .create()
-            .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
-            .forPath(electionPath + "/c-", bytes("a"));
+        lost.create(
+            electionPath + "/c-",
+            bytes("a"),
+            org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
+            org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL);
 
     Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
 
     assertThat(lease.candidate()).isEqualTo("a");
     assertThat(clientA.checkExists().forPath(left)).as("the node left in line").isNull();
     assertThat(held(storeB.tryAcquire(election, "b", TTL)).token()).isEqualTo(lease.token());
+  }
+
+  /**
+   * Two processes started with one candidate id have two sessions: the second's acquire must not
+   * take the first's node for a leftover of its own, but be refused, naming the id.
+   */
+  @Test
+  void oneCandidateIdInAnotherSessionIsRefusedWhileTheFirstHoldsTheElection() {
+    String election = uniqueElection("same-id");
+    Lease first = granted(storeA.tryAcquire(election, "twin", TTL));
+
+    LeaseRecord holder = held(storeB.tryAcquire(election, "twin", TTL));
+
+    assertThat(List.of(holder.holder(), holder.token())).containsExactly("twin", first.token());
+    assertThat(storeA.renew(first).token()).as("the first's renewal").isEqualTo(first.token());
+    storeA.release(first);
+    assertThat(granted(storeB.tryAcquire(election, "twin", TTL)).token().isNewerThan(first.token()))
+        .isTrue();
   }
 
   @Test
@@ -572,6 +612,7 @@ class ZooKeeperLeaseStoreIT {
     assertThat(storeB.renew(successor).token()).isEqualTo(successor.token());
 
     // The same for an earlier term of the candidate that holds the election now.
+    storeB.release(successor);
     Lease next = granted(storeB.tryAcquire(election, "b", TTL));
     storeB.release(successor);
     assertThat(storeB.renew(next).token()).isEqualTo(next.token());
@@ -848,6 +889,7 @@ class ZooKeeperLeaseStoreIT {
     String resource = "/app/" + election;
     clientA.create().creatingParentsIfNeeded().forPath(resource, bytes("0"));
     Lease first = granted(storeA.tryAcquire(election, "a", TTL));
+    storeA.release(first);
     Lease second = granted(storeA.tryAcquire(election, "a", TTL));
 
     CuratorOp late = setData(clientA, resource, "first");

@@ -13,6 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class Candidate implements ElectionListener {
 
   private final Node node;
+  private final String id;
   private final String election;
   private final History history;
   private final List<Term> elected = new CopyOnWriteArrayList<>();
@@ -20,7 +21,13 @@ final class Candidate implements ElectionListener {
   private volatile Elector elector;
 
   Candidate(Node node, String election, History history) {
+    this(node, node.name(), election, history);
+  }
+
+  /** A candidate whose id is not its node's name (two nodes sharing one id, say). */
+  Candidate(Node node, String id, String election, History history) {
     this.node = node;
+    this.id = id;
     this.election = election;
     this.history = history;
   }
@@ -37,9 +44,9 @@ final class Candidate implements ElectionListener {
     return node;
   }
 
-  /** The candidate id, which is the node's name. */
+  /** The candidate id, the node's name unless given. */
   String name() {
-    return node.name();
+    return id;
   }
 
   String election() {
@@ -88,6 +95,7 @@ final class Candidate implements ElectionListener {
 
   @Override
   public String toString() {
-    return name() + (elector != null && elector.isLeader() ? " (leader)" : "");
+    String where = id.equals(node.name()) ? "" : " on " + node.name();
+    return name() + where + (elector != null && elector.isLeader() ? " (leader)" : "");
   }
 }

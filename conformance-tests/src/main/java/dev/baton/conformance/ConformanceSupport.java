@@ -24,6 +24,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
@@ -209,14 +210,29 @@ abstract class ConformanceSupport {
       String election,
       Timings timings,
       Consumer<ElectorBuilder> customize) {
+    return candidate(node, node.name(), store, election, timings, customize);
+  }
+
+  /** An elector for {@code node} under the candidate id {@code id}; not started. */
+  final Candidate candidate(Node node, String id, String election) {
+    return candidate(node, id, node.store(), election, timings, b -> {});
+  }
+
+  private Candidate candidate(
+      Node node,
+      String id,
+      LeaseStore store,
+      String election,
+      Timings timings,
+      Consumer<ElectorBuilder> customize) {
     synchronized (elections) {
       elections.merge(election, timings.renewDeadline(), (a, b) -> a.compareTo(b) >= 0 ? a : b);
     }
-    Candidate c = new Candidate(node, election, history);
+    Candidate c = new Candidate(node, id, election, history);
     ElectorBuilder b =
         Elector.builder(store)
             .election(election)
-            .candidate(node.name())
+            .candidate(id)
             .leaseDuration(timings.leaseDuration())
             .renewDeadline(timings.renewDeadline())
             .retryPeriod(timings.retryPeriod());
@@ -324,6 +340,26 @@ abstract class ConformanceSupport {
                               .as("%s's view of the leader", name)
                               .contains(leader.name()));
             });
+  }
+
+  /**
+   * Waits until {@code count} renewals of {@code election} that {@code which} accepts started after
+   * {@code sinceNanos}.
+   */
+  final void awaitRenewals(
+      String what, String election, int count, long sinceNanos, Predicate<History.Call> which) {
+    waiting(what)
+        .until(
+            () ->
+                history
+                        .calls(
+                            election,
+                            c ->
+                                c.kind() == History.Kind.RENEW
+                                    && c.startNanos() - sinceNanos > 0
+                                    && which.test(c))
+                        .size()
+                    >= count);
   }
 
   /** The first grant of {@code election} whose call returned after {@code sinceNanos}. */

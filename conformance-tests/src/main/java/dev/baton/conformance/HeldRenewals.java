@@ -10,6 +10,7 @@ import dev.baton.election.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A node's store whose renewals can be held at the door and then let through, as a network that
@@ -28,6 +29,7 @@ final class HeldRenewals extends ForwardingLeaseStore {
   private final Object lock = new Object();
   private boolean holding;
   private int held;
+  private Lease lastHeld;
 
   /**
    * @param holdAtMost how long a renewal waits at most, so a scenario that fails cannot hang an
@@ -64,10 +66,22 @@ final class HeldRenewals extends ForwardingLeaseStore {
     }
   }
 
-  private void awaitDoor(String election) {
+  /**
+   * The lease of a renewal waiting at the door now, as its elector has it: releasing it releases
+   * the elector's lease.
+   */
+  Optional<Lease> heldLease() {
+    synchronized (lock) {
+      return held > 0 ? Optional.of(lastHeld) : Optional.empty();
+    }
+  }
+
+  private void awaitDoor(Lease lease) {
+    String election = lease.election();
     synchronized (lock) {
       long until = System.nanoTime() + holdAtMost.toNanos();
       held++;
+      lastHeld = lease;
       try {
         long left;
         while (holding && (left = until - System.nanoTime()) > 0) {
@@ -84,14 +98,14 @@ final class HeldRenewals extends ForwardingLeaseStore {
 
   @Override
   public Lease renew(Lease lease) {
-    awaitDoor(lease.election());
+    awaitDoor(lease);
     return super.renew(lease);
   }
 
   @Override
   public List<Renewal> renewAll(List<Lease> leases) {
     if (!leases.isEmpty()) {
-      awaitDoor(leases.get(0).election());
+      awaitDoor(leases.get(0));
     }
     // In chunks the store takes (one at a time where it only renews one by one).
     int limit = delegate().renewBatchLimit();

@@ -27,15 +27,16 @@ import java.util.function.Predicate;
  *       from just before the call, so this bound is never early);
  *   <li>fencing tokens strictly increase in grant order: of two grants where one call returned
  *       before the other began, the later has the higher token;
- *   <li>the lease contract held: no candidate was granted before {@code t0 + ttl} of another
- *       candidate's last successful acquire or renew that started at {@code t0}, unless that lease
- *       was released first;
- *   <li>no candidate was granted while another candidate's term still had work stopping, unless
- *       that term's lease had run out on its own by then: a leader gives its lease up only after
- *       its work stopped (its {@code onRevoked} returned, or its work said so with {@link
- *       #recordWorkStopped}), so the next leader's work never runs beside it;
+ *   <li>the lease contract held: nobody was granted before {@code t0 + ttl} of another term's last
+ *       successful acquire or renew that started at {@code t0}, unless that lease was released
+ *       first; a term of the same candidate id is no exception, since a live lease is never granted
+ *       again;
+ *   <li>nobody was granted while another term still had work stopping, unless that term's lease had
+ *       run out on its own by then: a leader gives its lease up only after its work stopped (its
+ *       {@code onRevoked} returned, or its work said so with {@link #recordWorkStopped}), so the
+ *       next leader's work never runs beside it;
  *   <li>every single answer kept the contract (renew keeps the token, a grant's TTL is never
- *       shorter than asked, nobody is told "held" by itself).
+ *       shorter than asked, nobody is told "held" by itself under a lease of its id that is gone).
  * </ul>
  *
  * <p>Times are {@link System#nanoTime()}; messages print them relative to the history's creation.
@@ -304,7 +305,7 @@ public final class History {
       Call worst = null;
       long worstEnd = 0;
       for (Call held : confirmed) {
-        if (held.candidate.equals(grant.candidate) || !grant.token.isNewerThan(held.token)) {
+        if (!grant.token.isNewerThan(held.token)) {
           continue;
         }
         long end = windowEnd(held, releases);
@@ -331,15 +332,14 @@ public final class History {
   }
 
   /**
-   * Until when a confirmed lease excluded everybody else: its TTL from the start of the call, or
-   * the start of a release by the same candidate of that term or a later one (a re-grant to the
-   * holder supersedes its term, and releasing the new term gives the election up), whichever came
-   * first. A release that failed counts too, since it may have reached the store.
+   * Until when a confirmed lease excluded everybody else, its own holder's id included: its TTL
+   * from the start of the call, or the start of a release of that term, whichever came first. A
+   * release that failed counts too, since it may have reached the store.
    */
   private static long windowEnd(Call held, List<Call> releases) {
     long end = held.startNanos + held.ttl.toNanos();
     for (Call r : releases) {
-      if (r.candidate.equals(held.candidate) && r.token.compareTo(held.token) >= 0) {
+      if (r.candidate.equals(held.candidate) && r.token.equals(held.token)) {
         long releasedAt = Math.max(r.startNanos, held.startNanos);
         if (releasedAt - end < 0) {
           end = releasedAt;
@@ -399,13 +399,9 @@ public final class History {
                 ? intervals.get(i)
                 : intervals.get(j);
         Interval b = a == intervals.get(i) ? intervals.get(j) : intervals.get(i);
-        // A candidate's own terms are told in order: a re-grant to it that comes while its previous
-        // term is still being revoked begins, for its work, only at its onElected.
-        long bStart =
-            a.term.candidate.equals(b.term.candidate)
-                ? Math.max(b.start, b.term.electedNanos)
-                : b.start;
-        if (a.start - b.end < 0 && bStart - a.end < 0) {
+        // Terms of one candidate id get no leeway: a live lease is never granted again, so one id
+        // used by two electors (two processes) must not overlap either.
+        if (a.start - b.end < 0 && b.start - a.end < 0) {
           problems.add(
               "terms overlapped: "
                   + a.term.candidate
@@ -454,9 +450,7 @@ public final class History {
               .orElse(t.electedNanos);
       Optional<Long> stopped = workStoppedNanos(t);
       for (Call g : grants) {
-        if (g.candidate.equals(t.candidate)
-            || !g.token.isNewerThan(t.token)
-            || g.endNanos - ranOut >= 0) {
+        if (!g.token.isNewerThan(t.token) || g.endNanos - ranOut >= 0) {
           continue;
         }
         if (stopped.isEmpty() || g.endNanos - stopped.get() < 0) {

@@ -3,6 +3,8 @@ package dev.baton.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.conformance.History.Call;
+import dev.baton.conformance.History.Kind;
+import dev.baton.conformance.History.Outcome;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
@@ -177,6 +179,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                     continue;
                   }
                   Lease lease = a.lease().get();
+                  Lease held = lease;
                   // Act only while surely inside the lease, as an elector does with its deadline.
                   if (System.nanoTime() - t0 < safeNanos) {
                     int now = holders.incrementAndGet();
@@ -188,6 +191,8 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                           broken.add(
                               id + " renewed token " + lease.token() + " into " + renewed.token());
                         }
+                        // Its handle may have changed: the release gives back the lease as held.
+                        held = renewed;
                       }
                     } catch (LeaseStoreException | LeaseLostException e) {
                       // A slow or refused renewal on a busy machine is no breach; two holders would
@@ -199,7 +204,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
                   }
                   grants.incrementAndGet();
                   try {
-                    store.release(lease);
+                    store.release(held);
                   } catch (LeaseStoreException e) {
                     storeErrors.incrementAndGet();
                   }
@@ -311,13 +316,14 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
 
   @Test
   @DisplayName(
-      "15b renewAll refuses a lease its own holder was granted again under a new token, and renews the new one")
+      "15b renewAll refuses a released lease its holder was granted again under a new token, and renews the new one")
   void renewAllRefusesATermItsOwnHolderWasGrantedAgain() {
     LeaseStore store = node("node-1").store();
     Duration ttl = timings.leaseDuration();
     String regranted = newElection("s15b-regranted");
     String live = newElection("s15b-live");
     Lease old = granted(store.tryAcquire(regranted, "s15b-a", ttl));
+    store.release(old);
     Lease anew = granted(store.tryAcquire(regranted, "s15b-a", ttl));
     assertThat(anew.token()).as("token of the holder's second grant").isGreaterThan(old.token());
     Lease liveLease = granted(store.tryAcquire(live, "s15b-a", ttl));
@@ -334,7 +340,7 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
     assertThat(outcomes.get(0).lease()).as("renewal of the live lease of %s", live).isPresent();
     assertThat(outcomes.get(1).failure())
         .as(
-            "renewal of %s under token %s, superseded by the holder's own grant of token %s",
+            "renewal of %s under token %s, released and superseded by the holder's grant of token %s",
             regranted, old.token(), anew.token())
         .containsInstanceOf(LeaseLostException.class);
 
@@ -355,6 +361,73 @@ public abstract class LeaseStoreConformance extends FailoverScenarios {
 
     store.release(renewed);
     store.release(outcomes.get(0).lease().orElseThrow());
+  }
+
+  @Test
+  @DisplayName(
+      "19 one candidate id on two nodes: one leads, the other is refused naming that id and follows until the first closes, never two leaders")
+  void oneCandidateIdOnTwoNodesNeverLeadsTwice() {
+    String election = newElection("s19");
+    String id = "s19-twin";
+    List<Node> nodes = nodes(2);
+    // Two processes started with one explicit id (a copied configuration, one StatefulSet ordinal
+    // twice during a rollout).
+    Candidate first = startAndAwaitLeading(candidate(nodes.get(0), id, election));
+    Term term = first.toldTerm().orElseThrow();
+    Candidate second = candidate(nodes.get(1), id, election);
+    CapturedLog log = cleanup(CapturedLog.start());
+    long started = System.nanoTime();
+    second.elector().start();
+
+    waiting("until " + second + " was answered")
+        .until(
+            () ->
+                !history
+                    .calls(
+                        election,
+                        c ->
+                            c.node().equals(nodes.get(1).name())
+                                && c.kind() == Kind.ACQUIRE
+                                && c.outcome() != Outcome.FAILED
+                                && c.startNanos() - started > 0)
+                    .isEmpty());
+    // Long enough for a store that grants the second at once to end the first's term: its next
+    // renewals are refused then.
+    long answered = System.nanoTime();
+    awaitRenewals(
+        "until " + first + " renewed twice since",
+        election,
+        2,
+        answered,
+        c -> c.node().equals(nodes.get(0).name()) && c.outcome() != Outcome.FAILED);
+    assertThat(
+            history.grants(election).stream()
+                .filter(g -> g.node().equals(nodes.get(1).name()))
+                .map(g -> "token " + g.token() + " at " + at(g.endNanos()))
+                .toList())
+        .as("grants to %s on %s while %s leads with token %s", id, nodes.get(1), id, term.token())
+        .isEmpty();
+    assertThat(first.toldTerm()).as("%s's term", first).contains(term);
+    assertThat(second.elected()).as("terms %s was elected for", second).isEmpty();
+    assertThat(
+            log.text()
+                .lines()
+                .filter(l -> l.contains("ERROR") && l.contains("'" + election + "'"))
+                .filter(l -> l.contains("uses the same candidate id '" + id + "'"))
+                .toList())
+        .as("ERROR lines about the shared id, while %s was refused", second)
+        .hasSize(1);
+    log.close();
+    Acquisition refused = nodes.get(1).store().tryAcquire(election, id, timings.leaseDuration());
+    assertThat(refused.isGranted()).as("an acquire by %s on %s", id, nodes.get(1)).isFalse();
+    assertThat(refused.holder())
+        .hasValueSatisfying(
+            h -> assertThat(List.of(h.holder(), h.token())).containsExactly(id, term.token()));
+
+    long closing = System.nanoTime();
+    first.elector().close();
+    Term next = awaitNewTerm(List.of(second), closing);
+    assertThat(next.token()).as("the second's token").isGreaterThan(term.token());
   }
 
   @Test

@@ -100,16 +100,46 @@ final class RecordingLeaseStore extends ForwardingLeaseStore {
           new Call(
               election, node, candidate, Kind.ACQUIRE, start, end, Outcome.REFUSED, null, null));
       if (holder.holder().equals(candidate)) {
-        history.recordBreach(
-            election,
-            "tryAcquire by "
-                + candidate
-                + " answered 'held by "
-                + candidate
-                + "': a holder's own acquire must grant a new term");
+        checkRefusedByOwnId(election, candidate, holder, start);
       }
     }
     return result;
+  }
+
+  /**
+   * A refusal that names the caller's own id is right while a live lease of that id exists that
+   * this call did not get (another elector using the id, or the caller's own earlier term whose
+   * release failed): one granted under that token and not released before this call began, or one
+   * whose grant went unanswered (an acquire that failed may have been granted). How long such a
+   * lease lives is the store's judgement (its clock, or observed time), so expiry is not checked
+   * here; a lease that was released is gone for sure.
+   */
+  private void checkRefusedByOwnId(
+      String election, String candidate, LeaseRecord holder, long start) {
+    List<Call> ofId =
+        history.calls(election, c -> c.candidate().equals(candidate) && c.endNanos() - start < 0);
+    boolean granted = ofId.stream().anyMatch(c -> c.isGrant() && c.token().equals(holder.token()));
+    boolean unanswered =
+        ofId.stream().anyMatch(c -> c.kind() == Kind.ACQUIRE && c.outcome() == Outcome.FAILED);
+    boolean released =
+        ofId.stream()
+            .anyMatch(
+                c ->
+                    c.kind() == Kind.RELEASE
+                        && c.outcome() == Outcome.OK
+                        && c.token().equals(holder.token()));
+    if (released || !(granted || unanswered)) {
+      history.recordBreach(
+          election,
+          "tryAcquire by "
+              + candidate
+              + " answered 'held by "
+              + candidate
+              + "' under token "
+              + holder.token()
+              + ", a lease of that id that "
+              + (released ? "was released before the call" : "was never granted"));
+    }
   }
 
   @Override

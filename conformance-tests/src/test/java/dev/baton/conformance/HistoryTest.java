@@ -148,14 +148,29 @@ class HistoryTest {
   }
 
   @Test
-  void passesAReGrantToTheHolderToldAfterItsPreviousTermWasRevoked() {
+  void catchesAGrantToTheHolderWhileItsLeaseIsLive() {
     long now = System.nanoTime();
     grant("a", 1, now - 1000, now - 500);
     history.recordElected("e", "a", FencingToken.of(1));
-    // a takes its own lease anew while the first term's work is still stopping...
+    // A live lease is never granted again, not even to its holder's id...
     grant("a", 2, System.nanoTime(), System.nanoTime());
     history.recordRevoked("e", "a", FencingToken.of(1));
-    // ...and is told of the new term only once the first was revoked.
+    // ...however the two terms were told.
+    history.recordElected("e", "a", FencingToken.of(2));
+    assertThatThrownBy(() -> history.check("e", DEADLINE))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("a on a was granted token 2")
+        .hasMessageContaining("although a's lease");
+  }
+
+  @Test
+  void passesAGrantToTheHolderAfterItReleasedItsLease() {
+    long now = System.nanoTime();
+    grant("a", 1, now - 2000, now - 1500);
+    history.recordElected("e", "a", FencingToken.of(1));
+    history.recordRevoked("e", "a", FencingToken.of(1));
+    release("a", 1, now - 1000);
+    grant("a", 2, System.nanoTime(), System.nanoTime());
     history.recordElected("e", "a", FencingToken.of(2));
     assertThatCode(() -> history.check("e", DEADLINE)).doesNotThrowAnyException();
   }

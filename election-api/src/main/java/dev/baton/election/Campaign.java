@@ -58,6 +58,8 @@ final class Campaign {
 
   // Confined to the engine executor.
   private Phase phase = new Phase.Stopped();
+  // The token of this elector's last grant (Following's): a refusal naming it is its own lease.
+  FencingToken lastGrantedToken;
   private boolean restartAfterStop;
   private final List<CompletableFuture<Void>> stopWaiters = new ArrayList<>();
 

@@ -206,7 +206,7 @@ public final class ElectorBuilder {
     }
     // Host and pid say where the candidate runs; the suffix makes it this elector's alone. Host
     // and pid alone are shared by pods on the host network and by containers whose JVM is pid 1
-    // under one host name, and a store re-grants a live lease to its holder's id at once.
+    // under one host name, and two live candidates with one id would wait on each other's lease.
     return host
         + "-"
         + ProcessHandle.current().pid()

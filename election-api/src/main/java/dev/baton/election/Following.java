@@ -44,6 +44,8 @@ final class Following extends Phase {
   private boolean sawHolder;
   private boolean leaderGone;
   private long leaderGoneAt;
+  // The token of another candidate's lease under this elector's own id that was logged already.
+  private FencingToken sameIdLogged;
 
   /**
    * @param backOff how long to wait before the first attempt; zero to try at once
@@ -134,6 +136,7 @@ final class Following extends Phase {
     c.failures.recovered();
     if (result.isGranted()) {
       Lease granted = result.lease().orElseThrow();
+      c.lastGrantedToken = granted.token();
       long validUntil = t0 + c.renewDeadline.toNanos();
       if (c.clock.nanoTime() - validUntil >= 0) {
         // Confirmed so late that the renew deadline is already behind us: leading now could
@@ -169,11 +172,40 @@ final class Following extends Phase {
     sawHolder = true;
     leaderGone = false;
     LeaseRecord holder = result.holder().orElseThrow();
+    if (holder.holder().equals(c.candidate)) {
+      refusedUnderOwnId(holder);
+    }
     c.learnLeader(Optional.of(holder.holder()));
     scheduleAfterRefusal(holder.expiresIn());
     if (attemptPending && !quiet()) {
       attempt();
     }
+  }
+
+  /**
+   * A refusal naming this elector's own id is never a reason to lead: a store never grants a live
+   * lease again. Under its own last token it is this elector's lease whose release did not get
+   * through, which runs out on its own. Under any other token, another live candidate uses the same
+   * id, and both would lead if stores let them: said once per such lease, loudly, since only the
+   * operator can fix it.
+   */
+  private void refusedUnderOwnId(LeaseRecord holder) {
+    if (holder.token().equals(c.lastGrantedToken)) {
+      Campaign.log.debug(
+          "{}: its own lease with token {} is still live (its release did not get through); waiting for it to run out",
+          c.logId,
+          holder.token());
+      return;
+    }
+    if (holder.token().equals(sameIdLogged)) {
+      return;
+    }
+    sameIdLogged = holder.token();
+    Campaign.log.error(
+        "{}: another live candidate (another process, or another elector in this one) uses the same candidate id '{}' and holds the lease with token {} (or a process that used it ended without releasing); candidate ids must be unique. This elector waits as a follower until that lease ends",
+        c.logId,
+        c.candidate,
+        holder.token());
   }
 
   private void refuse(Lease granted) {

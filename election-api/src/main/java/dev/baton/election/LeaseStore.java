@@ -12,17 +12,18 @@ import java.util.Optional;
  *
  * <ol>
  *   <li><b>Exclusion.</b> If a {@link #tryAcquire} or {@link #renew} call that started at local
- *       monotonic time {@code t0} succeeds with effective TTL {@code ttl}, no other candidate is
- *       granted that election before {@code t0 + ttl}. The store enforces this with its own atomic
- *       primitive (one SQL statement, an etcd transaction, a ZooKeeper ephemeral create, a write
- *       guarded by a version), never by a read followed by a write in the client.
+ *       monotonic time {@code t0} succeeds with effective TTL {@code ttl}, no other call is granted
+ *       that election before {@code t0 + ttl}, not even one with the same candidate id (a candidate
+ *       id names one live candidate: see {@link #tryAcquire}). The store enforces this with its own
+ *       atomic primitive (one SQL statement, an etcd transaction, a ZooKeeper ephemeral create, a
+ *       write guarded by a version), never by a read followed by a write in the client.
  *   <li><b>Time.</b> Expiry is judged by one clock all candidates share (the database's clock,
  *       etcd's lease, the ZooKeeper session) or, for stores that only offer compare-and-set, by
  *       each follower's own monotonic clock since it saw the record change ({@link
  *       ObservedTimeLeaseStore}). Never one machine's wall clock against another's.
  *   <li><b>Fencing.</b> Every granted {@code tryAcquire} begins a new term: its {@link
- *       FencingToken} is strictly greater than every token granted before for that election, even
- *       when the caller held it already. {@code renew} keeps the token.
+ *       FencingToken} is strictly greater than every token granted before for that election, also
+ *       when the same candidate id held it last. {@code renew} keeps the token.
  *   <li><b>Errors.</b> "Somebody else holds it" is {@link Acquisition#held}, a normal answer. A
  *       renewal that finds the lease gone throws {@link LeaseLostException}. A store that cannot
  *       answer (connection, credentials, missing table, timeout) throws {@link LeaseStoreException}
@@ -39,8 +40,15 @@ import java.util.Optional;
 public interface LeaseStore extends AutoCloseable {
 
   /**
-   * Grants {@code election} to {@code candidate} if it is free, expired, or already held by {@code
-   * candidate} (which then begins a new term), otherwise reports the current holder.
+   * Grants {@code election} to {@code candidate} if it is free (never held, or released) or its
+   * lease has expired; otherwise reports the current holder.
+   *
+   * <p>A live lease is never granted again, not even to its holder's id: a live lease held under
+   * {@code candidate} itself is answered {@link Acquisition#held} naming that holder (the same id)
+   * and its token, like any other. So one candidate id used by two live candidates (two processes
+   * with a copied configuration, say) never makes two leaders: the second waits until the first's
+   * lease ends. The one exception a store may make is a lease it can prove is its own dead
+   * leftover, which no live elector can reach (a ZooKeeper node of a session this store has left).
    *
    * @param ttl the time-to-live asked for; the lease's {@link Lease#ttl()} is the one applied
    * @throws LeaseStoreException when the store could not answer

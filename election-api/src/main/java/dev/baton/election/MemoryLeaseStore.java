@@ -86,7 +86,8 @@ public final class MemoryLeaseStore implements LeaseStore {
     Acquisition result;
     synchronized (this) {
       Entry e = entries.computeIfAbsent(election, k -> new Entry());
-      if (e.liveAt(t0) && !e.holder.equals(candidate)) {
+      if (e.liveAt(t0)) {
+        // Also when the holder is this candidate id: a live lease is never granted again.
         return Acquisition.held(record(election, e, t0));
       }
       e.lastToken++;

@@ -62,13 +62,14 @@ import org.slf4j.LoggerFactory;
  * never saw the record cannot know and creates it at once.
  *
  * <p><b>Fencing.</b> The token is the record's {@code transitions} count. Every grant writes a
- * higher one, also a re-grant to the candidate that held it (client-go increments only when the
- * holder changes; a released record names no holder, so the two agree on takeovers). If somebody
- * deletes the record, the next grant creates it afresh: this store then continues from the highest
- * token it has seen for that election plus one, so tokens keep increasing for everyone who uses
- * this store object. A process that has never seen the old record starts again from 0, and a
- * downstream resource that remembers a higher token will refuse it until the count catches up: do
- * not delete a record that fences live data.
+ * higher one, also a grant to the candidate that held it last (client-go increments only when the
+ * holder changes; a released record names no holder, so the two agree on takeovers). A live lease
+ * is refused to its own holder's id too, as to anyone. If somebody deletes the record, the next
+ * grant creates it afresh: this store then continues from the highest token it has seen for that
+ * election plus one, so tokens keep increasing for everyone who uses this store object. A process
+ * that has never seen the old record starts again from 0, and a downstream resource that remembers
+ * a higher token will refuse it until the count catches up: do not delete a record that fences live
+ * data.
  *
  * <p>Safe for concurrent use. Closing it closes the record store, which in turn closes only what it
  * created itself.
@@ -166,7 +167,8 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           current.isPresent()
               ? current.flatMap(this::liveHolder)
               : sight.vanished().flatMap(this::liveHolder);
-      if (holder.isPresent() && !holder.get().holder().equals(candidate)) {
+      if (holder.isPresent()) {
+        // Also when the holder is this candidate id: a live lease is never granted again.
         return Acquisition.held(holder.get());
       }
       Instant now = wallClock.instant();

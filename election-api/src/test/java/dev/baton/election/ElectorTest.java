@@ -320,6 +320,29 @@ class ElectorTest {
   }
 
   @Test
+  @DisplayName("a second elector with the same candidate id follows until the first closes")
+  void aSecondElectorWithTheSameIdFollowsUntilTheFirstCloses() {
+    Elector first = elector(storeA, "a", a);
+    first.start();
+    Elector twin = elector(storeB, "a", b);
+    twin.start();
+
+    scheduler.advance(LEASE.multipliedBy(3));
+
+    assertThat(first.isLeader()).as("the first").isTrue();
+    assertThat(twin.isLeader()).as("the twin").isFalse();
+    assertThat(a.events()).containsExactly("elected 1", "leader a");
+    assertThat(b.events()).containsExactly("leader a");
+
+    first.close();
+    scheduler.runDue();
+
+    assertThat(twin.isLeader()).as("the twin after the first closed").isTrue();
+    assertThat(twin.currentTerm())
+        .hasValueSatisfying(t -> assertThat(t.token()).isEqualTo(FencingToken.of(2)));
+  }
+
+  @Test
   @DisplayName("a follower never gets onRevoked without onElected")
   void noRevokedWithoutElected() {
     elector(storeA, "a", a).start();
@@ -429,7 +452,8 @@ class ElectorTest {
     storeA.failAll = true;
     scheduler.advance(DEADLINE);
     storeA.failAll = false;
-    scheduler.advance(MAX_RETRY);
+    // Its release failed: the lease stays live, and is never granted again, not even to it.
+    scheduler.advance(LEASE);
 
     assertThat(work).containsExactly("start 1", "stop 1", "start 2", "stop 2", "start 3");
   }

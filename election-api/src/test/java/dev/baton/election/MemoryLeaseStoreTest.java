@@ -80,17 +80,31 @@ class MemoryLeaseStoreTest {
     assertThat(store.tryAcquire("another-election", "b", TTL).isGranted()).isTrue();
   }
 
+  @Test
+  void aLiveLeaseIsRefusedToItsOwnHolderIdNamingItAndItsToken() {
+    Lease a = store.tryAcquire(ELECTION, "a", TTL).lease().orElseThrow();
+
+    Acquisition again = store.tryAcquire(ELECTION, "a", TTL);
+
+    assertThat(again.isGranted()).isFalse();
+    assertThat(again.holder())
+        .hasValueSatisfying(
+            h -> assertThat(List.of(h.holder(), h.token())).containsExactly("a", a.token()));
+    assertThat(store.renew(a).token()).isEqualTo(a.token());
+  }
+
   // --- fencing tokens -------------------------------------------------------------------------
 
   @Test
   void everyGrantHasAStrictlyHigherTokenWhoeverGetsIt() {
     List<FencingToken> tokens = new ArrayList<>();
-    tokens.add(grant("a").token());
-    tokens.add(grant("a").token()); // re-grant while holding: a new term
+    Lease a = store.tryAcquire(ELECTION, "a", TTL).lease().orElseThrow();
+    tokens.add(a.token());
+    store.release(a);
+    tokens.add(grant("a").token()); // again after its release: a new term
     clock.advance(TTL);
-    tokens.add(grant("b").token()); // after expiry
     Lease b = store.tryAcquire(ELECTION, "b", TTL).lease().orElseThrow();
-    tokens.add(b.token()); // b again while holding
+    tokens.add(b.token()); // after expiry
     store.release(b);
     tokens.add(grant("a").token()); // after release
 
@@ -98,8 +112,9 @@ class MemoryLeaseStoreTest {
   }
 
   @Test
-  void aReGrantToTheHolderBeginsANewTermAndEndsTheOldOne() {
+  void aGrantToTheHolderAfterItsReleaseBeginsANewTermAndEndsTheOldOne() {
     Lease first = grant("a");
+    store.release(first);
     Lease second = grant("a");
 
     assertThat(second.token().isNewerThan(first.token())).isTrue();
@@ -180,6 +195,7 @@ class MemoryLeaseStoreTest {
   @Test
   void releasingAnEarlierTermOfTheSameCandidateLeavesItsCurrentTerm() {
     Lease earlier = grant("a");
+    store.release(earlier);
     Lease current = grant("a");
 
     store.release(earlier);
@@ -278,10 +294,10 @@ class MemoryLeaseStoreTest {
   void watchStopsFiringOnceItsSubscriptionIsClosed() {
     AtomicInteger changes = new AtomicInteger();
     Subscription subscription = store.watch(ELECTION, changes::incrementAndGet).orElseThrow();
-    grant("a");
+    Lease lease = grant("a");
 
     subscription.close();
-    store.release(grant("a"));
+    store.release(lease);
 
     assertThat(changes).hasValue(1);
   }

@@ -247,6 +247,7 @@ class ObservedTimeLeaseStoreTest {
   @Test
   void renew_of_an_older_term_of_the_same_holder_is_refused() {
     Lease old = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    nodeA.release(old);
     granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
 
     assertThatThrownBy(() -> nodeA.renew(old)).isInstanceOf(LeaseLostException.class);
@@ -273,10 +274,13 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
-  void every_grant_has_a_higher_token_including_a_regrant_to_the_same_candidate() {
+  void every_grant_has_a_higher_token_including_one_to_the_candidate_that_released_it() {
     List<Long> tokens = new ArrayList<>();
     Lease first = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
     tokens.add(first.token().value());
+    LeaseRecord own = held(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
+    assertThat(List.of(own.holder(), own.token())).containsExactly("a", first.token());
+    nodeA.release(first);
     Lease again = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
     tokens.add(again.token().value());
     assertThat(nodeA.renew(again).token()).isEqualTo(again.token());
@@ -293,9 +297,11 @@ class ObservedTimeLeaseStoreTest {
   @Test
   void after_the_record_is_deleted_tokens_continue_from_the_highest_seen() {
     Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
+    nodeA.release(lease);
     lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
     assertThat(lease.token()).isEqualTo(FencingToken.of(1));
     records.delete(ELECTION);
+    advance(Duration.ofSeconds(1)); // the lease it saw last runs out
 
     assertThat(granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1))).token())
         .isEqualTo(FencingToken.of(2));
@@ -332,10 +338,11 @@ class ObservedTimeLeaseStoreTest {
 
     nodeA.release(lease);
     assertThat(told).as("released").hasValue(2);
-    granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(10)));
+    Lease c = granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(10)));
     assertThat(told).as("taken").hasValue(3);
+    nodeC.release(c);
     granted(nodeC.tryAcquire(ELECTION, "c", Duration.ofSeconds(10)));
-    assertThat(told).as("a new term of the same holder").hasValue(4);
+    assertThat(told).as("released, then a new term of the same holder").hasValue(5);
   }
 
   @Test
@@ -453,7 +460,7 @@ class ObservedTimeLeaseStoreTest {
   void a_deletion_the_watch_reports_is_news_and_the_next_grant_creates_without_reading() {
     AtomicInteger told = new AtomicInteger();
     nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
-    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
+    nodeA.release(granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5))));
     granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(5)));
     told.set(0);
     int reads = records.reads;
@@ -510,14 +517,12 @@ class ObservedTimeLeaseStoreTest {
   void a_closed_watch_hears_nothing_more_and_leaves_no_timer_or_record_watch() {
     AtomicInteger told = new AtomicInteger();
     Subscription subscription = nodeB.watch(ELECTION, told::incrementAndGet).orElseThrow();
-    granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(1)));
     assertThat(scheduler.pending()).isEqualTo(1);
 
     subscription.close();
     subscription.close();
-    granted(
-        nodeA.tryAcquire(
-            ELECTION, "a", Duration.ofSeconds(1))); // a new term: news, had b still watched
+    nodeA.release(lease); // news, had b still watched
     advance(Duration.ofSeconds(5));
 
     assertThat(told).hasValue(1);
