@@ -2,6 +2,7 @@ package dev.baton.zookeeper;
 
 import static dev.baton.zookeeper.ZooKeeperServers.uniqueElection;
 import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.apache.curator.framework.state.ConnectionState.LOST;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -530,27 +532,43 @@ class ZooKeeperLeaseStoreIT {
   @Test
   void aNodeOfTheCandidateLeftFirstInLineByASessionTheStoreHasLeftDoesNotKeepItsOwnAcquireOut()
       throws Exception {
+    FaultProxy link = proxyToServer();
+    CuratorFramework cutClient = perTest.client("127.0.0.1:" + link.port(), SHORT_SESSION);
+    ZooKeeperLeaseStore store = store(cutClient);
+    AtomicBoolean sessionGivenUp = new AtomicBoolean();
+    cutClient
+        .getConnectionStateListenable()
+        .addListener((c, state) -> sessionGivenUp.compareAndSet(false, state == LOST));
     String election = uniqueElection("left-by-a-session");
-    String electionPath = storeA.nodes(election).electionPath();
-    clientA.create().creatingParentsIfNeeded().forPath(electionPath);
-    ZooKeeper before = clientA.getZookeeperClient().getZooKeeper();
+    String electionPath = store.nodes(election).electionPath();
+    cutClient.create().creatingParentsIfNeeded().forPath(electionPath);
+    ZooKeeper before = cutClient.getZookeeperClient().getZooKeeper();
     long leftSession = before.getSessionId();
     byte[] password = before.getSessionPasswd();
-    storeA.release(granted(storeA.tryAcquire(uniqueElection("in-that-session"), "a", TTL)));
-    // Curator gives the session up on its own; the server keeps it until its timeout.
-    KillSession.kill(before);
+    store.release(granted(store.tryAcquire(uniqueElection("in-that-session"), "a", TTL)));
+
+    // The client is cut off; the server keeps its session alive, as the restarted servers did,
+    // because another handle (not through the link) attaches to it. Curator gives the session up
+    // once it has been disconnected for its timeout, then opens a new one after the heal.
+    link.cut();
+    ZooKeeper lost =
+        new ZooKeeper(
+            server.getConnectString(),
+            (int) SHORT_SESSION.toMillis(),
+            e -> {},
+            leftSession,
+            password);
+    perTest.closeLater(lost::close);
+    await().atMost(PATIENCE).until(() -> lost.getState().isConnected());
+    await().atMost(PATIENCE).untilTrue(sessionGivenUp);
+    link.heal();
     await()
         .atMost(PATIENCE)
         .until(
             () ->
-                clientA.getZookeeperClient().isConnected()
-                    && clientA.getZookeeperClient().getZooKeeper().getSessionId() != leftSession);
+                cutClient.getZookeeperClient().isConnected()
+                    && cutClient.getZookeeperClient().getZooKeeper().getSessionId() != leftSession);
     // Made as the lost create made it: the candidate's id in a line node of that session.
-    ZooKeeper lost =
-        new ZooKeeper(
-            server.getConnectString(), (int) SESSION.toMillis(), e -> {}, leftSession, password);
-    perTest.closeLater(lost::close);
-    await().atMost(PATIENCE).until(() -> lost.getState().isConnected());
     String left =
         lost.create(
             electionPath + "/c-",
@@ -558,10 +576,10 @@ class ZooKeeperLeaseStoreIT {
             org.apache.zookeeper.ZooDefs.Ids.OPEN_ACL_UNSAFE,
             org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL);
 
-    Lease lease = granted(storeA.tryAcquire(election, "a", TTL));
+    Lease lease = granted(store.tryAcquire(election, "a", TTL));
 
     assertThat(lease.candidate()).isEqualTo("a");
-    assertThat(clientA.checkExists().forPath(left)).as("the node left in line").isNull();
+    assertThat(cutClient.checkExists().forPath(left)).as("the node left in line").isNull();
     assertThat(held(storeB.tryAcquire(election, "b", TTL)).token()).isEqualTo(lease.token());
   }
 
