@@ -41,12 +41,16 @@ import java.util.regex.Pattern;
  * job) or restored from an older copy, it goes back, and what each process remembers of it is then
  * the only record of the versions lost. So each process remembers the highest version it has seen
  * or written, whole: when the directory's highest is lower, or the same number holds other bytes,
- * the directory went back. The process then writes back the version it remembers, under its own
- * number (the bytes it saw, so what it writes was once the state), and the holder's next renewal
- * does the same with its own: the highest number any live process remembers becomes the head again,
- * and tokens go on above it. It forgets its cleanup mark, which belonged to the directory that was,
- * and for one lease (the longest it has seen in the election) it grants nothing: a grant it never
- * saw may be live, and its holder will have written it back or let it run out by then.
+ * the directory went back. It also remembers the highest number it found taken when it tried to
+ * create it: a version it never read, whose loss shows only as a head below it ({@code rm -rf}
+ * unlinks in directory order, which may take the newest versions first and leave as the head one
+ * this process saw, byte for byte). The process then writes back the version it remembers, under
+ * its own number (the bytes it saw, so what it writes was once the state), and the holder's next
+ * renewal does the same with its own: the highest number any live process remembers becomes the
+ * head again, and tokens go on above it. It forgets its cleanup mark, which belonged to the
+ * directory that was, and for one lease (the longest it has seen in the election) it grants
+ * nothing: a grant it never saw may be live, and its holder will have written it back or let it run
+ * out by then.
  *
  * <p>A version written in another boot says when it ends on a clock that is not this one's: it is
  * judged live until its TTL has passed since this process first saw it. After a reboot, that delays
@@ -83,6 +87,12 @@ final class ElectionDirectory {
 
   private byte[] seenBytes;
   private long longestTtlNanos;
+
+  /**
+   * The highest number this process found taken when it tried to create it, and has not yet found
+   * missing: a version it never read, but that existed.
+   */
+  private long takenVersion;
 
   /** When this process last found the directory gone back, and from which version to which. */
   private boolean wentBack;
@@ -133,6 +143,14 @@ final class ElectionDirectory {
           continue; // superseded and deleted since the listing: list again
         }
       }
+      if (highest < takenVersion) {
+        // A version this process never read is gone, with what it held: rm -rf unlinks in the
+        // order readdir gives (hash order on ext4), so the newest versions can go first and leave
+        // an older one as the head, maybe one this process saw, byte for byte. Only those that
+        // read the lost versions can write them back; this one grants nothing for a lease.
+        wentBack("from version " + takenVersion + " to " + highest);
+        takenVersion = 0;
+      }
       if (highest < seenVersion || (highest == seenVersion && !Arrays.equals(bytes, seenBytes))) {
         if (wroteBack && highest < seenVersion) {
           throw new IOException(
@@ -145,7 +163,7 @@ final class ElectionDirectory {
                   + " done");
         }
         if (!wroteBack) {
-          wentBack(highest);
+          wentBack("from version " + seenVersion + " to " + highest);
           writeBack();
           wroteBack = true;
           continue;
@@ -181,10 +199,10 @@ final class ElectionDirectory {
     longestTtlNanos = Math.max(longestTtlNanos, version.ttl().toNanos());
   }
 
-  private void wentBack(long highest) {
+  private void wentBack(String how) {
     wentBack = true;
     wentBackAt = clock.nanoTime();
-    wentBackFrom = "from version " + seenVersion + " to " + highest;
+    wentBackFrom = how;
     // The mark names a version of the directory that was: below it may now be somebody's grant.
     markVersion = 0;
     markBytes = null;
@@ -250,7 +268,8 @@ final class ElectionDirectory {
    *
    * @return false when version {@code number} exists already: somebody else wrote first
    */
-  synchronized boolean create(long number, LeaseVersion content) throws IOException {
+  synchronized boolean create(Head read, LeaseVersion content) throws IOException {
+    long number = read.number() + 1;
     if (number == 1) {
       Files.createDirectories(dir);
     } else if (!Files.isDirectory(dir)) {
@@ -265,7 +284,52 @@ final class ElectionDirectory {
     if (number > seenVersion) {
       seen(number, bytes, content);
     }
+    if (content.holder().isPresent()) {
+      checkFollows(read);
+    }
     return true;
+  }
+
+  /**
+   * Fails when the lease just written after {@code read} is not the head that follows it: a higher
+   * version is there, or the one read is gone or changed. Then a number this process never saw was
+   * deleted between its read and its link ({@code rm -rf} takes versions in directory order, not
+   * newest last), and the lease written may repeat a token still held: it is not reported, and this
+   * process grants nothing for one lease. Nobody else writes over a live lease, so this never fails
+   * while the directory only moves forward.
+   */
+  private void checkFollows(Head read) throws IOException {
+    long number = read.number() + 1;
+    long highest = listing().highest();
+    boolean followed = read.number() == 0 || read.version().equals(versionOf(read.number()));
+    if (highest > number || !followed) {
+      wentBack(
+          "under version "
+              + number
+              + " just written (the highest is "
+              + highest
+              + (followed ? "" : "; version " + read.number() + " it followed is gone or changed")
+              + ")");
+      throw new IOException(
+          dir
+              + " went back while version "
+              + number
+              + " was written (deleted or restored while in use): the lease it holds may repeat a"
+              + " token, so it is not reported");
+    }
+  }
+
+  /** Version {@code number} as it is now; empty when it is gone or is not one this store wrote. */
+  private Optional<LeaseVersion> versionOf(long number) throws IOException {
+    byte[] bytes = bytesOf(number);
+    if (bytes == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(LeaseVersion.decode(bytes, name(number)));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty(); // overwritten by something else: not the version followed either
+    }
   }
 
   /** Creates version {@code number} whole; false when it exists (or the directory went away). */
@@ -292,6 +356,7 @@ final class ElectionDirectory {
       try {
         Files.createLink(dir.resolve(name(number)), temporary);
       } catch (FileAlreadyExistsException e) {
+        takenVersion = Math.max(takenVersion, number);
         return false;
       }
     } catch (NoSuchFileException e) {

@@ -234,7 +234,7 @@ public final class FileLeaseStore implements LeaseStore {
         long start = clock.nanoTime();
         ElectionDirectory.Head head = dir.head();
         Step<T> step = decision.decide(head, start);
-        if (step.next().isEmpty() || write(dir, head.number(), step.next().get(), start, what)) {
+        if (step.next().isEmpty() || write(dir, head, step.next().get(), start, what)) {
           return step.answer();
         }
         if (clock.nanoTime() - callStart > callTimeout.toNanos()) {
@@ -257,9 +257,13 @@ public final class FileLeaseStore implements LeaseStore {
    * is unknown.
    */
   private boolean write(
-      ElectionDirectory dir, long read, LeaseVersion next, long start, String what)
+      ElectionDirectory dir,
+      ElectionDirectory.Head read,
+      LeaseVersion next,
+      long start,
+      String what)
       throws IOException {
-    if (!dir.create(read + 1, next)) {
+    if (!dir.create(read, next)) {
       return false;
     }
     long took = clock.nanoTime() - start;

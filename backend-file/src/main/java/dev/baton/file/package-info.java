@@ -40,16 +40,20 @@
  *       restore from an older copy), it writes that version back and, for one lease (the longest it
  *       has seen in the election), grants nothing: tryAcquire fails with a {@link
  *       dev.baton.election.LeaseStoreException} that says so. A holder that still runs writes its
- *       own lease back at its next renewal and keeps it. So among processes that had read the
- *       directory, tokens never repeat nor go backwards and no lease is granted over a live one;
- *       cleanup deletes only versions below one it saw at least ten seconds before and finds
- *       unchanged, never a grant made after the directory went back.
+ *       own lease back at its next renewal and keeps it. A process that found a number taken when
+ *       it tried to write it refuses the same way once that version is gone ({@code rm -rf} unlinks
+ *       in directory order, hash order on ext4, so while it runs an older version can be the head
+ *       again). So among processes that had read the directory up to its last version, tokens never
+ *       repeat nor go backwards and no lease is granted over a live one; cleanup deletes only
+ *       versions below one it saw at least ten seconds before and finds unchanged, never a grant
+ *       made after the directory went back.
  * </ul>
  *
  * <p>Old versions are deleted ten seconds after a newer one was seen, so a directory holds a few
  * dozen small files per election. A write completed later than the call timeout after the read it
  * was based on is not trusted (the call fails), because the number it used might have been deleted
- * and created again.
+ * and created again; nor is a grant or renewal that, read again right after its link, is not the
+ * highest version or no longer follows the version it was based on, unchanged.
  *
  * <h2>Limits</h2>
  *
@@ -61,10 +65,13 @@
  *       {@code /proc/self/timens_offsets} is taken out); virtual machines and hosts do not.
  *   <li><b>The directory is the state for a process that never read it.</b> A candidate started
  *       after the directory was deleted or restored, or one that had not read it since the state it
- *       is restored to, cannot tell: it may be granted at once, with a token used before, until a
- *       process that remembers more writes back its version (at that process's next call); the
- *       holder of that grant loses it at its next renewal. Deleted with every candidate stopped,
- *       the tokens start again from 1.
+ *       went back to (also one that a half-done {@code rm -rf} left), cannot tell: it may be
+ *       granted at once, with a token used before, until a process that remembers more writes back
+ *       its version (at that process's next call); the holder of that grant loses it at its next
+ *       renewal. Deleted with every candidate stopped, the tokens start again from 1. Likewise when
+ *       {@code rm -rf} unlinks exactly the versions above the one a writer read, between its read
+ *       and its link: the writer cannot tell, and holds a token a live holder has until one of them
+ *       renews.
  *   <li>A lease cannot stop a paused leader from acting late: pass the token with its writes.
  * </ul>
  */

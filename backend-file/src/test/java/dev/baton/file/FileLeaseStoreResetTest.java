@@ -8,6 +8,7 @@ import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStoreException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -20,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -236,6 +238,96 @@ class FileLeaseStoreResetTest {
     Lease next = awaitGrant(b, "b");
 
     assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+  }
+
+  @Test
+  void a_version_a_writer_found_taken_is_not_granted_again_when_rm_deletes_it_before_older_ones()
+      throws IOException {
+    FileLeaseStore a = store();
+    release(a, attempt(a, "a").orElseThrow());
+    // x's clock is read after x has read the head (version 2, free) and again after x found the
+    // next number taken: a takes version 3 in between, and rm -rf, which unlinks in the order
+    // readdir gives (hash order on ext4), has deleted version 3 but not yet version 2.
+    FileLeaseStore x =
+        storeReadingItsClockAfter(
+            List.of(() -> {}, () -> {}, () -> takenByA(a, 0), () -> deleteVersion(3)));
+
+    assertThat(attempt(x, "x")).as("x, which found version 3 taken").isEmpty();
+    aKeepsItsLeaseAndXIsGrantedAboveIt(a, x);
+  }
+
+  @Test
+  void a_lease_linked_where_rm_deleted_a_version_under_a_newer_one_is_not_granted()
+      throws IOException {
+    FileLeaseStore a = store();
+    release(a, attempt(a, "a").orElseThrow());
+    // After x read version 2 (free) and before its link: a takes version 3 and renews it (4), and
+    // rm -rf has deleted version 3 but not yet 4 or 2. x's link of 3 succeeds.
+    FileLeaseStore x =
+        storeReadingItsClockAfter(
+            List.of(
+                () -> {},
+                () -> {},
+                () -> {
+                  takenByA(a, 1);
+                  deleteVersion(3);
+                }));
+
+    assertThat(attempt(x, "x")).as("x, whose version 3 is under a's 4").isEmpty();
+    aKeepsItsLeaseAndXIsGrantedAboveIt(a, x);
+  }
+
+  private final List<Lease> taken = new ArrayList<>();
+
+  /** a renews the lease it was granted while x is refused, then releases it; then x is granted. */
+  private void aKeepsItsLeaseAndXIsGrantedAboveIt(FileLeaseStore a, FileLeaseStore x) {
+    Lease held = renewWhileRefused(a, taken.get(0), x, "x");
+    release(a, held);
+    Lease next = awaitGrant(x, "x");
+
+    assertThat(next.token().value()).isGreaterThan(held.token().value());
+  }
+
+  /** a is granted, and renews {@code renewals} times. */
+  private void takenByA(FileLeaseStore a, int renewals) {
+    Lease lease = attempt(a, "a").orElseThrow();
+    for (int i = 0; i < renewals; i++) {
+      lease = renew(a, lease);
+    }
+    taken.add(lease);
+  }
+
+  /**
+   * A store whose clock runs {@code actions}, one per reading, before it answers: what other
+   * processes do between two steps of this one's call. The test fails unless all of them ran.
+   */
+  private FileLeaseStore storeReadingItsClockAfter(List<Runnable> actions) {
+    List<Runnable> pending = new ArrayList<>(actions);
+    pendingActions.add(pending);
+    return FileLeaseStore.builder(dir)
+        .clock(
+            () -> {
+              if (!pending.isEmpty()) {
+                pending.remove(0).run();
+              }
+              return now.get();
+            })
+        .build();
+  }
+
+  private final List<List<Runnable>> pendingActions = new ArrayList<>();
+
+  @AfterEach
+  void everyInterleavingRan() {
+    assertThat(pendingActions).as("actions that did not run").allMatch(List::isEmpty);
+  }
+
+  private void deleteVersion(long number) {
+    try {
+      Files.delete(election().resolve(ElectionDirectory.name(number)));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   @Test
