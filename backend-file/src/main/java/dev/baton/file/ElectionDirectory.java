@@ -45,12 +45,14 @@ import java.util.regex.Pattern;
  * create it: a version it never read, whose loss shows only as a head below it ({@code rm -rf}
  * unlinks in directory order, which may take the newest versions first and leave as the head one
  * this process saw, byte for byte). The process then writes back the version it remembers, under
- * its own number (the bytes it saw, so what it writes was once the state), and the holder's next
+ * its own number (the state it saw, so what it writes was once the state), and the holder's next
  * renewal does the same with its own: the highest number any live process remembers becomes the
  * head again, and tokens go on above it. It forgets its cleanup mark, which belonged to the
  * directory that was, and for one lease (the longest it has seen in the election) it grants
  * nothing: a grant it never saw may be live, and its holder will have written it back or let it run
- * out by then.
+ * out by then. A version written back carries when its writer found the directory gone back, so
+ * every process that reads it refuses for that same lease: one that remembers exactly the version
+ * written back (the bytes differ by that mark), one that remembers less, and one started since.
  *
  * <p>A version written in another boot says when it ends on a clock that is not this one's: it is
  * judged live until its TTL has passed since this process first saw it. After a reboot, that delays
@@ -99,6 +101,11 @@ final class ElectionDirectory {
 
   private long wentBackAt;
   private String wentBackFrom;
+
+  /** The last written-back version whose mark this process took on. */
+  private long adoptedVersion;
+
+  private byte[] adoptedBytes;
 
   /** The version of another boot at the head, and when this process first saw it. */
   private long otherBootVersion;
@@ -183,6 +190,9 @@ final class ElectionDirectory {
         // one is the state now, and the refusal to grant after going back covers the difference.
         seen(highest, bytes, version);
       }
+      if (version.writtenBack().isPresent()) {
+        adoptWriteBack(highest, bytes, version.writtenBack().get());
+      }
       return new Head(highest, Optional.of(version), expiresAt(highest, bytes, version));
     }
     throw new IOException(
@@ -200,8 +210,12 @@ final class ElectionDirectory {
   }
 
   private void wentBack(String how) {
+    wentBack(how, clock.nanoTime());
+  }
+
+  private void wentBack(String how, long at) {
     wentBack = true;
-    wentBackAt = clock.nanoTime();
+    wentBackAt = at;
     wentBackFrom = how;
     // The mark names a version of the directory that was: below it may now be somebody's grant.
     markVersion = 0;
@@ -214,7 +228,27 @@ final class ElectionDirectory {
    */
   private void writeBack() throws IOException {
     Files.createDirectories(dir);
-    link(seenVersion, seenBytes);
+    LeaseVersion seen = LeaseVersion.decode(seenBytes, name(seenVersion));
+    link(seenVersion, seen.writtenBack(wentBackAt, clock.bootId()).encode());
+  }
+
+  /**
+   * Refuses to grant for one lease from when the candidate that wrote back {@code number} found the
+   * directory gone back: what this process remembers may be exactly the version written back, or
+   * older, or nothing, and then only the mark in the version shows that grants were lost. A mark of
+   * another boot cannot be placed on this clock: the lease counts from when this process first saw
+   * it.
+   */
+  private void adoptWriteBack(long number, byte[] bytes, LeaseVersion.WrittenBack mark) {
+    if (number == adoptedVersion && Arrays.equals(bytes, adoptedBytes)) {
+      return;
+    }
+    adoptedVersion = number;
+    adoptedBytes = bytes;
+    long at = mark.bootId().equals(clock.bootId()) ? mark.atNanos() : clock.nanoTime();
+    if (!wentBack || at - wentBackAt > 0) {
+      wentBack("to version " + number + ", written back by a candidate that found it gone", at);
+    }
   }
 
   /**

@@ -24,6 +24,9 @@ import java.util.Properties;
  * @param expiresAtNanos the end of the lease on {@link HostClock} of boot {@code bootId}
  * @param bootId the boot the expiry belongs to; after a reboot the monotonic clock starts again
  * @param writtenAt wall-clock time of the write, for people only
+ * @param writtenBack set when this is a version written back by a candidate that found the
+ *     directory gone back: when that was, so that every reader grants nothing for one lease from
+ *     then, whatever it remembers (see {@link ElectionDirectory})
  */
 record LeaseVersion(
     long token,
@@ -31,7 +34,11 @@ record LeaseVersion(
     Duration ttl,
     long expiresAtNanos,
     String bootId,
-    Instant writtenAt) {
+    Instant writtenAt,
+    Optional<WrittenBack> writtenBack) {
+
+  /** When a candidate found the directory gone back, on the host clock of boot {@code bootId}. */
+  record WrittenBack(long atNanos, String bootId) {}
 
   private static final String FORMAT = "baton-file-lease-1";
 
@@ -42,12 +49,30 @@ record LeaseVersion(
       long expiresAtNanos,
       String bootId,
       Instant writtenAt) {
-    return new LeaseVersion(token, Optional.of(holder), ttl, expiresAtNanos, bootId, writtenAt);
+    return new LeaseVersion(
+        token, Optional.of(holder), ttl, expiresAtNanos, bootId, writtenAt, Optional.empty());
   }
 
   /** The same term given up: the token stays, so that the next grant's is still higher. */
   LeaseVersion released(Instant now) {
-    return new LeaseVersion(token, Optional.empty(), ttl, expiresAtNanos, bootId, now);
+    return new LeaseVersion(
+        token, Optional.empty(), ttl, expiresAtNanos, bootId, now, Optional.empty());
+  }
+
+  /**
+   * This version as written back by a candidate that found the directory gone back at {@code
+   * atNanos}: the same state, in bytes that differ from the original's, so that also a reader that
+   * remembers the original byte for byte sees that the directory went back.
+   */
+  LeaseVersion writtenBack(long atNanos, String bootId) {
+    return new LeaseVersion(
+        token,
+        holder,
+        ttl,
+        expiresAtNanos,
+        this.bootId,
+        writtenAt,
+        Optional.of(new WrittenBack(atNanos, bootId)));
   }
 
   boolean isHeldBy(String candidate, long leaseToken) {
@@ -63,6 +88,11 @@ record LeaseVersion(
     p.setProperty("expires-at-monotonic-nanos", Long.toString(expiresAtNanos));
     p.setProperty("boot-id", bootId);
     p.setProperty("written-at", writtenAt.toString());
+    writtenBack.ifPresent(
+        w -> {
+          p.setProperty("written-back-at-monotonic-nanos", Long.toString(w.atNanos()));
+          p.setProperty("written-back-boot-id", w.bootId());
+        });
     StringWriter out = new StringWriter();
     try {
       p.store(out, null);
@@ -81,13 +111,22 @@ record LeaseVersion(
         throw new IllegalArgumentException(
             "format is '" + p.getProperty("format") + "', expected " + FORMAT);
       }
+      Optional<WrittenBack> writtenBack = Optional.empty();
+      if (p.getProperty("written-back-at-monotonic-nanos") != null) {
+        writtenBack =
+            Optional.of(
+                new WrittenBack(
+                    Long.parseLong(p.getProperty("written-back-at-monotonic-nanos")),
+                    required(p, "written-back-boot-id")));
+      }
       return new LeaseVersion(
           Long.parseLong(required(p, "token")),
           Optional.ofNullable(p.getProperty("holder")),
           Duration.ofNanos(Long.parseLong(required(p, "ttl-nanos"))),
           Long.parseLong(required(p, "expires-at-monotonic-nanos")),
           required(p, "boot-id"),
-          Instant.parse(required(p, "written-at")));
+          Instant.parse(required(p, "written-at")),
+          writtenBack);
     } catch (IOException | IllegalArgumentException | DateTimeParseException e) {
       throw new IllegalArgumentException(
           what + " is not a lease version this store wrote: " + e.getMessage(), e);

@@ -241,6 +241,78 @@ class FileLeaseStoreResetTest {
   }
 
   @Test
+  void a_candidate_that_saw_the_very_version_another_wrote_back_grants_nothing_over_the_lost_one()
+      throws IOException {
+    FileLeaseStore a = store();
+    FileLeaseStore b = store();
+    FileLeaseStore c = store();
+    FileLeaseStore x = store();
+    release(a, attempt(a, "a").orElseThrow());
+    advance(STEP);
+    assertThat(b.read(E)).as("b saw the lease free").isEmpty();
+    assertThat(c.read(E)).as("c saw the lease free").isEmpty();
+    advance(STEP);
+    Lease unseen = attempt(x, "x").orElseThrow();
+
+    deleteElection();
+    // c writes back the free version both saw; for b, which remembers it byte for byte, the
+    // directory looks as it left it, while x's grant is in no file.
+    assertThat(attempt(c, "c")).isEmpty();
+    unseen = renewWhileRefused(x, unseen, b, "b");
+    release(x, unseen);
+    Lease next = awaitGrant(b, "b");
+
+    assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+  }
+
+  @Test
+  void
+      a_candidate_that_saw_less_than_the_version_another_wrote_back_grants_nothing_over_the_lost_one()
+          throws IOException {
+    FileLeaseStore a = store();
+    FileLeaseStore b = store();
+    FileLeaseStore c = store();
+    FileLeaseStore x = store();
+    Lease first = attempt(a, "a").orElseThrow();
+    advance(STEP);
+    assertThat(b.read(E)).as("b saw a's lease").isPresent();
+    release(a, first);
+    assertThat(c.read(E)).as("c saw the lease free").isEmpty();
+    advance(STEP);
+    Lease unseen = attempt(x, "x").orElseThrow();
+
+    deleteElection();
+    // c writes back the free version, which is above anything b saw: for b the directory moved on.
+    assertThat(attempt(c, "c")).isEmpty();
+    unseen = renewWhileRefused(x, unseen, b, "b");
+    release(x, unseen);
+    Lease next = awaitGrant(b, "b");
+
+    assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+  }
+
+  @Test
+  void a_candidate_started_after_a_version_was_written_back_grants_nothing_for_a_lease()
+      throws IOException {
+    FileLeaseStore a = store();
+    FileLeaseStore c = store();
+    FileLeaseStore x = store();
+    release(a, attempt(a, "a").orElseThrow());
+    assertThat(c.read(E)).as("c saw the lease free").isEmpty();
+    advance(STEP);
+    Lease unseen = attempt(x, "x").orElseThrow();
+
+    deleteElection();
+    assertThat(attempt(c, "c")).isEmpty();
+    // Started now, the newcomer knows only what the files say: that the directory went back.
+    unseen = renewWhileRefused(x, unseen, store(), "n");
+    release(x, unseen);
+    Lease next = awaitGrant(store(), "n");
+
+    assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+  }
+
+  @Test
   void a_version_a_writer_found_taken_is_not_granted_again_when_rm_deletes_it_before_older_ones()
       throws IOException {
     FileLeaseStore a = store();
