@@ -43,10 +43,12 @@
  *       own lease back at its next renewal and keeps it. A process that found a number taken when
  *       it tried to write it refuses the same way once that version is gone ({@code rm -rf} unlinks
  *       in directory order, hash order on ext4, so while it runs an older version can be the head
- *       again). So among processes that had read the directory up to its last version, tokens never
- *       repeat nor go backwards and no lease is granted over a live one; cleanup deletes only
- *       versions below one it saw at least ten seconds before and finds unchanged, never a grant
- *       made after the directory went back.
+ *       again). A version written back carries when its writer found the directory gone back, and
+ *       every process that reads it refuses for that same lease, whatever it remembers (also
+ *       exactly that version, byte for byte) and also when it started since. So once a version is
+ *       written back, tokens never repeat nor go backwards and no lease is granted over a live one;
+ *       cleanup deletes only versions below one it saw at least ten seconds before and finds
+ *       unchanged, never a grant made after the directory went back.
  * </ul>
  *
  * <p>Old versions are deleted ten seconds after a newer one was seen, so a directory holds a few
