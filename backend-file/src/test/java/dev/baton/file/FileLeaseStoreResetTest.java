@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -246,23 +247,14 @@ class FileLeaseStoreResetTest {
     FileLeaseStore a = store();
     FileLeaseStore b = store();
     FileLeaseStore c = store();
-    FileLeaseStore x = store();
     release(a, attempt(a, "a").orElseThrow());
     advance(STEP);
     assertThat(b.read(E)).as("b saw the lease free").isEmpty();
     assertThat(c.read(E)).as("c saw the lease free").isEmpty();
-    advance(STEP);
-    Lease unseen = attempt(x, "x").orElseThrow();
 
-    deleteElection();
-    // c writes back the free version both saw; for b, which remembers it byte for byte, the
-    // directory looks as it left it, while x's grant is in no file.
-    assertThat(attempt(c, "c")).isEmpty();
-    unseen = renewWhileRefused(x, unseen, b, "b");
-    release(x, unseen);
-    Lease next = awaitGrant(b, "b");
-
-    assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+    // For b, which remembers the version c writes back byte for byte, the directory looks as b
+    // left it.
+    aGrantNobodyElseSawOutlivesTheWriteBackBy(c, () -> b, "b");
   }
 
   @Test
@@ -272,23 +264,14 @@ class FileLeaseStoreResetTest {
     FileLeaseStore a = store();
     FileLeaseStore b = store();
     FileLeaseStore c = store();
-    FileLeaseStore x = store();
     Lease first = attempt(a, "a").orElseThrow();
     advance(STEP);
     assertThat(b.read(E)).as("b saw a's lease").isPresent();
     release(a, first);
     assertThat(c.read(E)).as("c saw the lease free").isEmpty();
-    advance(STEP);
-    Lease unseen = attempt(x, "x").orElseThrow();
 
-    deleteElection();
-    // c writes back the free version, which is above anything b saw: for b the directory moved on.
-    assertThat(attempt(c, "c")).isEmpty();
-    unseen = renewWhileRefused(x, unseen, b, "b");
-    release(x, unseen);
-    Lease next = awaitGrant(b, "b");
-
-    assertThat(next.token().value()).isGreaterThan(unseen.token().value());
+    // The version c writes back is above anything b saw: for b the directory moved on.
+    aGrantNobodyElseSawOutlivesTheWriteBackBy(c, () -> b, "b");
   }
 
   @Test
@@ -296,18 +279,31 @@ class FileLeaseStoreResetTest {
       throws IOException {
     FileLeaseStore a = store();
     FileLeaseStore c = store();
-    FileLeaseStore x = store();
     release(a, attempt(a, "a").orElseThrow());
     assertThat(c.read(E)).as("c saw the lease free").isEmpty();
+
+    // Started after the write-back, the newcomer knows only what the files say.
+    aGrantNobodyElseSawOutlivesTheWriteBackBy(c, this::store, "n");
+  }
+
+  /**
+   * x is granted a lease nobody else sees, the directory is deleted, and {@code writer} writes back
+   * the free version it saw; then the follower ({@code follower} is asked for it after the
+   * write-back) is refused while x renews, and granted above x's token once x released.
+   */
+  private void aGrantNobodyElseSawOutlivesTheWriteBackBy(
+      FileLeaseStore writer, Supplier<FileLeaseStore> follower, String candidate)
+      throws IOException {
+    FileLeaseStore x = store();
     advance(STEP);
     Lease unseen = attempt(x, "x").orElseThrow();
-
     deleteElection();
-    assertThat(attempt(c, "c")).isEmpty();
-    // Started now, the newcomer knows only what the files say: that the directory went back.
-    unseen = renewWhileRefused(x, unseen, store(), "n");
+    assertThat(attempt(writer, "writer")).isEmpty();
+
+    FileLeaseStore f = follower.get();
+    unseen = renewWhileRefused(x, unseen, f, candidate);
     release(x, unseen);
-    Lease next = awaitGrant(store(), "n");
+    Lease next = awaitGrant(f, candidate);
 
     assertThat(next.token().value()).isGreaterThan(unseen.token().value());
   }
