@@ -76,10 +76,32 @@ final class Transactions {
       rollback(c, deadlineNanos, t);
       throw t;
     } finally {
-      restoreAutoCommit(c, previousAutoCommit, deadlineNanos, failure);
-      restoreNetwork(c, previousNetworkTimeout, failure);
+      Throwable cleanup = failure != null ? failure : abortedAfterItsAnswer(alarm);
+      restoreAutoCommit(c, previousAutoCommit, deadlineNanos, cleanup);
+      restoreNetwork(c, previousNetworkTimeout, cleanup);
       alarm.disarm();
-      release(c, failure);
+      release(c, cleanup);
+      logIfAbortedAfterItsAnswer(cleanup, failure);
+    }
+  }
+
+  /**
+   * On a busy machine the alarm can go off between a call's last answer (a read's rows, a commit)
+   * and its end. The answer stands; only the connection is lost: the restores that follow fail on
+   * it, which makes the pool drop it, and they must not turn the answer into a failure. Returns
+   * what collects those failures, or null when the alarm was disarmed in time.
+   */
+  private static Throwable abortedAfterItsAnswer(DeadlineAlarm alarm) {
+    return alarm.disarm()
+        ? null
+        : new SQLTimeoutException(
+            "the call timeout passed after the database had answered; the connection was aborted"
+                + " and is dropped, the answer stands");
+  }
+
+  private static void logIfAbortedAfterItsAnswer(Throwable cleanup, Throwable failure) {
+    if (cleanup != null && cleanup != failure) {
+      log.debug("a lease store call answered just before its deadline", cleanup);
     }
   }
 
@@ -110,12 +132,14 @@ final class Transactions {
       }
       throw t;
     } finally {
+      Throwable cleanup = failure != null ? failure : abortedAfterItsAnswer(alarm);
       if (!previousAutoCommit) {
-        restoreManualCommit(c, failure);
+        restoreManualCommit(c, cleanup);
       }
-      restoreNetwork(c, previousNetworkTimeout, failure);
+      restoreNetwork(c, previousNetworkTimeout, cleanup);
       alarm.disarm();
-      release(c, failure);
+      release(c, cleanup);
+      logIfAbortedAfterItsAnswer(cleanup, failure);
     }
   }
 
