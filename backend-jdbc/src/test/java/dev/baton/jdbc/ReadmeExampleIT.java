@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.RequiredServer;
+import dev.baton.testservers.MarkdownPage.Block;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,17 +57,19 @@ class ReadmeExampleIT {
         "127.0.0.1",
         5432,
         "sudo service postgresql start (user postgres with trust, database test)");
-    List<ReadmeSnippets.Block> services =
-        ReadmeSnippets.blocks("java").stream().filter(b -> b.publicClass().isPresent()).toList();
+    List<Block> services =
+        DocSnippets.readme("java").stream()
+            .filter(b -> DocSnippets.publicClass(b).isPresent())
+            .toList();
     assertThat(services).hasSize(1);
-    assertThat(ReadmeSnippets.compile(services, dir)).isEmpty();
+    assertThat(DocSnippets.compile(services, dir)).isEmpty();
     // The README's election.properties: the first properties block, the one next to the service.
     Files.writeString(
-        dir.resolve("election.properties"), ReadmeSnippets.blocks("properties").get(0).text());
+        dir.resolve("election.properties"), DocSnippets.readme("properties").get(0).text());
 
     String election = "readme-" + UUID.randomUUID();
     for (int i = 1; i <= 3; i++) {
-      start(dir, services.get(0).publicClass().orElseThrow(), election, "replica-" + i);
+      start(dir, DocSnippets.publicClass(services.get(0)).orElseThrow(), election, "replica-" + i);
     }
     int leader = awaitBilling(-1, Duration.ofSeconds(60));
     long token = lastToken(leader).orElseThrow();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.Elector;
 import dev.baton.election.MemoryLeaseStore;
+import dev.baton.testservers.MarkdownPage.Block;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Path;
@@ -15,41 +16,45 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every Java and properties block a user copies from the README's first part (using it from Java,
- * configuration, the JDBC backend) works as shown: the Java compiles with its own imports against
- * the library, and the properties load into a configuration the library accepts.
+ * Every Java and properties block a user of plain Java and of the JDBC backend copies (the README
+ * up to its Spring Boot section, docs/java.md, docs/configuration.md, docs/jdbc.md) works as shown:
+ * the Java compiles with its own imports against the library, and the properties load into a
+ * configuration the library accepts.
  */
-class ReadmeSnippetsTest {
+class DocSnippetsTest {
 
   @Test
   @DisplayName(
-      "every Java snippet of the README's first part compiles as shown, with its own imports")
+      "every Java snippet of the README and of the Java, configuration and JDBC pages compiles as shown, with its own imports")
   void javaSnippetsCompile(@TempDir Path dir) throws IOException {
-    List<ReadmeSnippets.Block> blocks = ReadmeSnippets.blocks("java");
+    List<Block> blocks = DocSnippets.blocks("java");
     // The service, the configuration line, the JDBC builder, the guarded writes, at the least.
     assertThat(blocks).hasSizeGreaterThanOrEqualTo(4);
-    assertThat(blocks).anySatisfy(b -> assertThat(b.publicClass()).isPresent());
+    assertThat(blocks).anySatisfy(b -> assertThat(DocSnippets.publicClass(b)).isPresent());
+    assertThat(blocks).extracting(Block::page).contains("README.md", "docs/jdbc.md");
 
-    String errors = ReadmeSnippets.compile(blocks, dir);
+    String errors = DocSnippets.compile(blocks, dir);
 
     assertThat(errors).as("compiler errors").isEmpty();
   }
 
   @Test
   @DisplayName(
-      "every properties block of the README's first part loads as written and is accepted by the library")
+      "every properties block of the README and of the Java, configuration and JDBC pages loads as written and is accepted by the library")
   void propertiesBlocksLoad() throws IOException {
-    List<ReadmeSnippets.Block> blocks = ReadmeSnippets.blocks("properties");
+    List<Block> blocks = DocSnippets.blocks("properties");
     assertThat(blocks).hasSizeGreaterThanOrEqualTo(2);
-    for (ReadmeSnippets.Block b : blocks) {
+    for (Block b : blocks) {
       Properties p = new Properties();
       p.load(new StringReader(b.text()));
       assertThat(p.stringPropertyNames())
-          .as("keys of the block at README line " + b.line())
+          .as("keys of the block at " + b.page() + " line " + b.line())
           .isNotEmpty();
       for (String key : p.stringPropertyNames()) {
         // A .properties file has no inline comments: "jdbc   # optional" would be the value.
-        assertThat(p.getProperty(key)).as(key + " at README line " + b.line()).doesNotContain("#");
+        assertThat(p.getProperty(key))
+            .as(key + " at " + b.page() + " line " + b.line())
+            .doesNotContain("#");
       }
       ElectionProperties properties = ElectionProperties.of(p);
 

@@ -1,7 +1,8 @@
 package dev.baton.jdbc;
 
+import dev.baton.testservers.MarkdownPage;
+import dev.baton.testservers.MarkdownPage.Block;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,28 +20,25 @@ import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
 /**
- * The code blocks of the README's first part, up to the end of the JDBC backend's section: what a
- * new user copies first, and what {@link ReadmeSnippetsTest} and {@link ReadmeExampleIT} keep true.
+ * The code blocks a user of plain Java and of the JDBC backend copies: the README's (but its Spring
+ * Boot section, which the starter's tests keep) and those of docs/java.md, docs/configuration.md
+ * and docs/jdbc.md. {@link DocSnippetsTest} and {@link ReadmeExampleIT} keep them true.
  */
-final class ReadmeSnippets {
+final class DocSnippets {
 
-  /**
-   * Where the part that these tests keep true ends: the sections after it have tests of their own.
-   */
-  static final String END_OF_PART = "\n### ZooKeeper backend";
+  /** The pages besides the README whose blocks these tests keep true. */
+  static final List<String> PAGES =
+      List.of("docs/java.md", "docs/configuration.md", "docs/jdbc.md");
 
-  private static final Pattern BLOCK =
-      Pattern.compile("(?m)^```(\\w+)\\n(.*?)^```$", Pattern.DOTALL);
+  /** Where the README's part for the starter's tests begins. */
+  static final String SPRING_SECTION = "## Five minutes in Spring Boot";
+
   private static final Pattern PUBLIC_CLASS = Pattern.compile("(?m)^public class (\\w+)");
 
-  /** One fenced block: its language, its text, and the README line it starts on. */
-  record Block(String language, String text, int line) {
-
-    /** The public class a complete source file declares; empty for a fragment. */
-    Optional<String> publicClass() {
-      Matcher m = PUBLIC_CLASS.matcher(text);
-      return m.find() ? Optional.of(m.group(1)) : Optional.empty();
-    }
+  /** The public class a complete source file declares; empty for a fragment. */
+  static Optional<String> publicClass(Block block) {
+    Matcher m = PUBLIC_CLASS.matcher(block.text());
+    return m.find() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
   /**
@@ -54,20 +52,21 @@ final class ReadmeSnippets {
           + "  dev.baton.election.LeaseStore store;\n"
           + "  String runId;\n";
 
-  private ReadmeSnippets() {}
+  private DocSnippets() {}
 
   /**
    * Compiles {@code blocks} against this test's classpath into {@code dir}/classes: a complete
    * source file as it is, a fragment with its imports on top and its statements in a method.
    *
-   * @return the compiler's errors, each with the README line of its block; empty when all compiled
+   * @return the compiler's errors, each with the page and line of its block; empty when all
+   *     compiled
    */
   static String compile(List<Block> blocks, Path dir) throws IOException {
     List<Path> sources = new ArrayList<>();
     for (Block b : blocks) {
-      String name = b.publicClass().orElse("ReadmeLine" + b.line());
+      String name = publicClass(b).orElse(fragmentName(b));
       Path file = dir.resolve(name + ".java");
-      Files.writeString(file, b.publicClass().isPresent() ? b.text() : asClass(name, b.text()));
+      Files.writeString(file, publicClass(b).isPresent() ? b.text() : asClass(name, b.text()));
       sources.add(file);
     }
     Path classes = Files.createDirectories(dir.resolve("classes"));
@@ -99,7 +98,7 @@ final class ReadmeSnippets {
             .filter(d -> d.getKind() == Diagnostic.Kind.ERROR)
             .map(
                 d ->
-                    "README block "
+                    "block "
                         + d.getSource().getName()
                         + " line "
                         + d.getLineNumber()
@@ -130,46 +129,24 @@ final class ReadmeSnippets {
         + "\n  }\n}\n";
   }
 
-  /**
-   * The README, found from the module's directory or the repository's, whichever the run started
-   * in.
-   */
-  static Path readme() {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve("README.md");
-      if (Files.isRegularFile(candidate) && Files.isDirectory(dir.resolve("backend-jdbc"))) {
-        return candidate;
-      }
-    }
-    // Failsafe and surefire start in the module's directory; basedir says where that is otherwise.
-    Path fromBasedir =
-        Path.of(System.getProperty("basedir", ".")).toAbsolutePath().resolveSibling("README.md");
-    if (Files.isRegularFile(fromBasedir)) {
-      return fromBasedir;
-    }
-    throw new IllegalStateException("README.md not found above " + Path.of("").toAbsolutePath());
+  /** A fragment's class: its page and line, {@code docs_jdbc_md_L123}. */
+  private static String fragmentName(Block b) {
+    return b.page().replaceAll("[^A-Za-z0-9]", "_") + "_L" + b.line();
   }
 
+  /** The README's blocks of {@code language}, up to its Spring Boot section. */
+  static List<Block> readme(String language) {
+    return MarkdownPage.read("README.md").without(SPRING_SECTION).blocks(language);
+  }
+
+  /**
+   * The blocks of {@code language} of the README (up to its Spring Boot section) and of {@link
+   * #PAGES}.
+   */
   static List<Block> blocks(String language) {
-    String text;
-    try {
-      text = Files.readString(readme());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    int end = text.indexOf(END_OF_PART);
-    if (end < 0) {
-      throw new IllegalStateException(
-          "README.md has no '" + END_OF_PART.strip() + "' heading to end the checked part at");
-    }
-    String part = text.substring(0, end);
-    List<Block> found = new ArrayList<>();
-    Matcher m = BLOCK.matcher(part);
-    while (m.find()) {
-      if (m.group(1).equals(language)) {
-        int line = (int) part.substring(0, m.start()).chars().filter(c -> c == '\n').count() + 1;
-        found.add(new Block(m.group(1), m.group(2), line));
-      }
+    List<Block> found = new ArrayList<>(readme(language));
+    for (String page : PAGES) {
+      found.addAll(MarkdownPage.read(page).blocks(language));
     }
     return found;
   }
