@@ -1,4 +1,4 @@
-package dev.baton.jdbc;
+package dev.baton.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
