@@ -170,16 +170,10 @@ public final class MarkdownPage {
   /** Every inline link outside code, in order. */
   public List<Link> links() {
     List<Link> found = new ArrayList<>();
-    boolean fenced = false;
-    for (int i = 0; i < lines.size(); i++) {
-      String line = lines.get(i);
-      if (line.startsWith("```")) {
-        fenced = !fenced;
-      } else if (!fenced) {
-        Matcher m = LINK.matcher(INLINE_CODE.matcher(line).replaceAll("``"));
-        while (m.find()) {
-          found.add(new Link(name, m.group(1), firstLine + i));
-        }
+    for (int i : outsideFences()) {
+      Matcher m = LINK.matcher(INLINE_CODE.matcher(lines.get(i)).replaceAll("``"));
+      while (m.find()) {
+        found.add(new Link(name, m.group(1), firstLine + i));
       }
     }
     return found;
@@ -228,13 +222,17 @@ public final class MarkdownPage {
   }
 
   private List<Integer> headingLines() {
+    return outsideFences().stream().filter(i -> HEADING.matcher(lines.get(i)).matches()).toList();
+  }
+
+  /** The indexes of the lines that are neither in a fenced block nor one of its fences. */
+  private List<Integer> outsideFences() {
     List<Integer> found = new ArrayList<>();
     boolean fenced = false;
     for (int i = 0; i < lines.size(); i++) {
-      String line = lines.get(i);
-      if (line.startsWith("```")) {
+      if (lines.get(i).startsWith("```")) {
         fenced = !fenced;
-      } else if (!fenced && HEADING.matcher(line).matches()) {
+      } else if (!fenced) {
         found.add(i);
       }
     }
