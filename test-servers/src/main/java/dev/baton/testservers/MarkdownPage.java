@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,7 +28,7 @@ import java.util.stream.Stream;
 public final class MarkdownPage {
 
   private static final Pattern HEADING = Pattern.compile("^(#{1,6}) (.+)$");
-  private static final Pattern LINK = Pattern.compile("\\[[^\\]\\n]*\\]\\(([^)\\s]+)\\)");
+  private static final Pattern LINK = Pattern.compile("\\[[^\\]]*\\]\\(([^)\\s]+)\\)");
   private static final Pattern INLINE_CODE = Pattern.compile("`[^`\\n]*`");
 
   /** A fenced block: its language (empty without one), its text, and the page line it opens on. */
@@ -167,14 +168,20 @@ public final class MarkdownPage {
     return found;
   }
 
-  /** Every inline link outside code, in order. */
+  /** Every inline link outside code, in order; its text may run over several lines. */
   public List<Link> links() {
-    List<Link> found = new ArrayList<>();
+    // The page with fenced blocks blanked and inline code emptied, line for line.
+    String[] prose = new String[lines.size()];
+    Arrays.fill(prose, "");
     for (int i : outsideFences()) {
-      Matcher m = LINK.matcher(INLINE_CODE.matcher(lines.get(i)).replaceAll("``"));
-      while (m.find()) {
-        found.add(new Link(name, m.group(1), firstLine + i));
-      }
+      prose[i] = INLINE_CODE.matcher(lines.get(i)).replaceAll("``");
+    }
+    String text = String.join("\n", prose);
+    List<Link> found = new ArrayList<>();
+    Matcher m = LINK.matcher(text);
+    while (m.find()) {
+      int line = (int) text.substring(0, m.start(1)).chars().filter(c -> c == '\n').count();
+      found.add(new Link(name, m.group(1), firstLine + line));
     }
     return found;
   }
