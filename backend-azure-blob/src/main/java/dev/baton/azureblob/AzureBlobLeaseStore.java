@@ -481,9 +481,9 @@ public final class AzureBlobLeaseStore implements LeaseStore {
         e.getStatusCode() == 403
             ? " (the store needs read, write and create on the container's blobs: a SAS with"
                 + " permissions rwc, or the role Storage Blob Data Contributor on the container;"
-                + " see the README)"
+                + " see docs/azure-blob.md)"
             : BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())
-                ? " (create it, or set election.azure-blob.create-container=true; see the README)"
+                ? " (create it, or set election.azure-blob.create-container=true; see docs/azure-blob.md)"
                 : "";
     // The service's message only: the exception's own text repeats the request URL, which may carry
     // a SAS token.

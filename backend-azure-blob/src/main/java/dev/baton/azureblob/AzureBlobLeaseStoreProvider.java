@@ -27,8 +27,8 @@ import java.util.regex.Pattern;
  *       (with an account key or a SAS); either this or {@code endpoint} and {@code sas-token}
  *   <li>{@code election.azure-blob.endpoint}: the account's blob endpoint, such as {@code
  *       https://myaccount.blob.core.windows.net}
- *   <li>{@code election.azure-blob.sas-token}: a SAS for the container (permissions rwc, see the
- *       README), with or without its leading '?'
+ *   <li>{@code election.azure-blob.sas-token}: a SAS for the container (permissions rwc, see
+ *       docs/azure-blob.md), with or without its leading '?'
  *   <li>{@code election.azure-blob.container}: the container of the election blobs; default {@value
  *       AzureBlobLeaseStore#DEFAULT_CONTAINER}
  *   <li>{@code election.azure-blob.create-container}: {@code true} to create the container when it

@@ -247,7 +247,7 @@ class AzureBlobLeaseStoreIT {
     }
   }
 
-  /** The README's fencing example: a write to another blob refuses a stale token. */
+  /** The fencing example of docs/azure-blob.md: a write to another blob refuses a stale token. */
   @Test
   void aWriteGuardedByTheTokenInTheTargetsMetadataRefusesAStaleToken() {
     String election = newElection();
@@ -266,8 +266,8 @@ class AzureBlobLeaseStoreIT {
   }
 
   /**
-   * The README's example, as it stands there: the token the blob last accepted is in its metadata,
-   * and the write is conditional on the ETag under which that token was read.
+   * The example of docs/azure-blob.md, as it stands there: the token the blob last accepted is in
+   * its metadata, and the write is conditional on the ETag under which that token was read.
    */
   static boolean writeFenced(BlobClient target, String content, FencingToken token) {
     BlobRequestConditions unchanged;

@@ -295,7 +295,7 @@ final class DynamoDbRecordStore implements RecordStore {
               + table
               + " does not exist at "
               + where
-              + " (create it, or set election.dynamodb.create-table=true; see the README)",
+              + " (create it, or set election.dynamodb.create-table=true; see docs/dynamodb.md)",
           e);
     } catch (AbortedException e) {
       Thread.currentThread().interrupt();
@@ -326,7 +326,7 @@ final class DynamoDbRecordStore implements RecordStore {
     return denied
         ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table "
             + table
-            + ", and DescribeTable and CreateTable with create-table on; see the README)"
+            + ", and DescribeTable and CreateTable with create-table on; see docs/dynamodb.md)"
         : "";
   }
 

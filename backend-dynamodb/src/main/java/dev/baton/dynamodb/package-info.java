@@ -11,8 +11,8 @@
  *
  * <p>What it does not: a follower that sees an item for the first time waits a full lease duration,
  * even when the holder is long gone; followers poll (DynamoDB cannot watch one item). DynamoDB is a
- * fencing resource only for writes that carry the token in their own condition (see the README); a
- * guarded write in one {@code TransactWriteItems} is not offered, since no server that runs here
- * can test it.
+ * fencing resource only for writes that carry the token in their own condition (see
+ * docs/dynamodb.md); a guarded write in one {@code TransactWriteItems} is not offered, since no
+ * server that runs here can test it.
  */
 package dev.baton.dynamodb;

@@ -193,7 +193,10 @@ class DynamoDbLeaseStoreIT {
     }
   }
 
-  /** The README's fencing example: the resource's own conditional write refuses a stale token. */
+  /**
+   * The fencing example of docs/dynamodb.md: the resource's own conditional write refuses a stale
+   * token.
+   */
   @Test
   void aCallersConditionalWriteRefusesAStaleToken() {
     client.createTable(
@@ -234,7 +237,7 @@ class DynamoDbLeaseStoreIT {
         .containsEntry("fencingToken", AttributeValue.fromN(Long.toString(newer.token().value())));
   }
 
-  /** The README's example, as it stands there. */
+  /** The example of docs/dynamodb.md, as it stands there. */
   static void markPaid(DynamoDbClient dynamo, String id, String state, FencingToken token) {
     dynamo.updateItem(
         r ->

@@ -225,8 +225,8 @@ public final class EtcdLeaseStore implements LeaseStore {
 
     /**
      * The longest any call may take (default 3 s): at most half the renew deadline it is used with
-     * ({@link CallTimeout}). An etcd leader change stalls writes for several seconds (see the
-     * README).
+     * ({@link CallTimeout}). An etcd leader change stalls writes for several seconds (see
+     * docs/etcd.md).
      */
     public Builder callTimeout(Duration callTimeout) {
       this.callTimeout = CallTimeout.check("callTimeout", callTimeout);

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * store-level versions are in {@link EtcdMemberFailureIT}.
  *
  * <p>Timings are long enough for etcd's leader change (renewals get through 1.7 to 3.5 s after the
- * raft leader dies; see the README) to fit inside the renew deadline, with a call timeout of a
+ * raft leader dies; see docs/etcd.md) to fit inside the renew deadline, with a call timeout of a
  * third of it. Every test ends by closing the electors and checking the recorded history as the
  * conformance suite does: no two terms overlapped, tokens only grew, every call returned within the
  * renew deadline.

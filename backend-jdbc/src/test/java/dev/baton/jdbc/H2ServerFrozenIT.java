@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * longer than the lease while three electors (each on its own pool) run. The whole store is frozen,
  * so the leader must step down by its renew deadline and nobody may be granted until the thaw;
  * after SIGCONT one elector leads again, none restarted. The elector's own deadline ends the term:
- * the store's calls to the frozen server last until the thaw (see the README).
+ * the store's calls to the frozen server last until the thaw (see docs/jdbc.md).
  */
 class H2ServerFrozenIT {
 

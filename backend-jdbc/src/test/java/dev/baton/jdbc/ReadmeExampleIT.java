@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.RequiredServer;
+import dev.baton.testservers.JavaSnippets;
+import dev.baton.testservers.MarkdownPage;
+import dev.baton.testservers.MarkdownPage.Block;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,17 +59,24 @@ class ReadmeExampleIT {
         "127.0.0.1",
         5432,
         "sudo service postgresql start (user postgres with trust, database test)");
-    List<ReadmeSnippets.Block> services =
-        ReadmeSnippets.blocks("java").stream().filter(b -> b.publicClass().isPresent()).toList();
+    // The README's service and its election.properties: the first properties block, next to it.
+    MarkdownPage readme = MarkdownPage.read("README.md").without("## Five minutes in Spring Boot");
+    List<Block> services =
+        readme.blocks("java").stream()
+            .filter(b -> JavaSnippets.publicClass(b).isPresent())
+            .toList();
     assertThat(services).hasSize(1);
-    assertThat(ReadmeSnippets.compile(services, dir)).isEmpty();
-    // The README's election.properties: the first properties block, the one next to the service.
+    assertThat(JavaSnippets.compile(services, page -> JavaSnippets.Context.NONE, dir)).isEmpty();
     Files.writeString(
-        dir.resolve("election.properties"), ReadmeSnippets.blocks("properties").get(0).text());
+        dir.resolve("election.properties"), readme.blocks("properties").get(0).text());
+    String mainClass =
+        JavaSnippets.packageOf("README.md")
+            + "."
+            + JavaSnippets.publicClass(services.get(0)).orElseThrow();
 
     String election = "readme-" + UUID.randomUUID();
     for (int i = 1; i <= 3; i++) {
-      start(dir, services.get(0).publicClass().orElseThrow(), election, "replica-" + i);
+      start(dir, mainClass, election, "replica-" + i);
     }
     int leader = awaitBilling(-1, Duration.ofSeconds(60));
     long token = lastToken(leader).orElseThrow();

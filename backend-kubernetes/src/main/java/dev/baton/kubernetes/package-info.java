@@ -15,7 +15,7 @@
  * <p>What it does not: a follower that sees a Lease for the first time waits a full lease duration,
  * even when the holder is long gone. The API server is not a fencing resource: pass the token to
  * the resources the leader writes. A Lease deleted by someone else is created afresh, with the next
- * token this process knows of; a process that never saw the old Lease starts again from 0 (see the
- * README).
+ * token this process knows of; a process that never saw the old Lease starts again from 0 (see
+ * docs/kubernetes.md).
  */
 package dev.baton.kubernetes;

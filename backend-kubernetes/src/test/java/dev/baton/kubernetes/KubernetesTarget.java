@@ -205,7 +205,7 @@ final class KubernetesTarget implements AutoCloseable {
                         + " ("
                         + Arrays.toString(addresses)
                         + "); reach the cluster through 127.0.0.1 (kind, k3d and minikube's docker driver do;"
-                        + " for a remote cluster use `kubectl proxy` or an SSH tunnel, see the README)"));
+                        + " for a remote cluster use `kubectl proxy` or an SSH tunnel, see docs/kubernetes.md)"));
   }
 
   /**

@@ -258,7 +258,7 @@ final class Backends {
   }
 
   /**
-   * @param sharedLeases all elections on one etcd lease of exactly the TTL (the README's setting
+   * @param sharedLeases all elections on one etcd lease of exactly the TTL (docs/etcd.md's setting
    *     for a process that leads hundreds of elections or more), instead of one etcd lease each
    * @param maxTxnOps {@code election.etcd.max-txn-ops}: at most the server's {@code --max-txn-ops}
    */

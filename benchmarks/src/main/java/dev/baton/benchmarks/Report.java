@@ -463,7 +463,7 @@ final class Report {
       case "etcd":
         return what
             + perElection
-            + " Here the elections share etcd leases (`election.etcd.lease-sharing=0s`, the README's setting for many elections): a batch of up to 1024"
+            + " Here the elections share etcd leases (`election.etcd.lease-sharing=0s`, docs/etcd.md's setting for many elections): a batch of up to 1024"
             + " is one keep-alive and read-only transactions comparing each key's revision, 128 to a transaction (etcd's default `--max-txn-ops`), so 10,000"
             + " elections are about 80 transactions a second. With the default etcd lease per election, each lease needs a keep-alive of its own.";
       case ScaleDriver.ETCD_MAX_TXN_OPS:
@@ -817,7 +817,7 @@ final class Report {
             + " elections. Percentiles are nearest-rank. Waits are bounded; a round that times out is counted as"
             + " failed (shown as \"+n failed\").");
     line(
-        "- Regenerate: `scripts/benchmarks` (about 20 minutes; `scripts/benchmarks --smoke` for a one-minute check that everything still runs). It needs PostgreSQL at 127.0.0.1:5432"
+        "- Regenerate: `scripts/benchmarks` (about 40 minutes on 2 cores; `scripts/benchmarks --smoke` for a one-minute check that everything still runs). It needs PostgreSQL at 127.0.0.1:5432"
             + " and MariaDB at 127.0.0.1:3306 as for `scripts/test`, and installs etcd with `scripts/install-etcd`.");
     line();
   }

@@ -15,7 +15,10 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** The scenarios are numbered without gaps, and the README's table lists exactly those numbers. */
+/**
+ * The scenarios are numbered without gaps, and the table of docs/conformance.md lists exactly those
+ * numbers.
+ */
 class ScenarioTableTest {
 
   private static final Pattern NUMBER = Pattern.compile("^(\\d{2})[a-z]? ");
@@ -23,8 +26,8 @@ class ScenarioTableTest {
 
   @Test
   @DisplayName(
-      "scenario numbers run from 01 without gaps, and the README's table has one row for each")
-  void scenarioNumbersAreContiguousAndTheReadmeListsThem() throws IOException {
+      "scenario numbers run from 01 without gaps, and the table of docs/conformance.md has one row for each")
+  void scenarioNumbersAreContiguousAndTheDocsListThem() throws IOException {
     TreeSet<Integer> scenarios = new TreeSet<>();
     for (Class<?> c = LeaseStoreConformance.class; c != Object.class; c = c.getSuperclass()) {
       for (Method m : c.getDeclaredMethods()) {
@@ -44,15 +47,15 @@ class ScenarioTableTest {
         .as("scenario numbers")
         .containsExactlyElementsOf(IntStream.rangeClosed(1, scenarios.last()).boxed().toList());
 
-    String readme = Files.readString(repositoryRoot().resolve("README.md"));
-    String suite = readme.substring(readme.indexOf("## The conformance suite"));
-    suite = suite.substring(0, suite.indexOf("\n## ", 1));
+    String suite = Files.readString(repositoryRoot().resolve("docs/conformance.md"));
     List<Integer> rows = new ArrayList<>();
     Matcher row = TABLE_ROW.matcher(suite);
     while (row.find()) {
       rows.add(Integer.parseInt(row.group(1)));
     }
-    assertThat(rows).as("rows of the README's scenario table").containsExactlyElementsOf(scenarios);
+    assertThat(rows)
+        .as("rows of the scenario table of docs/conformance.md")
+        .containsExactlyElementsOf(scenarios);
   }
 
   /**

@@ -21,8 +21,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 
 /**
- * What the README promises of a closing context: the work stops, then the lease is released, and
- * only then is the store closed (a store closed first would give the lease up under a leader).
+ * What docs/spring-boot.md promises of a closing context: the work stops, then the lease is
+ * released, and only then is the store closed (a store closed first would give the lease up under a
+ * leader).
  */
 class ShutdownOrderTest {
 
