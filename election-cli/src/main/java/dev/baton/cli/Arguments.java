@@ -16,13 +16,14 @@ final class Arguments {
       String.join(
           "\n",
           "usage: elect run [--config FILE] [--name NAME] [--restart] [--grace DURATION] -- COMMAND [ARGS...]",
-          "       elect status [--config FILE] [--name NAME] [--watch]",
+          "       elect status [--config FILE] [--name NAME] [--watch | --output text|json]",
           "       elect demo",
-          "       elect help");
+          "       elect help",
+          "       elect --version");
 
   private Arguments() {}
 
-  sealed interface Invocation permits Run, Status, Demo, Help {}
+  sealed interface Invocation permits Run, Status, Demo, Help, Version {}
 
   /** {@code elect run}: campaign, and run {@code command} while leader. */
   record Run(
@@ -37,8 +38,17 @@ final class Arguments {
     }
   }
 
-  /** {@code elect status}: who leads, once or ({@code watch}) on every change. */
-  record Status(Optional<Path> config, Optional<String> name, boolean watch)
+  /** How {@code elect status} prints: lines for people (the default), or one JSON object. */
+  enum Output {
+    TEXT,
+    JSON
+  }
+
+  /**
+   * {@code elect status}: who leads, once (as text or JSON) or ({@code watch}) on every change, as
+   * text.
+   */
+  record Status(Optional<Path> config, Optional<String> name, boolean watch, Output output)
       implements Invocation {}
 
   /** {@code elect demo}. */
@@ -47,9 +57,12 @@ final class Arguments {
   /** {@code elect help}, {@code --help}, {@code -h}. */
   record Help() implements Invocation {}
 
+  /** {@code elect --version}, {@code elect version}. */
+  record Version() implements Invocation {}
+
   static Invocation parse(String... args) {
     if (args.length == 0) {
-      throw new UsageException("missing command; use run, status, demo or help");
+      throw new UsageException("missing command; use run, status, demo, help or --version");
     }
     String sub = args[0];
     List<String> rest = List.of(args).subList(1, args.length);
@@ -68,8 +81,16 @@ final class Arguments {
       case "--help":
       case "-h":
         return new Help();
+      case "version":
+      case "--version":
+        if (!rest.isEmpty()) {
+          throw new UsageException(
+              sub + " takes no arguments, but got '" + String.join(" ", rest) + "'");
+        }
+        return new Version();
       default:
-        throw new UsageException("unknown command '" + sub + "'; use run, status, demo or help");
+        throw new UsageException(
+            "unknown command '" + sub + "'; use run, status, demo, help or --version");
     }
   }
 
@@ -123,6 +144,7 @@ final class Arguments {
     Optional<Path> config = Optional.empty();
     Optional<String> name = Optional.empty();
     boolean watch = false;
+    Optional<Output> output = Optional.empty();
     int i = 0;
     while (i < args.size()) {
       String arg = args.get(i);
@@ -138,6 +160,9 @@ final class Arguments {
           o.noValue();
           watch = true;
           break;
+        case "--output":
+          output = Optional.of(output(o.value(args, i)));
+          break;
         default:
           if (!arg.startsWith("-")) {
             throw new UsageException(
@@ -145,15 +170,31 @@ final class Arguments {
                     + arg
                     + "'; name the election with --name");
           }
-          throw unknownOption("status", arg, "--config, --name, --watch");
+          throw unknownOption("status", arg, "--config, --name, --watch, --output");
       }
       i += o.consumed();
     }
-    return new Status(config, name, watch);
+    if (watch && output.orElse(Output.TEXT) != Output.TEXT) {
+      throw new UsageException(
+          "--output json prints the state once; it cannot be combined with --watch, which prints"
+              + " one line of text per change");
+    }
+    return new Status(config, name, watch, output.orElse(Output.TEXT));
   }
 
   private static UsageException unknownOption(String sub, String arg, String accepted) {
     return new UsageException(sub + ": unknown option '" + arg + "'; accepted: " + accepted);
+  }
+
+  private static Output output(String value) {
+    switch (value) {
+      case "text":
+        return Output.TEXT;
+      case "json":
+        return Output.JSON;
+      default:
+        throw new UsageException("--output must be text or json, but was '" + value + "'");
+    }
   }
 
   private static Path path(Option o, List<String> args, int i) {
@@ -211,7 +252,10 @@ final class Arguments {
     }
 
     private boolean needsValue() {
-      return name.equals("--config") || name.equals("--name") || name.equals("--grace");
+      return name.equals("--config")
+          || name.equals("--name")
+          || name.equals("--grace")
+          || name.equals("--output");
     }
   }
 

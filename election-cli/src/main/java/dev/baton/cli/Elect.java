@@ -42,9 +42,15 @@ public final class Elect {
       if (invocation instanceof Arguments.Demo) {
         return Demo.run(workingDirectory, out);
       }
+      if (invocation instanceof Arguments.Version) {
+        out.println(About.versionText());
+        return 0;
+      }
       out.println(Arguments.USAGE);
       out.println();
       out.println(HELP);
+      out.println();
+      out.println(About.backendsText());
       return 0;
     } catch (UsageException e) {
       err.println("elect: " + e.getMessage());
@@ -71,8 +77,10 @@ public final class Elect {
           "         COMMAND, releases, exits (under nohup a hangup changes nothing). If elect dies, COMMAND is killed",
           "         at once; if elect freezes or is stopped (Ctrl-Z), its guard stops COMMAND at the renew deadline",
           "         by itself, before another candidate can be elected.",
-          "status   who leads, the fencing token, how long ago it renewed, the backend; --watch: every change",
+          "status   who leads, the fencing token, how long ago it renewed, the backend; --watch: every change;",
+          "         --output json: the same once as one JSON object (its schema: docs/elect.md)",
           "demo     three candidates on the embedded default: election, crash failover, graceful handover",
+          "--version  elect's version and the Java it runs on",
           "",
           "Configuration: --config FILE (properties), else system properties; ELECTION_* environment variables",
           "override either (ELECTION_JDBC_URL for election.jdbc.url). Without any backend settings: the",

@@ -1,5 +1,6 @@
 package dev.baton.cli;
 
+import dev.baton.election.ElectionProperties;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
@@ -53,7 +54,17 @@ final class StatusCommand {
     Runtime.getRuntime().addShutdownHook(closing);
     try {
       Optional<LeaseRecord> current = store.read(election);
-      print(out, election, current, store.describe());
+      if (args.output() == Arguments.Output.JSON) {
+        out.println(
+            StatusJson.of(
+                election,
+                config.properties().get(ElectionProperties.BACKEND),
+                store.describe(),
+                current));
+        out.flush();
+      } else {
+        print(out, election, current, store.describe());
+      }
       if (!args.watch()) {
         return current.isPresent() ? 0 : NO_LEADER;
       }

@@ -71,7 +71,7 @@ class ArgumentsTest {
         "status --watch --follow          | status: unknown option '--follow'; accepted: --config, --name, --watch",
         "status billing                   | status takes no positional arguments, but got 'billing'; name the election with --name",
         "demo now                         | demo takes no arguments, but got 'now'",
-        "elect                            | unknown command 'elect'; use run, status, demo or help",
+        "elect                            | unknown command 'elect'; use run, status, demo, help or --version",
       })
   void refuses_what_it_cannot_act_on_and_says_what_is_accepted(String args, String message) {
     assertThatThrownBy(() -> Arguments.parse(args.trim().split("\\s+")))
@@ -83,7 +83,7 @@ class ArgumentsTest {
   void no_arguments_at_all_asks_for_a_command() {
     assertThatThrownBy(Arguments::parse)
         .isInstanceOf(UsageException.class)
-        .hasMessage("missing command; use run, status, demo or help");
+        .hasMessage("missing command; use run, status, demo, help or --version");
   }
 
   @ParameterizedTest(name = "{0} is {1} ms")
@@ -102,11 +102,50 @@ class ArgumentsTest {
   @Test
   void status_and_demo_and_help() {
     assertThat(Arguments.parse("status", "--name", "x", "--watch"))
-        .isEqualTo(new Arguments.Status(Optional.empty(), Optional.of("x"), true));
+        .isEqualTo(
+            new Arguments.Status(Optional.empty(), Optional.of("x"), true, Arguments.Output.TEXT));
     assertThat(Arguments.parse("status"))
-        .isEqualTo(new Arguments.Status(Optional.empty(), Optional.empty(), false));
+        .isEqualTo(
+            new Arguments.Status(Optional.empty(), Optional.empty(), false, Arguments.Output.TEXT));
     assertThat(Arguments.parse("demo")).isEqualTo(new Arguments.Demo());
     assertThat(Arguments.parse("--help")).isEqualTo(new Arguments.Help());
+  }
+
+  @Test
+  void version_as_an_option_or_a_command() {
+    assertThat(Arguments.parse("--version")).isEqualTo(new Arguments.Version());
+    assertThat(Arguments.parse("version")).isEqualTo(new Arguments.Version());
+    assertThatThrownBy(() -> Arguments.parse("--version", "--json"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("--version takes no arguments, but got '--json'");
+  }
+
+  @Test
+  void status_output_is_text_or_json_in_either_spelling() {
+    assertThat(Arguments.parse("status", "--output", "json"))
+        .isEqualTo(
+            new Arguments.Status(Optional.empty(), Optional.empty(), false, Arguments.Output.JSON));
+    assertThat(Arguments.parse("status", "--output=text", "--name", "x"))
+        .isEqualTo(
+            new Arguments.Status(Optional.empty(), Optional.of("x"), false, Arguments.Output.TEXT));
+  }
+
+  @Test
+  void an_output_format_that_does_not_exist_names_the_value_and_those_accepted() {
+    assertThatThrownBy(() -> Arguments.parse("status", "--output", "yaml"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("--output must be text or json, but was 'yaml'");
+    assertThatThrownBy(() -> Arguments.parse("status", "--output"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("--output needs a value");
+  }
+
+  @Test
+  void json_is_printed_once_so_it_does_not_combine_with_watch() {
+    assertThatThrownBy(() -> Arguments.parse("status", "--watch", "--output", "json"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageContaining("--output json")
+        .hasMessageContaining("cannot be combined with --watch");
   }
 
   @Test

@@ -64,6 +64,31 @@ final class ElectProcess implements AutoCloseable {
    */
   static ElectProcess start(
       Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
+    return launch(dir, label, env, javaJar(underNohup, args));
+  }
+
+  /** {@code java -jar elect.jar args...}, under {@code nohup} if asked. */
+  private static List<String> javaJar(boolean underNohup, String... args) {
+    List<String> argv = new ArrayList<>();
+    if (underNohup) {
+      argv.add("nohup");
+    }
+    argv.add("java");
+    argv.addAll(JVM);
+    argv.add("-jar");
+    argv.add(JAR.toString());
+    argv.addAll(List.of(args));
+    return argv;
+  }
+
+  /**
+   * Starts {@code command} (elect's jar, or a launcher such as an unpacked {@code bin/elect}) as
+   * {@link #start(Path, String, Map, String...)} starts elect; {@code env} is put over this JVM's
+   * environment less its {@code ELECTION_*} variables, and its {@code PATH} is the one {@code
+   * setsid}, {@code env} and {@code command} are looked up on.
+   */
+  static ElectProcess launch(
+      Path dir, String label, Map<String, String> env, List<String> command) {
     List<String> argv =
         new ArrayList<>(
             List.of(
@@ -74,14 +99,7 @@ final class ElectProcess implements AutoCloseable {
                 "setsid",
                 "env",
                 "--default-signal=INT,TERM,HUP,TSTP,TTOU"));
-    if (underNohup) {
-      argv.add("nohup");
-    }
-    argv.add("java");
-    argv.addAll(JVM);
-    argv.add("-jar");
-    argv.add(JAR.toString());
-    argv.addAll(List.of(args));
+    argv.addAll(command);
     ProcessBuilder builder =
         new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
     builder.environment().keySet().removeIf(k -> k.startsWith("ELECTION_"));
@@ -89,20 +107,26 @@ final class ElectProcess implements AutoCloseable {
     try {
       return new ElectProcess(label, builder.start(), dir.resolve(label + ".log"));
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot start elect " + String.join(" ", args), e);
+      throw new UncheckedIOException("cannot start " + String.join(" ", command), e);
     }
   }
 
   /** Runs {@code elect args...} to the end; returns its exit status and output. */
   static Finished runToEnd(Path dir, Duration timeout, String... args) {
-    try (ElectProcess p =
-        start(dir, "elect-" + args[0] + "-" + System.nanoTime(), Map.of(), args)) {
+    return runToEnd(dir, timeout, Map.of(), javaJar(false, args));
+  }
+
+  /** Runs {@code command} to the end, as {@link #launch} starts it; its exit status and output. */
+  static Finished runToEnd(
+      Path dir, Duration timeout, Map<String, String> env, List<String> command) {
+    String label = "elect-" + System.nanoTime();
+    try (ElectProcess p = launch(dir, label, env, command)) {
       int status =
           p.waitFor(timeout)
               .orElseThrow(
                   () ->
                       new AssertionError(
-                          "elect " + String.join(" ", args) + " did not finish within " + timeout));
+                          String.join(" ", command) + " did not finish within " + timeout));
       p.reader.join(TimeUnit.SECONDS.toMillis(5));
       return new Finished(status, p.output());
     } catch (InterruptedException e) {

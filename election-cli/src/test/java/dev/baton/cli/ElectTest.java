@@ -2,12 +2,15 @@ package dev.baton.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -135,5 +138,54 @@ class ElectTest {
     assertThat(out.toString(StandardCharsets.UTF_8))
         .contains("usage: elect run")
         .contains("Exit status");
+  }
+
+  @Test
+  void help_lists_every_backend_on_the_class_path_with_the_property_that_chooses_it() {
+    assertThat(elect("help")).isZero();
+    String help = out.toString(StandardCharsets.UTF_8);
+    for (String backend :
+        List.of("azure-blob", "dynamodb", "etcd", "file", "jdbc", "kubernetes", "zookeeper")) {
+      assertThat(help).containsPattern("(?m)^  " + backend + " +election\\.backend=" + backend);
+    }
+    assertThat(help)
+        .contains("election.backend=file (the embedded default when no backend is configured)")
+        .contains("election.jdbc.url")
+        .contains("election.zookeeper.connect-string");
+  }
+
+  @Test
+  void version_prints_what_the_build_wrote_and_the_java_it_runs_on() {
+    String built = System.getProperty("elect.expectedVersion");
+    assertThat(built).as("surefire passes the POM's version").isNotBlank();
+
+    assertThat(elect("--version")).isZero();
+    String first = out.toString(StandardCharsets.UTF_8);
+    assertThat(first)
+        .startsWith("elect " + built + System.lineSeparator())
+        .contains("Java " + Runtime.version() + " (");
+    out.reset();
+    assertThat(elect("version")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(first);
+  }
+
+  @Test
+  void status_as_json_on_the_embedded_default_says_nobody_leads_with_status_1() throws IOException {
+    assertThat(elect("status", "--output", "json")).isEqualTo(1);
+
+    JsonNode status = new ObjectMapper().readTree(out.toString(StandardCharsets.UTF_8));
+    assertThat(status.get("schema").asInt()).isEqualTo(1);
+    assertThat(status.get("election").asText()).isEqualTo("default");
+    assertThat(status.get("backend").asText()).isEqualTo("file");
+    assertThat(status.get("store").asText()).contains(dir.resolve(".baton").toString());
+    assertThat(status.get("leader").isNull()).isTrue();
+    assertThat(status.get("fencing_token").isNull()).isTrue();
+  }
+
+  @Test
+  void an_output_format_that_does_not_exist_is_status_2_and_touches_nothing() {
+    assertThat(elect("status", "--output", "yaml")).isEqualTo(2);
+    assertThat(err()).contains("elect: --output must be text or json, but was 'yaml'");
+    nothingStarted();
   }
 }
