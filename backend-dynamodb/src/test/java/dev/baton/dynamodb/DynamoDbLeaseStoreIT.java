@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.conformance.CapturedLog;
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.FencingToken;
@@ -11,6 +12,7 @@ import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -41,6 +43,11 @@ class DynamoDbLeaseStoreIT {
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration TTL = Duration.ofSeconds(3);
   private static final String TABLE = "baton-it";
+
+  /** Far longer than any handover the tests measure: a wait for it would show. */
+  private static final Duration LONG_TTL = Duration.ofSeconds(30);
+
+  private static final Duration SHORT_CALL = Duration.ofMillis(500);
 
   private static Dynalite dynalite;
   private static DynamoDbClient client;
@@ -235,6 +242,122 @@ class DynamoDbLeaseStoreIT {
                 .item())
         .containsEntry("state", AttributeValue.fromS("paid by b"))
         .containsEntry("fencingToken", AttributeValue.fromN(Long.toString(newer.token().value())));
+  }
+
+  /** A store whose client reaches dynalite through {@code proxy}, with a short call timeout. */
+  private static DynamoDbLeaseStore throughProxy(FaultProxy proxy, List<AutoCloseable> toClose) {
+    DynamoDbClient proxied = Dynalite.client(proxy.address(), SHORT_CALL);
+    toClose.add(proxied);
+    DynamoDbLeaseStore s =
+        DynamoDbLeaseStore.builder(proxied).table(TABLE).callTimeout(SHORT_CALL).build();
+    toClose.add(0, s);
+    return s;
+  }
+
+  /** Waits until the item's version is no longer {@code before}: a write the server applied. */
+  private static void awaitVersionChangedFrom(String election, String before) {
+    Awaitility.await("until dynalite applied the write whose answer was held")
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> !before.equals(String.valueOf(item(election).get("version"))));
+  }
+
+  @Test
+  void aReleaseAfterARenewalTheServerAppliedLateHandsOverAtOnce() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+      Lease lease = a.tryAcquire(election, "a", LONG_TTL).lease().orElseThrow();
+      String before = String.valueOf(item(election).get("version"));
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, before);
+      proxy.heal();
+
+      long t0 = System.nanoTime();
+      a.release(lease); // the lease's handle is the version before the late renewal
+      Acquisition next = store.tryAcquire(election, "b", LONG_TTL);
+      long handover = System.nanoTime() - t0;
+      System.out.println(
+          "DynamoDB: release after a renewal applied late, then another store granted: "
+              + Duration.ofNanos(handover).toMillis()
+              + " ms (lease "
+              + LONG_TTL.toSeconds()
+              + " s)");
+      assertThat(next.isGranted())
+          .as("another store granted at once after the release: %s", next)
+          .isTrue();
+      assertThat(next.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  @Test
+  void aGrantTheServerAppliedAfterTheCallerGaveUpIsTheCandidatesOwnOnItsNextTry() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+
+      // A store that knows nothing of the election creates the item at once: one request.
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.tryAcquire(election, "a", LONG_TTL))
+          .isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, "null");
+      assertThat(item(election).get("holder").s()).isEqualTo("a");
+      proxy.heal();
+
+      long t0 = System.nanoTime();
+      Acquisition again = a.tryAcquire(election, "a", LONG_TTL);
+      assertThat(again.isGranted())
+          .as("the candidate's next try after its own grant applied late: %s", again)
+          .isTrue();
+      Lease lease = again.lease().orElseThrow();
+      a.release(lease);
+      Acquisition next = store.tryAcquire(election, "b", LONG_TTL);
+      System.out.println(
+          "DynamoDB: a grant applied late, taken again, released, another store granted: "
+              + Duration.ofNanos(System.nanoTime() - t0).toMillis()
+              + " ms (lease "
+              + LONG_TTL.toSeconds()
+              + " s)");
+      assertThat(next.isGranted()).as("another store granted after the release: %s", next).isTrue();
+      assertThat(next.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  @Test
+  void aRenewalTheServerAppliedAfterTheClientGaveUpDoesNotEndTheTerm() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+      Lease lease = a.tryAcquire(election, "a", LONG_TTL).lease().orElseThrow();
+      String before = String.valueOf(item(election).get("version"));
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, before);
+      proxy.heal();
+
+      Lease renewed = a.renew(lease);
+      assertThat(renewed.token()).as("the same term").isEqualTo(lease.token());
+      assertThat(item(election).get("holder").s()).isEqualTo("a");
+      assertThat(a.renew(renewed).token()).isEqualTo(lease.token());
+      assertThat(store.tryAcquire(election, "b", LONG_TTL).isGranted()).isFalse();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  private static void closeAll(List<AutoCloseable> toClose) throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
   }
 
   /** The example of docs/dynamodb.md, as it stands there. */
