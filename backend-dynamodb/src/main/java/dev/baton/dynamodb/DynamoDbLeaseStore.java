@@ -2,13 +2,19 @@ package dev.baton.dynamodb;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.baton.election.Acquisition;
 import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ForwardingLeaseStore;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.ObservedTimeLeaseStore;
+import dev.baton.election.Renewal;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -29,8 +35,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * poll at the retry period.
  *
  * <p>The client stays the caller's unless the provider built it: the store never closes a client it
- * was given. Each call is bounded by the call timeout (default 3 s; at most half the renew
- * deadline, see {@link CallTimeout}), whatever the client's own timeouts and retries.
+ * was given. Each call ends within the call timeout (default 3 s; at most half the renew deadline,
+ * see {@link CallTimeout}), all its requests and the client's own retries of them together,
+ * whatever the client's own timeouts.
  */
 public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
@@ -40,9 +47,42 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
   /** DynamoDB's rule for table names. */
   private static final Pattern TABLE_NAME = Pattern.compile("[a-zA-Z0-9_.-]{3,255}");
 
-  // Lease semantics on the items, judged by observed time: every call goes to the shared adapter.
+  private final DynamoDbRecordStore records;
+
+  // Lease semantics on the items, judged by observed time: every call goes to the shared adapter,
+  // within one call timeout for all the requests it makes.
   private DynamoDbLeaseStore(Builder b, DynamoDbRecordStore records) {
     super(new ObservedTimeLeaseStore(records, b.clock, b.wallClock));
+    this.records = records;
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    return records.withinOneCallTimeout(() -> super.tryAcquire(election, candidate, ttl));
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    return records.withinOneCallTimeout(() -> super.renew(lease));
+  }
+
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    return records.withinOneCallTimeout(() -> super.renewAll(leases));
+  }
+
+  @Override
+  public void release(Lease lease) {
+    records.withinOneCallTimeout(
+        () -> {
+          super.release(lease);
+          return null;
+        });
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return records.withinOneCallTimeout(() -> super.read(election));
   }
 
   static String checkTableName(String key, String table) {

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -49,9 +50,10 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
  * first", answered as empty and never logged. Reads are strongly consistent: an eventually
  * consistent read could show a follower an old version and make it count a lease from too late.
  *
- * <p>Every request carries the call timeout as its API call and attempt timeout, so a call ends
- * within it whatever the client's own settings (including its retries, which the provider's client
- * does not make).
+ * <p>One call of the lease store, one call timeout: all the requests of one operation ({@link
+ * #withinOneCallTimeout}) share it, each carrying what is left of it as its API-call and attempt
+ * timeout, so an operation ends within it whatever the client's own settings, including retries
+ * (which the provider's client does not make; a caller's client may).
  */
 final class DynamoDbRecordStore implements RecordStore {
 
@@ -73,7 +75,17 @@ final class DynamoDbRecordStore implements RecordStore {
   private final String table;
   private final boolean closesClient;
   private final String where;
+  private final Duration callTimeout;
+
+  /** For a request outside any store operation (creating the table): the call timeout alone. */
   private final AwsRequestOverrideConfiguration bounded;
+
+  /**
+   * The deadline ({@link System#nanoTime}) of the store operation this thread runs, if any: one
+   * call of the lease store may take several requests (a write that lost a race, the read that says
+   * who won, one more write), and together, SDK retries included, they get one call timeout.
+   */
+  private final ThreadLocal<Long> operationDeadline = new ThreadLocal<>();
 
   /**
    * @param closesClient whether {@link #close} closes {@code client}, which the provider built
@@ -82,7 +94,7 @@ final class DynamoDbRecordStore implements RecordStore {
       DynamoDbClient client, String table, Duration callTimeout, boolean closesClient) {
     this.client = requireNonNull(client, "client");
     this.table = requireNonNull(table, "table");
-    requireNonNull(callTimeout, "callTimeout");
+    this.callTimeout = requireNonNull(callTimeout, "callTimeout");
     this.where = where(client);
     this.closesClient = closesClient;
     this.bounded =
@@ -101,6 +113,54 @@ final class DynamoDbRecordStore implements RecordStore {
         .orElseGet(() -> "region " + config.region());
   }
 
+  /**
+   * Runs one operation of the lease store: every request it makes shares one call timeout that
+   * starts now, as the API-call and attempt timeout of each request (so the SDK's retries fit in it
+   * too); a request with no time left fails without being sent. Nested calls share the outer one.
+   */
+  <T> T withinOneCallTimeout(Supplier<T> operation) {
+    if (operationDeadline.get() != null) {
+      return operation.get();
+    }
+    operationDeadline.set(System.nanoTime() + callTimeout.toNanos());
+    try {
+      return operation.get();
+    } finally {
+      operationDeadline.remove();
+    }
+  }
+
+  /**
+   * What bounds the next request: the time left of this thread's operation, else a call timeout.
+   */
+  private AwsRequestOverrideConfiguration bounded(String election, String what) {
+    Long deadline = operationDeadline.get();
+    if (deadline == null) {
+      return bounded;
+    }
+    long remaining = deadline - System.nanoTime();
+    // The SDK counts in whole milliseconds, and takes 0 for "no timeout": less than one is none.
+    if (remaining < 1_000_000) {
+      throw new LeaseStoreException(
+          election,
+          what
+              + " item '"
+              + election
+              + "' in table "
+              + table
+              + " at "
+              + where
+              + ": the call timeout of "
+              + callTimeout.toMillis()
+              + " ms was spent by the operation's earlier requests");
+    }
+    Duration left = Duration.ofMillis(remaining / 1_000_000);
+    return AwsRequestOverrideConfiguration.builder()
+        .apiCallTimeout(left)
+        .apiCallAttemptTimeout(left)
+        .build();
+  }
+
   @Override
   public Optional<VersionedRecord> read(String election) {
     checkElectionName(election);
@@ -108,13 +168,13 @@ final class DynamoDbRecordStore implements RecordStore {
         call(
             election,
             "read",
-            () ->
+            bound ->
                 client.getItem(
                     r ->
                         r.tableName(table)
                             .key(key(election))
                             .consistentRead(true)
-                            .overrideConfiguration(bounded)));
+                            .overrideConfiguration(bound)));
     return response.hasItem() && !response.item().isEmpty()
         ? Optional.of(toVersioned(election, response.item()))
         : Optional.empty();
@@ -130,14 +190,14 @@ final class DynamoDbRecordStore implements RecordStore {
       call(
           election,
           "create",
-          () ->
+          bound ->
               client.putItem(
                   r ->
                       r.tableName(table)
                           .item(item)
                           .conditionExpression("attribute_not_exists(#election)")
                           .expressionAttributeNames(Map.of("#election", ELECTION))
-                          .overrideConfiguration(bounded)));
+                          .overrideConfiguration(bound)));
     } catch (ConditionalCheckFailedException e) {
       return Optional.empty(); // another candidate created it first
     }
@@ -176,7 +236,7 @@ final class DynamoDbRecordStore implements RecordStore {
       call(
           election,
           "update",
-          () ->
+          bound ->
               client.updateItem(
                   r ->
                       r.tableName(table)
@@ -186,7 +246,7 @@ final class DynamoDbRecordStore implements RecordStore {
                           .expressionAttributeNames(names)
                           .expressionAttributeValues(values)
                           .returnValues(ReturnValue.NONE)
-                          .overrideConfiguration(bounded)));
+                          .overrideConfiguration(bound)));
     } catch (ConditionalCheckFailedException e) {
       return Optional
           .empty(); // changed or deleted since expectedVersion: somebody else wrote first
@@ -280,9 +340,11 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   /** Runs one request; everything but a failed condition becomes a LeaseStoreException. */
-  private <T> T call(String election, String what, Supplier<T> request) {
+  private <T> T call(
+      String election, String what, Function<AwsRequestOverrideConfiguration, T> request) {
+    AwsRequestOverrideConfiguration bound = bounded(election, what);
     try {
-      return request.get();
+      return request.apply(bound);
     } catch (ConditionalCheckFailedException e) {
       throw e; // a normal answer: the caller turns it into an empty result
     } catch (ResourceNotFoundException e) {
