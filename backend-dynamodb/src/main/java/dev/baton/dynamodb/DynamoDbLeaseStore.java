@@ -58,22 +58,24 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
   @Override
   public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
-    return records.withinOneCallTimeout(() -> super.tryAcquire(election, candidate, ttl));
+    return records.withinOneCallTimeout(election, () -> super.tryAcquire(election, candidate, ttl));
   }
 
   @Override
   public Lease renew(Lease lease) {
-    return records.withinOneCallTimeout(() -> super.renew(lease));
+    return records.withinOneCallTimeout(lease.election(), () -> super.renew(lease));
   }
 
   @Override
   public List<Renewal> renewAll(List<Lease> leases) {
-    return records.withinOneCallTimeout(() -> super.renewAll(leases));
+    return records.withinOneCallTimeout(
+        leases.isEmpty() ? "" : leases.get(0).election(), () -> super.renewAll(leases));
   }
 
   @Override
   public void release(Lease lease) {
     records.withinOneCallTimeout(
+        lease.election(),
         () -> {
           super.release(lease);
           return null;
@@ -82,7 +84,7 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
   @Override
   public Optional<LeaseRecord> read(String election) {
-    return records.withinOneCallTimeout(() -> super.read(election));
+    return records.withinOneCallTimeout(election, () -> super.read(election));
   }
 
   static String checkTableName(String key, String table) {
@@ -109,6 +111,7 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
     private MonotonicClock clock = MonotonicClock.system();
     private Clock wallClock = Clock.systemUTC();
     private boolean createTable;
+    private boolean allowGlobalTable;
     private boolean closesClient;
 
     private Builder(DynamoDbClient client) {
@@ -140,6 +143,18 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
       return this;
     }
 
+    /**
+     * Whether {@link #build()} accepts a global table (one with replicas in other regions); off by
+     * default, and then {@link #build()} refuses one with a {@link ConfigurationException}: a
+     * conditional write holds only within one region, so candidates in two regions could both be
+     * granted. Turn it on only when every candidate of every election uses the same region; the
+     * store then skips the check, and needs no dynamodb:DescribeTable.
+     */
+    public Builder allowGlobalTable(boolean allowGlobalTable) {
+      this.allowGlobalTable = allowGlobalTable;
+      return this;
+    }
+
     /** The clock that measures how long an item stayed unchanged; the system's by default. */
     public Builder clock(MonotonicClock clock) {
       this.clock = requireNonNull(clock, "clock");
@@ -152,18 +167,32 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
       return this;
     }
 
-    /** For the provider: the store closes the client it was given, which the provider built. */
+    /**
+     * For the provider: the store closes the client it was given, which the provider built, and its
+     * messages name the provider's keys.
+     */
     Builder closesClient() {
       this.closesClient = true;
       return this;
     }
 
-    /** Builds the store; with {@link #createTable} on, creates the table first if it is missing. */
+    /**
+     * Builds the store; with {@link #createTable} on, creates the table first if it is missing. It
+     * reads the table's description (one DescribeTable) and refuses a global table unless {@link
+     * #allowGlobalTable} is on.
+     *
+     * @throws ConfigurationException for a global table
+     * @throws dev.baton.election.LeaseStoreException when the table cannot be described or made
+     */
     public DynamoDbLeaseStore build() {
       DynamoDbRecordStore records =
           new DynamoDbRecordStore(client, table, callTimeout, closesClient);
       if (createTable) {
         records.createTableIfMissing();
+      }
+      if (!allowGlobalTable) {
+        records.refuseGlobalTable(
+            closesClient ? DynamoDbLeaseStoreProvider.ALLOW_GLOBAL_TABLE : "allowGlobalTable");
       }
       return new DynamoDbLeaseStore(this, records);
     }

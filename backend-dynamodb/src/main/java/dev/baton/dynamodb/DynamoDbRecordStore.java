@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -30,10 +31,12 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
 /**
@@ -118,12 +121,13 @@ final class DynamoDbRecordStore implements RecordStore {
    * starts now, as the API-call and attempt timeout of each request (so the SDK's retries fit in it
    * too); a request with no time left fails without being sent. Nested calls share the outer one.
    */
-  <T> T withinOneCallTimeout(Supplier<T> operation) {
+  <T> T withinOneCallTimeout(String election, Supplier<T> operation) {
     if (operationDeadline.get() != null) {
       return operation.get();
     }
     operationDeadline.set(System.nanoTime() + callTimeout.toNanos());
     try {
+      checkTable(election, () -> bounded(election, "describe the table of"));
       return operation.get();
     } finally {
       operationDeadline.remove();
@@ -328,15 +332,87 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   private Optional<TableStatus> tableStatus() {
+    return describeTable().map(TableDescription::tableStatus);
+  }
+
+  private Optional<TableDescription> describeTable() {
     try {
       return Optional.of(
-          client
-              .describeTable(r -> r.tableName(table).overrideConfiguration(bounded))
-              .table()
-              .tableStatus());
+          client.describeTable(r -> r.tableName(table).overrideConfiguration(bounded)).table());
     } catch (ResourceNotFoundException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * Refuses a global table (one with replicas in other regions) before the first grant: DynamoDB's
+   * conditional writes and strongly consistent reads hold only within the region that serves them,
+   * and replication between regions settles conflicts by last writer wins, so candidates writing
+   * through two regions could both be granted from one version, with the same token.
+   *
+   * <p>Called when the store is built; a table that is missing or cannot be described for now (the
+   * network, a 5xx) is checked again at the start of each call until it has been, so a process can
+   * still start while DynamoDB is away. A refused DescribeTable is a setup error and fails at once.
+   *
+   * @param key how the caller names the opt-out, for the message
+   */
+  void refuseGlobalTable(String key) {
+    this.globalTableKey = key;
+    checkTable(null, () -> bounded);
+  }
+
+  /** What {@link #refuseGlobalTable} left to check: the key that allows a global table, or null. */
+  private volatile String globalTableKey;
+
+  /**
+   * @param election the election of the call that checks, or null when the store is being built
+   */
+  private void checkTable(String election, Supplier<AwsRequestOverrideConfiguration> bound) {
+    String key = globalTableKey;
+    if (key == null) {
+      return;
+    }
+    String what = "table " + table + " at " + where;
+    Optional<TableDescription> described;
+    try {
+      described =
+          Optional.of(
+              client
+                  .describeTable(r -> r.tableName(table).overrideConfiguration(bound.get()))
+                  .table());
+    } catch (ResourceNotFoundException e) {
+      return; // the first call that needs it says so, naming the setting that creates it
+    } catch (SdkException e) {
+      if (election == null && accessHint(e).isEmpty()) {
+        return; // at build: checked again by the first call, when DynamoDB may answer
+      }
+      throw new LeaseStoreException(
+          election,
+          "checking that "
+              + what
+              + " has no replicas in other regions failed: "
+              + e.getMessage()
+              + accessHint(e),
+          e);
+    }
+    TableDescription t = described.orElseThrow();
+    if ((t.hasReplicas() && !t.replicas().isEmpty()) || t.globalTableVersion() != null) {
+      throw new ConfigurationException(
+          what
+              + " is a global table (version "
+              + t.globalTableVersion()
+              + ", replicas in "
+              + (t.hasReplicas()
+                  ? t.replicas().stream().map(ReplicaDescription::regionName).toList()
+                  : List.of())
+              + "): conditional writes and consistent reads hold only within one region,"
+              + " so candidates in two regions could both be granted, with the same token."
+              + " Use a table without replicas; or, only if every candidate of every"
+              + " election goes to the same region, set "
+              + key
+              + "=true (see docs/dynamodb.md)");
+    }
+    globalTableKey = null;
   }
 
   /** Runs one request; everything but a failed condition becomes a LeaseStoreException. */
@@ -386,9 +462,9 @@ final class DynamoDbRecordStore implements RecordStore {
             ? "AccessDeniedException".equals(service.awsErrorDetails().errorCode())
             : String.valueOf(e.getMessage()).contains("not authorized");
     return denied
-        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table "
+        ? " (the store needs dynamodb:GetItem, PutItem, UpdateItem and DescribeTable on table "
             + table
-            + ", and DescribeTable and CreateTable with create-table on; see docs/dynamodb.md)"
+            + ", and CreateTable with create-table on; see docs/dynamodb.md)"
         : "";
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.dynamodb.ScriptedDynamoDb.Answer;
+import dev.baton.election.ConfigurationException;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
@@ -12,6 +13,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -183,6 +185,35 @@ class DynamoDbCallTimeoutTest {
           .as("the SDK retried within the call timeout: %s", server.operations())
           .isGreaterThan(1);
     }
+  }
+
+  /**
+   * A process may start while DynamoDB does not answer: the store is built, and its first call
+   * checks the table instead, refusing a global table then.
+   */
+  @Test
+  void aTableThatCannotBeDescribedWhenTheStoreIsBuiltIsCheckedByItsFirstCall() {
+    AtomicBoolean answering = new AtomicBoolean();
+    ScriptedDynamoDb server =
+        ScriptedDynamoDb.start(
+            (operation, body) ->
+                !answering.get()
+                    ? Answer.error(500, "InternalServerError")
+                    : operation.equals("DescribeTable")
+                        ? Answer.ok(
+                            "{\"Table\":{\"TableName\":\""
+                                + TABLE
+                                + "\",\"TableStatus\":\"ACTIVE\",\"GlobalTableVersion\":\"2019.11.21\","
+                                + "\"Replicas\":[{\"RegionName\":\"eu-west-1\"}]}}")
+                        : Answer.ok("{}"));
+    toClose.add(server);
+    LeaseStore store = storeOn(server);
+    answering.set(true);
+
+    assertThatThrownBy(() -> store.tryAcquire("e", "a", TTL))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("is a global table (version 2019.11.21, replicas in [eu-west-1])");
+    assertThat(server.operations()).doesNotContain("PutItem", "UpdateItem");
   }
 
   @Test

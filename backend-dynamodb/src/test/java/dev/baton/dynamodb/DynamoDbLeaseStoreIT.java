@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.baton.conformance.CapturedLog;
 import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
+import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,13 +26,22 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkResponse;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaStatus;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
@@ -357,6 +368,66 @@ class DynamoDbLeaseStoreIT {
   private static void closeAll(List<AutoCloseable> toClose) throws Exception {
     for (AutoCloseable c : toClose) {
       c.close();
+    }
+  }
+
+  /**
+   * dynalite cannot make replicas: an interceptor on the test's client adds one to every
+   * DescribeTable answer, as DynamoDB shows a global table (version 2019.11.21).
+   */
+  @Test
+  void aGlobalTableIsRefusedWhenTheStoreIsBuiltUnlessAllowed() {
+    ExecutionInterceptor replicated =
+        new ExecutionInterceptor() {
+          @Override
+          public SdkResponse modifyResponse(
+              Context.ModifyResponse context, ExecutionAttributes attributes) {
+            if (context.response() instanceof DescribeTableResponse r) {
+              return r.toBuilder()
+                  .table(
+                      r.table().toBuilder()
+                          .globalTableVersion("2019.11.21")
+                          .replicas(
+                              ReplicaDescription.builder()
+                                  .regionName("eu-west-1")
+                                  .replicaStatus(ReplicaStatus.ACTIVE)
+                                  .build(),
+                              ReplicaDescription.builder()
+                                  .regionName("us-east-1")
+                                  .replicaStatus(ReplicaStatus.ACTIVE)
+                                  .build())
+                          .build())
+                  .build();
+            }
+            return context.response();
+          }
+        };
+    try (DynamoDbClient global =
+        DynamoDbClient.builder()
+            .endpointOverride(URI.create("http://127.0.0.1:" + dynalite.address().getPort()))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(Dynalite.CREDENTIALS)
+            .httpClient(UrlConnectionHttpClient.create())
+            .overrideConfiguration(c -> c.addExecutionInterceptor(replicated))
+            .build()) {
+      assertThatThrownBy(
+              () ->
+                  DynamoDbLeaseStore.builder(global).table(TABLE).callTimeout(CALL_TIMEOUT).build())
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("table " + TABLE + " at http://127.0.0.1:")
+          .hasMessageContaining(
+              "is a global table (version 2019.11.21, replicas in [eu-west-1, us-east-1])")
+          .hasMessageContaining("only within one region")
+          .hasMessageContaining("allowGlobalTable=true");
+
+      try (DynamoDbLeaseStore allowed =
+          DynamoDbLeaseStore.builder(global)
+              .table(TABLE)
+              .callTimeout(CALL_TIMEOUT)
+              .allowGlobalTable(true)
+              .build()) {
+        assertThat(allowed.tryAcquire(newElection(), "a", TTL).isGranted()).isTrue();
+      }
     }
   }
 
