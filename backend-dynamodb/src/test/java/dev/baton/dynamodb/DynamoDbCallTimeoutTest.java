@@ -177,7 +177,14 @@ class DynamoDbCallTimeoutTest {
               () -> store.read("e"),
               () -> store.renew(lease("v1")),
               () -> store.release(lease("v1")))) {
-        assertThat(failsAfter(call))
+        long millis = failsAfter(call);
+        System.out.println(
+            "DynamoDB: a call answered "
+                + retryable.status()
+                + " every time failed after "
+                + millis
+                + " ms");
+        assertThat(millis)
             .as("ms of a call answered %s every time", retryable.json())
             .isLessThan(BOUND.toMillis());
       }
@@ -232,9 +239,12 @@ class DynamoDbCallTimeoutTest {
       assertThatThrownBy(call::execute)
           .isInstanceOf(LeaseStoreException.class)
           .hasMessageContaining("127.0.0.1");
-      assertThat(Duration.ofNanos(System.nanoTime() - t0))
-          .as("a call to a server that never answers")
-          .isLessThan(BOUND);
+      Duration took = Duration.ofNanos(System.nanoTime() - t0);
+      System.out.println(
+          "DynamoDB: a call to a server that never answers failed after "
+              + took.toMillis()
+              + " ms");
+      assertThat(took).as("a call to a server that never answers").isLessThan(BOUND);
     }
   }
 }
