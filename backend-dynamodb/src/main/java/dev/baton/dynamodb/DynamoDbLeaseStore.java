@@ -2,13 +2,19 @@ package dev.baton.dynamodb;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.baton.election.Acquisition;
 import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ForwardingLeaseStore;
+import dev.baton.election.Lease;
+import dev.baton.election.LeaseRecord;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.ObservedTimeLeaseStore;
+import dev.baton.election.Renewal;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
@@ -29,8 +35,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * poll at the retry period.
  *
  * <p>The client stays the caller's unless the provider built it: the store never closes a client it
- * was given. Each call is bounded by the call timeout (default 3 s; at most half the renew
- * deadline, see {@link CallTimeout}), whatever the client's own timeouts and retries.
+ * was given. Each call ends within the call timeout (default 3 s; at most half the renew deadline,
+ * see {@link CallTimeout}), all its requests and the client's own retries of them together,
+ * whatever the client's own timeouts.
  */
 public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
 
@@ -40,9 +47,44 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
   /** DynamoDB's rule for table names. */
   private static final Pattern TABLE_NAME = Pattern.compile("[a-zA-Z0-9_.-]{3,255}");
 
-  // Lease semantics on the items, judged by observed time: every call goes to the shared adapter.
+  private final DynamoDbRecordStore records;
+
+  // Lease semantics on the items, judged by observed time: every call goes to the shared adapter,
+  // within one call timeout for all the requests it makes.
   private DynamoDbLeaseStore(Builder b, DynamoDbRecordStore records) {
     super(new ObservedTimeLeaseStore(records, b.clock, b.wallClock));
+    this.records = records;
+  }
+
+  @Override
+  public Acquisition tryAcquire(String election, String candidate, Duration ttl) {
+    return records.withinOneCallTimeout(election, () -> super.tryAcquire(election, candidate, ttl));
+  }
+
+  @Override
+  public Lease renew(Lease lease) {
+    return records.withinOneCallTimeout(lease.election(), () -> super.renew(lease));
+  }
+
+  @Override
+  public List<Renewal> renewAll(List<Lease> leases) {
+    return records.withinOneCallTimeout(
+        leases.isEmpty() ? "" : leases.get(0).election(), () -> super.renewAll(leases));
+  }
+
+  @Override
+  public void release(Lease lease) {
+    records.withinOneCallTimeout(
+        lease.election(),
+        () -> {
+          super.release(lease);
+          return null;
+        });
+  }
+
+  @Override
+  public Optional<LeaseRecord> read(String election) {
+    return records.withinOneCallTimeout(election, () -> super.read(election));
   }
 
   static String checkTableName(String key, String table) {
@@ -69,6 +111,7 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
     private MonotonicClock clock = MonotonicClock.system();
     private Clock wallClock = Clock.systemUTC();
     private boolean createTable;
+    private boolean allowGlobalTable;
     private boolean closesClient;
 
     private Builder(DynamoDbClient client) {
@@ -100,6 +143,18 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
       return this;
     }
 
+    /**
+     * Whether {@link #build()} accepts a global table (one with replicas in other regions); off by
+     * default, and then {@link #build()} refuses one with a {@link ConfigurationException}: a
+     * conditional write holds only within one region, so candidates in two regions could both be
+     * granted. Turn it on only when every candidate of every election uses the same region; the
+     * store then skips the check, and needs no dynamodb:DescribeTable.
+     */
+    public Builder allowGlobalTable(boolean allowGlobalTable) {
+      this.allowGlobalTable = allowGlobalTable;
+      return this;
+    }
+
     /** The clock that measures how long an item stayed unchanged; the system's by default. */
     public Builder clock(MonotonicClock clock) {
       this.clock = requireNonNull(clock, "clock");
@@ -112,18 +167,32 @@ public final class DynamoDbLeaseStore extends ForwardingLeaseStore {
       return this;
     }
 
-    /** For the provider: the store closes the client it was given, which the provider built. */
+    /**
+     * For the provider: the store closes the client it was given, which the provider built, and its
+     * messages name the provider's keys.
+     */
     Builder closesClient() {
       this.closesClient = true;
       return this;
     }
 
-    /** Builds the store; with {@link #createTable} on, creates the table first if it is missing. */
+    /**
+     * Builds the store; with {@link #createTable} on, creates the table first if it is missing. It
+     * reads the table's description (one DescribeTable) and refuses a global table unless {@link
+     * #allowGlobalTable} is on.
+     *
+     * @throws ConfigurationException for a global table
+     * @throws dev.baton.election.LeaseStoreException when the table cannot be described or made
+     */
     public DynamoDbLeaseStore build() {
       DynamoDbRecordStore records =
           new DynamoDbRecordStore(client, table, callTimeout, closesClient);
       if (createTable) {
         records.createTableIfMissing();
+      }
+      if (!allowGlobalTable) {
+        records.refuseGlobalTable(
+            closesClient ? DynamoDbLeaseStoreProvider.ALLOW_GLOBAL_TABLE : "allowGlobalTable");
       }
       return new DynamoDbLeaseStore(this, records);
     }

@@ -35,7 +35,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
  *   <li>{@code election.dynamodb.call-timeout}: the longest one request may take; at most half of
  *       {@code election.renew-deadline}; default half of it, at most 3s ({@link CallTimeout})
  *   <li>{@code election.dynamodb.create-table}: {@code true} to create the table when it is missing
- *       (needs dynamodb:DescribeTable and CreateTable); default {@code false}
+ *       (needs dynamodb:CreateTable); default {@code false}
+ *   <li>{@code election.dynamodb.allow-global-table}: {@code true} to accept a table with replicas
+ *       in other regions, which is refused by default (conditional writes hold only within one
+ *       region); only when every candidate goes to the same region; default {@code false}
  * </ul>
  */
 public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
@@ -46,6 +49,7 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
   public static final String ENDPOINT = "election.dynamodb.endpoint";
   public static final String CALL_TIMEOUT = "election.dynamodb.call-timeout";
   public static final String CREATE_TABLE = "election.dynamodb.create-table";
+  public static final String ALLOW_GLOBAL_TABLE = "election.dynamodb.allow-global-table";
 
   private static final Pattern REGION_NAME = Pattern.compile("[a-z0-9]+(-[a-z0-9]+)+");
 
@@ -56,7 +60,7 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public Set<String> keys() {
-    return Set.of(TABLE, REGION, ENDPOINT, CALL_TIMEOUT, CREATE_TABLE);
+    return Set.of(TABLE, REGION, ENDPOINT, CALL_TIMEOUT, CREATE_TABLE, ALLOW_GLOBAL_TABLE);
   }
 
   @Override
@@ -64,6 +68,7 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
     Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
     String table = properties.get(TABLE).orElse(DynamoDbLeaseStore.DEFAULT_TABLE);
     boolean createTable = properties.bool(CREATE_TABLE, false);
+    boolean allowGlobalTable = properties.bool(ALLOW_GLOBAL_TABLE, false);
     Region region = region(properties.get(REGION));
     Optional<URI> endpoint = properties.get(ENDPOINT).map(DynamoDbLeaseStoreProvider::endpoint);
     DynamoDbLeaseStore.checkTableName(
@@ -89,6 +94,7 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
           .table(table)
           .callTimeout(callTimeout)
           .createTable(createTable)
+          .allowGlobalTable(allowGlobalTable)
           .closesClient()
           .build();
     } catch (RuntimeException e) {

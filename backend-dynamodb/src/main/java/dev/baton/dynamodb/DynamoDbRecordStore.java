@@ -13,9 +13,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -29,10 +31,12 @@ import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedExce
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
 import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableDescription;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
 /**
@@ -49,9 +53,10 @@ import software.amazon.awssdk.services.dynamodb.model.TableStatus;
  * first", answered as empty and never logged. Reads are strongly consistent: an eventually
  * consistent read could show a follower an old version and make it count a lease from too late.
  *
- * <p>Every request carries the call timeout as its API call and attempt timeout, so a call ends
- * within it whatever the client's own settings (including its retries, which the provider's client
- * does not make).
+ * <p>One call of the lease store, one call timeout: all the requests of one operation ({@link
+ * #withinOneCallTimeout}) share it, each carrying what is left of it as its API-call and attempt
+ * timeout, so an operation ends within it whatever the client's own settings, including retries
+ * (which the provider's client does not make; a caller's client may).
  */
 final class DynamoDbRecordStore implements RecordStore {
 
@@ -73,7 +78,17 @@ final class DynamoDbRecordStore implements RecordStore {
   private final String table;
   private final boolean closesClient;
   private final String where;
+  private final Duration callTimeout;
+
+  /** For a request outside any store operation (creating the table): the call timeout alone. */
   private final AwsRequestOverrideConfiguration bounded;
+
+  /**
+   * The deadline ({@link System#nanoTime}) of the store operation this thread runs, if any: one
+   * call of the lease store may take several requests (a write that lost a race, the read that says
+   * who won, one more write), and together, SDK retries included, they get one call timeout.
+   */
+  private final ThreadLocal<Long> operationDeadline = new ThreadLocal<>();
 
   /**
    * @param closesClient whether {@link #close} closes {@code client}, which the provider built
@@ -82,7 +97,7 @@ final class DynamoDbRecordStore implements RecordStore {
       DynamoDbClient client, String table, Duration callTimeout, boolean closesClient) {
     this.client = requireNonNull(client, "client");
     this.table = requireNonNull(table, "table");
-    requireNonNull(callTimeout, "callTimeout");
+    this.callTimeout = requireNonNull(callTimeout, "callTimeout");
     this.where = where(client);
     this.closesClient = closesClient;
     this.bounded =
@@ -101,6 +116,55 @@ final class DynamoDbRecordStore implements RecordStore {
         .orElseGet(() -> "region " + config.region());
   }
 
+  /**
+   * Runs one operation of the lease store: every request it makes shares one call timeout that
+   * starts now, as the API-call and attempt timeout of each request (so the SDK's retries fit in it
+   * too); a request with no time left fails without being sent. Nested calls share the outer one.
+   */
+  <T> T withinOneCallTimeout(String election, Supplier<T> operation) {
+    if (operationDeadline.get() != null) {
+      return operation.get();
+    }
+    operationDeadline.set(System.nanoTime() + callTimeout.toNanos());
+    try {
+      checkTable(election, () -> bounded(election, "describe the table of"));
+      return operation.get();
+    } finally {
+      operationDeadline.remove();
+    }
+  }
+
+  /**
+   * What bounds the next request: the time left of this thread's operation, else a call timeout.
+   */
+  private AwsRequestOverrideConfiguration bounded(String election, String what) {
+    Long deadline = operationDeadline.get();
+    if (deadline == null) {
+      return bounded;
+    }
+    long remaining = deadline - System.nanoTime();
+    // The SDK counts in whole milliseconds, and takes 0 for "no timeout": less than one is none.
+    if (remaining < 1_000_000) {
+      throw new LeaseStoreException(
+          election,
+          what
+              + " item '"
+              + election
+              + "' in table "
+              + table
+              + " at "
+              + where
+              + ": the call timeout of "
+              + callTimeout.toMillis()
+              + " ms was spent by the operation's earlier requests");
+    }
+    Duration left = Duration.ofMillis(remaining / 1_000_000);
+    return AwsRequestOverrideConfiguration.builder()
+        .apiCallTimeout(left)
+        .apiCallAttemptTimeout(left)
+        .build();
+  }
+
   @Override
   public Optional<VersionedRecord> read(String election) {
     checkElectionName(election);
@@ -108,13 +172,13 @@ final class DynamoDbRecordStore implements RecordStore {
         call(
             election,
             "read",
-            () ->
+            bound ->
                 client.getItem(
                     r ->
                         r.tableName(table)
                             .key(key(election))
                             .consistentRead(true)
-                            .overrideConfiguration(bounded)));
+                            .overrideConfiguration(bound)));
     return response.hasItem() && !response.item().isEmpty()
         ? Optional.of(toVersioned(election, response.item()))
         : Optional.empty();
@@ -130,14 +194,14 @@ final class DynamoDbRecordStore implements RecordStore {
       call(
           election,
           "create",
-          () ->
+          bound ->
               client.putItem(
                   r ->
                       r.tableName(table)
                           .item(item)
                           .conditionExpression("attribute_not_exists(#election)")
                           .expressionAttributeNames(Map.of("#election", ELECTION))
-                          .overrideConfiguration(bounded)));
+                          .overrideConfiguration(bound)));
     } catch (ConditionalCheckFailedException e) {
       return Optional.empty(); // another candidate created it first
     }
@@ -176,7 +240,7 @@ final class DynamoDbRecordStore implements RecordStore {
       call(
           election,
           "update",
-          () ->
+          bound ->
               client.updateItem(
                   r ->
                       r.tableName(table)
@@ -186,7 +250,7 @@ final class DynamoDbRecordStore implements RecordStore {
                           .expressionAttributeNames(names)
                           .expressionAttributeValues(values)
                           .returnValues(ReturnValue.NONE)
-                          .overrideConfiguration(bounded)));
+                          .overrideConfiguration(bound)));
     } catch (ConditionalCheckFailedException e) {
       return Optional
           .empty(); // changed or deleted since expectedVersion: somebody else wrote first
@@ -268,21 +332,95 @@ final class DynamoDbRecordStore implements RecordStore {
   }
 
   private Optional<TableStatus> tableStatus() {
+    return describeTable().map(TableDescription::tableStatus);
+  }
+
+  private Optional<TableDescription> describeTable() {
     try {
       return Optional.of(
-          client
-              .describeTable(r -> r.tableName(table).overrideConfiguration(bounded))
-              .table()
-              .tableStatus());
+          client.describeTable(r -> r.tableName(table).overrideConfiguration(bounded)).table());
     } catch (ResourceNotFoundException e) {
       return Optional.empty();
     }
   }
 
-  /** Runs one request; everything but a failed condition becomes a LeaseStoreException. */
-  private <T> T call(String election, String what, Supplier<T> request) {
+  /**
+   * Refuses a global table (one with replicas in other regions) before the first grant: DynamoDB's
+   * conditional writes and strongly consistent reads hold only within the region that serves them,
+   * and replication between regions settles conflicts by last writer wins, so candidates writing
+   * through two regions could both be granted from one version, with the same token.
+   *
+   * <p>Called when the store is built; a table that is missing or cannot be described for now (the
+   * network, a 5xx) is checked again at the start of each call until it has been, so a process can
+   * still start while DynamoDB is away. A refused DescribeTable is a setup error and fails at once.
+   *
+   * @param key how the caller names the opt-out, for the message
+   */
+  void refuseGlobalTable(String key) {
+    this.globalTableKey = key;
+    checkTable(null, () -> bounded);
+  }
+
+  /** What {@link #refuseGlobalTable} left to check: the key that allows a global table, or null. */
+  private volatile String globalTableKey;
+
+  /**
+   * @param election the election of the call that checks, or null when the store is being built
+   */
+  private void checkTable(String election, Supplier<AwsRequestOverrideConfiguration> bound) {
+    String key = globalTableKey;
+    if (key == null) {
+      return;
+    }
+    String what = "table " + table + " at " + where;
+    Optional<TableDescription> described;
     try {
-      return request.get();
+      described =
+          Optional.of(
+              client
+                  .describeTable(r -> r.tableName(table).overrideConfiguration(bound.get()))
+                  .table());
+    } catch (ResourceNotFoundException e) {
+      return; // the first call that needs it says so, naming the setting that creates it
+    } catch (SdkException e) {
+      if (election == null && accessHint(e).isEmpty()) {
+        return; // at build: checked again by the first call, when DynamoDB may answer
+      }
+      throw new LeaseStoreException(
+          election,
+          "checking that "
+              + what
+              + " has no replicas in other regions failed: "
+              + e.getMessage()
+              + accessHint(e),
+          e);
+    }
+    TableDescription t = described.orElseThrow();
+    if ((t.hasReplicas() && !t.replicas().isEmpty()) || t.globalTableVersion() != null) {
+      throw new ConfigurationException(
+          what
+              + " is a global table (version "
+              + t.globalTableVersion()
+              + ", replicas in "
+              + (t.hasReplicas()
+                  ? t.replicas().stream().map(ReplicaDescription::regionName).toList()
+                  : List.of())
+              + "): conditional writes and consistent reads hold only within one region,"
+              + " so candidates in two regions could both be granted, with the same token."
+              + " Use a table without replicas; or, only if every candidate of every"
+              + " election goes to the same region, set "
+              + key
+              + "=true (see docs/dynamodb.md)");
+    }
+    globalTableKey = null;
+  }
+
+  /** Runs one request; everything but a failed condition becomes a LeaseStoreException. */
+  private <T> T call(
+      String election, String what, Function<AwsRequestOverrideConfiguration, T> request) {
+    AwsRequestOverrideConfiguration bound = bounded(election, what);
+    try {
+      return request.apply(bound);
     } catch (ConditionalCheckFailedException e) {
       throw e; // a normal answer: the caller turns it into an empty result
     } catch (ResourceNotFoundException e) {
@@ -324,9 +462,9 @@ final class DynamoDbRecordStore implements RecordStore {
             ? "AccessDeniedException".equals(service.awsErrorDetails().errorCode())
             : String.valueOf(e.getMessage()).contains("not authorized");
     return denied
-        ? " (the store needs dynamodb:GetItem, PutItem and UpdateItem on table "
+        ? " (the store needs dynamodb:GetItem, PutItem, UpdateItem and DescribeTable on table "
             + table
-            + ", and DescribeTable and CreateTable with create-table on; see docs/dynamodb.md)"
+            + ", and CreateTable with create-table on; see docs/dynamodb.md)"
         : "";
   }
 

@@ -1,5 +1,6 @@
 package dev.baton.dynamodb;
 
+import dev.baton.conformance.FreezableServer;
 import dev.baton.conformance.NpmServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -16,7 +17,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * A dynalite server (npm, Apache-2.0; in memory) on a free loopback port, from the copy {@code
  * scripts/test} installs with {@code npm ci} in {@code tools/dynalite} ({@link NpmServer}).
  */
-final class Dynalite implements AutoCloseable {
+final class Dynalite implements FreezableServer, AutoCloseable {
 
   /** dynalite wants credentials of SigV4's shape but checks nothing. */
   static final StaticCredentialsProvider CREDENTIALS =
@@ -52,6 +53,22 @@ final class Dynalite implements AutoCloseable {
                 .socketTimeout(callTimeout))
         .overrideConfiguration(c -> c.retryStrategy(AwsRetryStrategy.doNotRetry()))
         .build();
+  }
+
+  /** SIGSTOP on dynalite's process: it hangs with its sockets open. */
+  @Override
+  public void freeze() {
+    server.freeze();
+  }
+
+  @Override
+  public void thaw() {
+    server.thaw();
+  }
+
+  @Override
+  public String toString() {
+    return server.toString();
   }
 
   @Override

@@ -16,7 +16,10 @@ import java.util.List;
 @SuppressWarnings("try")
 final class DynamoDbFixture extends ProxiedServerFixture {
 
-  /** Well under the renew deadline: a campaign is up to three round trips, each bounded by it. */
+  /**
+   * A third of the renew deadline, as the other proxied fixtures use: a whole call, all its
+   * requests together, ends within it.
+   */
   static final Duration CALL_TIMEOUT = Timings.SHORT.renewDeadline().dividedBy(3);
 
   static final String TABLE = "baton-conformance";

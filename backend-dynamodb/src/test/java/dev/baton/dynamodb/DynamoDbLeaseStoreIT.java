@@ -4,13 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.conformance.CapturedLog;
+import dev.baton.conformance.FaultProxy;
 import dev.baton.election.Acquisition;
+import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -22,13 +26,22 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkResponse;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.DescribeTableResponse;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaDescription;
+import software.amazon.awssdk.services.dynamodb.model.ReplicaStatus;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
@@ -41,6 +54,11 @@ class DynamoDbLeaseStoreIT {
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
   private static final Duration TTL = Duration.ofSeconds(3);
   private static final String TABLE = "baton-it";
+
+  /** Far longer than any handover the tests measure: a wait for it would show. */
+  private static final Duration LONG_TTL = Duration.ofSeconds(30);
+
+  private static final Duration SHORT_CALL = Duration.ofMillis(500);
 
   private static Dynalite dynalite;
   private static DynamoDbClient client;
@@ -235,6 +253,182 @@ class DynamoDbLeaseStoreIT {
                 .item())
         .containsEntry("state", AttributeValue.fromS("paid by b"))
         .containsEntry("fencingToken", AttributeValue.fromN(Long.toString(newer.token().value())));
+  }
+
+  /** A store whose client reaches dynalite through {@code proxy}, with a short call timeout. */
+  private static DynamoDbLeaseStore throughProxy(FaultProxy proxy, List<AutoCloseable> toClose) {
+    DynamoDbClient proxied = Dynalite.client(proxy.address(), SHORT_CALL);
+    toClose.add(proxied);
+    DynamoDbLeaseStore s =
+        DynamoDbLeaseStore.builder(proxied).table(TABLE).callTimeout(SHORT_CALL).build();
+    toClose.add(0, s);
+    return s;
+  }
+
+  /** Waits until the item's version is no longer {@code before}: a write the server applied. */
+  private static void awaitVersionChangedFrom(String election, String before) {
+    Awaitility.await("until dynalite applied the write whose answer was held")
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> !before.equals(String.valueOf(item(election).get("version"))));
+  }
+
+  @Test
+  void aReleaseAfterARenewalTheServerAppliedLateHandsOverAtOnce() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+      Lease lease = a.tryAcquire(election, "a", LONG_TTL).lease().orElseThrow();
+      String before = String.valueOf(item(election).get("version"));
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, before);
+      proxy.heal();
+
+      long t0 = System.nanoTime();
+      a.release(lease); // the lease's handle is the version before the late renewal
+      Acquisition next = store.tryAcquire(election, "b", LONG_TTL);
+      long handover = System.nanoTime() - t0;
+      System.out.println(
+          "DynamoDB: release after a renewal applied late, then another store granted: "
+              + Duration.ofNanos(handover).toMillis()
+              + " ms (lease "
+              + LONG_TTL.toSeconds()
+              + " s)");
+      assertThat(next.isGranted())
+          .as("another store granted at once after the release: %s", next)
+          .isTrue();
+      assertThat(next.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  @Test
+  void aGrantTheServerAppliedAfterTheCallerGaveUpIsTheCandidatesOwnOnItsNextTry() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+
+      // A store that knows nothing of the election creates the item at once: one request.
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.tryAcquire(election, "a", LONG_TTL))
+          .isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, "null");
+      assertThat(item(election).get("holder").s()).isEqualTo("a");
+      proxy.heal();
+
+      long t0 = System.nanoTime();
+      Acquisition again = a.tryAcquire(election, "a", LONG_TTL);
+      assertThat(again.isGranted())
+          .as("the candidate's next try after its own grant applied late: %s", again)
+          .isTrue();
+      Lease lease = again.lease().orElseThrow();
+      a.release(lease);
+      Acquisition next = store.tryAcquire(election, "b", LONG_TTL);
+      System.out.println(
+          "DynamoDB: a grant applied late, taken again, released, another store granted: "
+              + Duration.ofNanos(System.nanoTime() - t0).toMillis()
+              + " ms (lease "
+              + LONG_TTL.toSeconds()
+              + " s)");
+      assertThat(next.isGranted()).as("another store granted after the release: %s", next).isTrue();
+      assertThat(next.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  @Test
+  void aRenewalTheServerAppliedAfterTheClientGaveUpDoesNotEndTheTerm() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      DynamoDbLeaseStore a = throughProxy(proxy, toClose);
+      Lease lease = a.tryAcquire(election, "a", LONG_TTL).lease().orElseThrow();
+      String before = String.valueOf(item(election).get("version"));
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      awaitVersionChangedFrom(election, before);
+      proxy.heal();
+
+      Lease renewed = a.renew(lease);
+      assertThat(renewed.token()).as("the same term").isEqualTo(lease.token());
+      assertThat(item(election).get("holder").s()).isEqualTo("a");
+      assertThat(a.renew(renewed).token()).isEqualTo(lease.token());
+      assertThat(store.tryAcquire(election, "b", LONG_TTL).isGranted()).isFalse();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  private static void closeAll(List<AutoCloseable> toClose) throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+  }
+
+  /**
+   * dynalite cannot make replicas: an interceptor on the test's client adds one to every
+   * DescribeTable answer, as DynamoDB shows a global table (version 2019.11.21).
+   */
+  @Test
+  void aGlobalTableIsRefusedWhenTheStoreIsBuiltUnlessAllowed() {
+    ExecutionInterceptor replicated =
+        new ExecutionInterceptor() {
+          @Override
+          public SdkResponse modifyResponse(
+              Context.ModifyResponse context, ExecutionAttributes attributes) {
+            if (context.response() instanceof DescribeTableResponse r) {
+              return r.toBuilder()
+                  .table(
+                      r.table().toBuilder()
+                          .globalTableVersion("2019.11.21")
+                          .replicas(
+                              ReplicaDescription.builder()
+                                  .regionName("eu-west-1")
+                                  .replicaStatus(ReplicaStatus.ACTIVE)
+                                  .build(),
+                              ReplicaDescription.builder()
+                                  .regionName("us-east-1")
+                                  .replicaStatus(ReplicaStatus.ACTIVE)
+                                  .build())
+                          .build())
+                  .build();
+            }
+            return context.response();
+          }
+        };
+    try (DynamoDbClient global =
+        DynamoDbClient.builder()
+            .endpointOverride(URI.create("http://127.0.0.1:" + dynalite.address().getPort()))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(Dynalite.CREDENTIALS)
+            .httpClient(UrlConnectionHttpClient.create())
+            .overrideConfiguration(c -> c.addExecutionInterceptor(replicated))
+            .build()) {
+      assertThatThrownBy(
+              () ->
+                  DynamoDbLeaseStore.builder(global).table(TABLE).callTimeout(CALL_TIMEOUT).build())
+          .isInstanceOf(ConfigurationException.class)
+          .hasMessageContaining("table " + TABLE + " at http://127.0.0.1:")
+          .hasMessageContaining(
+              "is a global table (version 2019.11.21, replicas in [eu-west-1, us-east-1])")
+          .hasMessageContaining("only within one region")
+          .hasMessageContaining("allowGlobalTable=true");
+
+      try (DynamoDbLeaseStore allowed =
+          DynamoDbLeaseStore.builder(global)
+              .table(TABLE)
+              .callTimeout(CALL_TIMEOUT)
+              .allowGlobalTable(true)
+              .build()) {
+        assertThat(allowed.tryAcquire(newElection(), "a", TTL).isGranted()).isTrue();
+      }
+    }
   }
 
   /** The example of docs/dynamodb.md, as it stands there. */

@@ -41,7 +41,8 @@ class DynamoDbLeaseStoreProviderTest {
             "election.dynamodb.region",
             "election.dynamodb.endpoint",
             "election.dynamodb.call-timeout",
-            "election.dynamodb.create-table");
+            "election.dynamodb.create-table",
+            "election.dynamodb.allow-global-table");
   }
 
   @Test
@@ -94,6 +95,15 @@ class DynamoDbLeaseStoreProviderTest {
             () -> provider.open(properties(DynamoDbLeaseStoreProvider.CREATE_TABLE, "yes")))
         .isInstanceOf(ConfigurationException.class)
         .hasMessageContaining("election.dynamodb.create-table: 'yes'")
+        .hasMessageContaining("true or false");
+  }
+
+  @Test
+  void allowGlobalTableMustBeTrueOrFalse() {
+    assertThatThrownBy(
+            () -> provider.open(properties(DynamoDbLeaseStoreProvider.ALLOW_GLOBAL_TABLE, "1")))
+        .isInstanceOf(ConfigurationException.class)
+        .hasMessageContaining("election.dynamodb.allow-global-table: '1'")
         .hasMessageContaining("true or false");
   }
 

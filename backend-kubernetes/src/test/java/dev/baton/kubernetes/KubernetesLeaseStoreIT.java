@@ -611,6 +611,73 @@ class KubernetesLeaseStoreIT {
     }
   }
 
+  /** A store whose client reaches the API server through {@code proxy}, with {@code timeout}. */
+  private LeaseStore nodeThrough(FaultProxy proxy, Duration callTimeout) {
+    LeaseStore store =
+        KubernetesLeaseStore.builder(target.newClientThrough(proxy.address(), callTimeout))
+            .namespace(target.namespace())
+            .callTimeout(callTimeout)
+            .build();
+    stores.add(store);
+    return store;
+  }
+
+  @Test
+  void aReleaseAfterARenewalTheServerAppliedLateHandsOverAtOnce() {
+    String election = target.election("late-renewal-release");
+    try (FaultProxy proxy = FaultProxy.start(target.serverAddress())) {
+      LeaseStore a = nodeThrough(proxy, Duration.ofMillis(500));
+      LeaseStore b = node();
+      KubernetesClient observer = target.newClient();
+      Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
+      String versionBefore = target.lease(observer, election).getMetadata().getResourceVersion();
+
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseStoreException.class);
+      await()
+          .atMost(PATIENCE)
+          .until(
+              () ->
+                  !target
+                      .lease(observer, election)
+                      .getMetadata()
+                      .getResourceVersion()
+                      .equals(versionBefore));
+      proxy.heal();
+
+      long t0 = System.nanoTime();
+      a.release(lease); // its handle is the resourceVersion before the late renewal
+      Acquisition next = b.tryAcquire(election, "b", Duration.ofSeconds(30));
+      System.out.println(
+          "Kubernetes: release after a renewal applied late, then another store granted: "
+              + Duration.ofNanos(System.nanoTime() - t0).toMillis()
+              + " ms (lease 30 s)");
+      assertThat(granted(next).token().isNewerThan(lease.token())).isTrue();
+    }
+  }
+
+  @Test
+  void aGrantTheServerAppliedAfterTheCallerGaveUpIsTheCandidatesOwnOnItsNextTry() {
+    String election = target.election("late-grant");
+    try (FaultProxy proxy = FaultProxy.start(target.serverAddress())) {
+      LeaseStore a = nodeThrough(proxy, Duration.ofMillis(500));
+      LeaseStore b = node();
+      KubernetesClient observer = target.newClient();
+
+      // A store that knows nothing of the election creates the Lease at once: one request.
+      proxy.stopReadingAnswers();
+      assertThatThrownBy(() -> a.tryAcquire(election, "a", Duration.ofSeconds(30)))
+          .isInstanceOf(LeaseStoreException.class);
+      await().atMost(PATIENCE).until(() -> target.lease(observer, election) != null);
+      proxy.heal();
+
+      Lease lease = granted(a.tryAcquire(election, "a", Duration.ofSeconds(30)));
+      a.release(lease);
+      assertThat(granted(b.tryAcquire(election, "b", Duration.ofSeconds(30))).token())
+          .matches(t -> t.isNewerThan(lease.token()), "newer than " + lease.token());
+    }
+  }
+
   @Test
   void aRenewalAfterATakeoverIsStillLostThoughTheTokenMatches() {
     String election = target.election("late-write-lost");

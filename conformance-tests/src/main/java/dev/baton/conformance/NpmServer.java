@@ -19,9 +19,10 @@ import org.awaitility.Awaitility;
  * A test server from npm (dynalite, Azurite) on a free loopback port, run by the {@code node} on
  * the PATH from the copy {@code scripts/test} installs with {@code npm ci} in {@code tools/<tool>}.
  * Stopped by its PID (SIGKILL: these servers keep everything in memory), also when the JVM exits
- * early. Without node or the package the tests fail in CI and are skipped elsewhere.
+ * early; a test can freeze it (SIGSTOP) and thaw it (SIGCONT). Without node or the package the
+ * tests fail in CI and are skipped elsewhere.
  */
-public final class NpmServer implements AutoCloseable {
+public final class NpmServer implements FreezableServer, AutoCloseable {
 
   private final String tool;
   private final Process process;
@@ -119,6 +120,30 @@ public final class NpmServer implements AutoCloseable {
 
   public long pid() {
     return process.pid();
+  }
+
+  /** SIGSTOP: the server hangs with its sockets open, as a hung server does. */
+  @Override
+  public void freeze() {
+    ServerProcess.signal(alive(), "STOP", toString());
+  }
+
+  /** SIGCONT: the frozen server runs on. */
+  @Override
+  public void thaw() {
+    ServerProcess.signal(alive(), "CONT", toString());
+  }
+
+  private long alive() {
+    if (!process.isAlive()) {
+      throw new IllegalStateException(this + " is not running");
+    }
+    return process.pid();
+  }
+
+  @Override
+  public String toString() {
+    return tool + " (pid " + process.pid() + ")";
   }
 
   @Override

@@ -125,9 +125,14 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
     if (!process.isAlive()) {
       throw new IllegalStateException(this + " is not running; its output: " + log);
     }
+    signal(process.pid(), signal, toString());
+  }
+
+  /** Sends {@code signal} (STOP, CONT) to the process {@code pid} only, which is {@code what}. */
+  static void signal(long pid, String signal, String what) {
     try {
       Process kill =
-          new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+          new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
               .redirectErrorStream(true)
               .start();
       if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
@@ -135,17 +140,17 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
             "kill -"
                 + signal
                 + " "
-                + process.pid()
+                + pid
                 + " ("
-                + this
+                + what
                 + ") failed: "
                 + new String(kill.getInputStream().readAllBytes()));
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot run kill -" + signal + " " + process.pid(), e);
+      throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while signalling " + this, e);
+      throw new IllegalStateException("interrupted while signalling " + what, e);
     }
   }
 

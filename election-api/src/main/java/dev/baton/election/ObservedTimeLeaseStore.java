@@ -50,7 +50,11 @@ import org.slf4j.LoggerFactory;
  * and {@code release} are one round trip each; {@code read} always reads. A renewal refused because
  * the record changed reads it once: if it still names the renewing holder and term, the change was
  * this holder's own renewal that landed after its call had timed out, and the renewal is written
- * again from the version seen, keeping the term.
+ * again from the version seen, keeping the term. A release refused so does the same, so that a
+ * graceful handover after such a renewal still takes milliseconds, not a lease. A grant whose write
+ * got no answer is remembered: if the candidate's next try finds the record naming it under that
+ * token, the late write was its own, and it is granted again from there (with a higher token)
+ * instead of waiting out its own lease.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and the
  * lease reports the TTL it really has.
@@ -93,6 +97,9 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
 
   /** Per election and candidate: what a renewal must write back unchanged, and when it expires. */
   private final ConcurrentMap<GrantKey, Grant> grants = new ConcurrentHashMap<>();
+
+  /** Per election and candidate: the token of a grant whose write got no answer. */
+  private final ConcurrentMap<GrantKey, Long> unconfirmed = new ConcurrentHashMap<>();
 
   public ObservedTimeLeaseStore(RecordStore records) {
     this(records, MonotonicClock.system(), Clock.systemUTC());
@@ -156,6 +163,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     }
     Duration effectiveTtl = wholeSecondsUp(ttl);
     long t0 = clock.nanoTime();
+    GrantKey key = new GrantKey(election, candidate);
     Sight sight = sight(election);
     // A watch in step with the store has shown every change so far: what it showed last will do.
     // Knowing nothing of the election, the record is as likely absent as held: creating it at once
@@ -167,20 +175,29 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           current.isPresent()
               ? current.flatMap(this::liveHolder)
               : sight.vanished().flatMap(this::liveHolder);
-      if (holder.isPresent()) {
+      if (holder.isPresent() && !isUnconfirmedGrant(key, holder.get())) {
         // Also when the holder is this candidate id: a live lease is never granted again.
         return Acquisition.held(holder.get());
       }
       Instant now = wallClock.instant();
       long token = sight.highestToken().map(t -> t + 1).orElse(0L);
       ElectionRecord grant = new ElectionRecord(candidate, effectiveTtl, now, now, token);
-      Optional<VersionedRecord> written =
-          current.isEmpty()
-              ? records.create(election, grant)
-              : records.replace(election, current.get().record().version(), grant);
+      Optional<VersionedRecord> written;
+      try {
+        written =
+            current.isEmpty()
+                ? records.create(election, grant)
+                : records.replace(election, current.get().record().version(), grant);
+      } catch (LeaseStoreException e) {
+        // The server may apply the write after we stopped waiting: remembered, so that this
+        // candidate's next try recognises the grant as its own instead of waiting it out.
+        unconfirmed.put(key, token);
+        throw e;
+      }
       if (written.isPresent()) {
+        unconfirmed.remove(key);
         sight.note(written, null);
-        grants.put(new GrantKey(election, candidate), new Grant(token, now, t0));
+        grants.put(key, new Grant(token, now, t0));
         log.debug("election '{}': granted to {} with token {}", election, candidate, token);
         return Acquisition.granted(
             new Lease(
@@ -249,6 +266,20 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   /**
+   * Whether {@code holder} is this store's own grant whose write failed without an answer and was
+   * applied all the same: the late write gave the election to this candidate and to nobody else, so
+   * granting it to the same candidate again (from the version seen, with a higher token) keeps it
+   * from waiting out a lease that is its own, and from mistaking itself for another process of the
+   * same id.
+   */
+  private boolean isUnconfirmedGrant(GrantKey key, LeaseRecord holder) {
+    Long token = unconfirmed.get(key);
+    return token != null
+        && holder.holder().equals(key.candidate())
+        && holder.token().value() == token;
+  }
+
+  /**
    * A renewal refused for a changed version may have lost only to our own earlier renewal: one
    * whose write the server applied after the client stopped waiting for its answer. If the record
    * still names this holder and term, nobody else was granted in between (a grant changes the
@@ -283,9 +314,36 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
     // A conflict means the record changed since this lease was written: it is somebody else's
     // now (or ours under a newer token), and a release must never remove that.
     Optional<VersionedRecord> written = records.replace(lease.election(), lease.handle(), released);
+    if (written.isEmpty()) {
+      written = releaseAfterOwnLateWrite(lease, released);
+    }
     if (written.isPresent()) {
       sight(lease.election()).note(written, null);
     }
+  }
+
+  /**
+   * A release refused for a changed version may have lost only to this holder's own renewal that
+   * the server applied after the client stopped waiting: the lease's handle is then out of date,
+   * and without this the next leader would wait out a whole lease after a graceful handover. If the
+   * record still names this holder and term, nobody else was granted in between, so releasing from
+   * the version seen now is as safe as the refused write was.
+   */
+  private Optional<VersionedRecord> releaseAfterOwnLateWrite(Lease lease, ElectionRecord released) {
+    Optional<Seen> now = read(sight(lease.election()));
+    if (now.isEmpty() || !namesTerm(now.get(), lease.candidate(), lease.token().value())) {
+      return Optional.empty();
+    }
+    log.debug(
+        "election '{}': {} releases after its own write that was applied late",
+        lease.election(),
+        lease.candidate());
+    return records.replace(lease.election(), now.get().record().version(), released);
+  }
+
+  private static boolean namesTerm(Seen seen, String candidate, long token) {
+    ElectionRecord record = seen.record().record();
+    return record.holder().equals(candidate) && record.transitions() == token;
   }
 
   /**
