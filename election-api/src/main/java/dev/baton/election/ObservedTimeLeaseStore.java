@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -98,8 +99,8 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   /** Per election and candidate: what a renewal must write back unchanged, and when it expires. */
   private final ConcurrentMap<GrantKey, Grant> grants = new ConcurrentHashMap<>();
 
-  /** Per election and candidate: the token of a grant whose write got no answer. */
-  private final ConcurrentMap<GrantKey, Long> unconfirmed = new ConcurrentHashMap<>();
+  /** Per election and candidate: the record of a grant whose write got no answer. */
+  private final ConcurrentMap<GrantKey, ElectionRecord> unconfirmed = new ConcurrentHashMap<>();
 
   public ObservedTimeLeaseStore(RecordStore records) {
     this(records, MonotonicClock.system(), Clock.systemUTC());
@@ -175,11 +176,12 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
           current.isPresent()
               ? current.flatMap(this::liveHolder)
               : sight.vanished().flatMap(this::liveHolder);
-      if (holder.isPresent() && !isUnconfirmedGrant(key, holder.get())) {
+      if (holder.isPresent() && !isUnconfirmedGrant(key, current)) {
         // Also when the holder is this candidate id: a live lease is never granted again.
         return Acquisition.held(holder.get());
       }
-      Instant now = wallClock.instant();
+      // Microseconds, as the stores keep it: a grant without answer is recognised by its record.
+      Instant now = wallClock.instant().truncatedTo(ChronoUnit.MICROS);
       long token = sight.highestToken().map(t -> t + 1).orElse(0L);
       ElectionRecord grant = new ElectionRecord(candidate, effectiveTtl, now, now, token);
       Optional<VersionedRecord> written;
@@ -191,7 +193,7 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
       } catch (LeaseStoreException e) {
         // The server may apply the write after we stopped waiting: remembered, so that this
         // candidate's next try recognises the grant as its own instead of waiting it out.
-        unconfirmed.put(key, token);
+        unconfirmed.put(key, grant);
         throw e;
       }
       if (written.isPresent()) {
@@ -266,17 +268,16 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   /**
-   * Whether {@code holder} is this store's own grant whose write failed without an answer and was
+   * Whether the record seen is this store's own grant whose write failed without an answer and was
    * applied all the same: the late write gave the election to this candidate and to nobody else, so
    * granting it to the same candidate again (from the version seen, with a higher token) keeps it
-   * from waiting out a lease that is its own, and from mistaking itself for another process of the
-   * same id.
+   * from waiting out a lease that is its own. The whole record must match, its acquire time to the
+   * microsecond included, not only the holder and token: another process with the same candidate id
+   * may have been granted from the same version with the same token, and that grant leads.
    */
-  private boolean isUnconfirmedGrant(GrantKey key, LeaseRecord holder) {
-    Long token = unconfirmed.get(key);
-    return token != null
-        && holder.holder().equals(key.candidate())
-        && holder.token().value() == token;
+  private boolean isUnconfirmedGrant(GrantKey key, Optional<Seen> current) {
+    ElectionRecord mine = unconfirmed.get(key);
+    return mine != null && current.isPresent() && current.get().record().record().equals(mine);
   }
 
   /**

@@ -559,6 +559,41 @@ class ObservedTimeLeaseStoreTest {
   }
 
   @Test
+  void a_grant_whose_write_got_no_answer_is_recognised_as_its_own_on_the_next_try() {
+    records.failNextWrite(); // applied, but the caller never hears of it
+    assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)))
+        .isInstanceOf(LeaseStoreException.class);
+
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)));
+
+    assertThat(lease.token()).isEqualTo(FencingToken.of(1));
+  }
+
+  /**
+   * One candidate id on two processes (a misconfiguration Baton must survive): the other process
+   * was granted from the version this one wrote from, with the same token, and this one's write got
+   * no answer. The record names this id under the remembered token, but the grant is the other
+   * process's, which leads: taking it for our own would make two leaders.
+   */
+  @Test
+  void a_grant_without_answer_is_not_mistaken_for_the_same_ids_grant_in_another_process() {
+    ObservedTimeLeaseStore otherProcess =
+        new ObservedTimeLeaseStore(
+            records, time::nanoTime, Clock.offset(WALL, Duration.ofNanos(1_000)), scheduler);
+    records.beforeNextWrite(
+        () -> {
+          granted(otherProcess.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)));
+          records.failNextWrite(); // this process's own write loses, and its answer is lost
+        });
+    assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)))
+        .isInstanceOf(LeaseStoreException.class);
+
+    LeaseRecord holder = held(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)));
+
+    assertThat(holder.token()).isEqualTo(FencingToken.of(0));
+  }
+
+  @Test
   void refuses_a_ttl_that_is_not_positive_and_an_empty_candidate() {
     assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
@@ -578,6 +613,7 @@ class ObservedTimeLeaseStoreTest {
     private final List<Runnable> heldEvents = new ArrayList<>();
     private long lastVersion;
     private Runnable beforeNextWrite;
+    private boolean failNextWrite;
     private boolean holding;
     boolean canWatch = true;
     int reads;
@@ -587,6 +623,14 @@ class ObservedTimeLeaseStoreTest {
     /** Runs {@code competitor} just before the next write lands, as a concurrent writer would. */
     void beforeNextWrite(Runnable competitor) {
       beforeNextWrite = competitor;
+    }
+
+    /**
+     * The next write applies but throws as a call whose answer never came: the caller cannot know
+     * whether it landed.
+     */
+    void failNextWrite() {
+      failNextWrite = true;
     }
 
     /** Keeps watch events back until {@link #deliverHeldEvents}, as a lagging watch would. */
@@ -644,11 +688,11 @@ class ObservedTimeLeaseStoreTest {
       synchronized (this) {
         writes++;
         if (byElection.containsKey(election)) {
-          return Optional.empty();
+          return answered(election, Optional.empty());
         }
         put(election, record);
       }
-      return written(election);
+      return answered(election, written(election));
     }
 
     @Override
@@ -659,11 +703,22 @@ class ObservedTimeLeaseStoreTest {
         writes++;
         VersionedRecord existing = byElection.get(election);
         if (existing == null || !existing.version().equals(expectedVersion)) {
-          return Optional.empty();
+          return answered(election, Optional.empty());
         }
         put(election, record);
       }
-      return written(election);
+      return answered(election, written(election));
+    }
+
+    /**
+     * The write's answer, or none when the test said so (what the write did stands all the same).
+     */
+    private Optional<VersionedRecord> answered(String election, Optional<VersionedRecord> written) {
+      if (failNextWrite) {
+        failNextWrite = false;
+        throw new LeaseStoreException(election, "no answer within the call timeout");
+      }
+      return written;
     }
 
     private void competeFirst() {
