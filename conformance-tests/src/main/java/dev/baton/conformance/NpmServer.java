@@ -21,7 +21,7 @@ import org.awaitility.Awaitility;
  * Stopped by its PID (SIGKILL: these servers keep everything in memory), also when the JVM exits
  * early. Without node or the package the tests fail in CI and are skipped elsewhere.
  */
-public final class NpmServer implements AutoCloseable {
+public final class NpmServer implements FreezableServer, AutoCloseable {
 
   private final String tool;
   private final Process process;
@@ -119,6 +119,23 @@ public final class NpmServer implements AutoCloseable {
 
   public long pid() {
     return process.pid();
+  }
+
+  /** SIGSTOP: the server hangs with its sockets open, as a stalled cloud endpoint looks. */
+  @Override
+  public void freeze() {
+    Signals.send(process.pid(), "STOP", toString());
+  }
+
+  /** SIGCONT: the frozen server runs on. */
+  @Override
+  public void thaw() {
+    Signals.send(process.pid(), "CONT", toString());
+  }
+
+  @Override
+  public String toString() {
+    return tool + " (pid " + process.pid() + ")";
   }
 
   @Override
