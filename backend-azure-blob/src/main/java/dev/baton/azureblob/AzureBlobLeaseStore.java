@@ -38,6 +38,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -58,8 +59,13 @@ import org.slf4j.LoggerFactory;
  * expired lease at once. Azure grants leases of 15 to 60 s only; an elector with another lease
  * duration is refused when it is built ({@link #checkLeaseDuration}), and a TTL with a fraction of
  * a second is rounded up to whole seconds (the lease's {@link Lease#ttl()} says so). The fencing
- * token is a counter in the blob's metadata, raised by an ETag-conditional write on every grant.
- * Azure cannot watch a blob, so followers poll at the retry period.
+ * token is in the blob's metadata, written by an ETag-conditional write on every grant: the
+ * previous term plus one, or the second of Azure's clock times {@link #TOKENS_PER_SECOND} if that
+ * is higher, so that tokens keep rising when the blob is deleted. Each grant's lease id is random
+ * and known to its holder alone. A lease taken from its holder by someone else (broken, released
+ * with its id, deleted) is waited out for a lease duration from when this process saw it; a lease
+ * Baton did not grant is shown as {@link #NOT_BATONS}. Azure cannot watch a blob, so followers poll
+ * at the retry period.
  *
  * <p>The container client stays the caller's: the store never closes anything it was given. Each
  * call ends within the call timeout (default 3 s; at most half the renew deadline, see {@link
@@ -115,10 +121,11 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   private final ConcurrentMap<String, Sight> sights = new ConcurrentHashMap<>();
 
   /**
-   * Per election: the lease id of a grant this store began and could not complete (its acquire or
-   * metadata write failed), to release before its next attempt.
+   * Per election: the lease ids of grants this store began and could not complete (the acquire or
+   * metadata write failed), and of terms whose release failed, to release before its next attempt:
+   * nobody leads under them, and Azure may have applied the request after its call gave up.
    */
-  private final ConcurrentMap<String, String> orphans = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Set<String>> orphans = new ConcurrentHashMap<>();
 
   private AzureBlobLeaseStore(Builder b) {
     this.container = b.container;
@@ -169,8 +176,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     long deadline = started + callTimeout.toNanos();
     BlobClient blob = container.getBlobClient(election);
     Sight sight = sight(election);
-    String orphan = orphans.get(election);
-    if (orphan != null) {
+    for (String orphan : orphans.getOrDefault(election, Set.of())) {
       releaseOrphan(election, blob, orphan, deadline);
     }
     LeaseRecord seen = null;
@@ -238,7 +244,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
         throw failure(election, "acquire the lease of", e);
       } catch (LeaseStoreException e) {
         // Azure may have granted the lease after the call gave up: release it before the next try.
-        orphans.put(election, leaseId);
+        orphan(election, leaseId);
         throw e;
       }
       long token = sight.nextToken(term, serverSecond);
@@ -303,7 +309,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       String leaseId,
       long deadline,
       LeaseStoreException failure) {
-    orphans.put(election, leaseId);
+    orphan(election, leaseId);
     try {
       releaseOrphan(election, blob, leaseId, deadline);
     } catch (LeaseStoreException e) {
@@ -348,7 +354,16 @@ public final class AzureBlobLeaseStore implements LeaseStore {
         throw failure(election, "release an unconfirmed lease of", e);
       }
     }
-    orphans.remove(election, leaseId);
+    orphans.computeIfPresent(
+        election,
+        (e, ids) -> {
+          ids.remove(leaseId);
+          return ids.isEmpty() ? null : ids;
+        });
+  }
+
+  private void orphan(String election, String leaseId) {
+    orphans.computeIfAbsent(election, e -> ConcurrentHashMap.newKeySet()).add(leaseId);
   }
 
   /**
@@ -462,6 +477,12 @@ public final class AzureBlobLeaseStore implements LeaseStore {
         return; // no longer this term's: somebody else's lease is not ours to release
       }
       throw failure(election, "release the lease of", e);
+    } catch (LeaseStoreException e) {
+      // Either request may still be applied (a frozen server thaws, a held answer was a success):
+      // a lease left without its holder would be waited out by everyone. The next attempt of this
+      // store releases it if it is still this term's.
+      orphan(election, handle.leaseId());
+      throw e;
     }
   }
 
