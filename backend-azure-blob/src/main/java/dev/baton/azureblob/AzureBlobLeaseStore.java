@@ -208,7 +208,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       }
       long term = term(election, props);
       long serverSecond = read.get().serverSecond();
-      if (!props.getMetadata().containsKey(TERM)
+      if ((props.getMetadata() == null || !props.getMetadata().containsKey(TERM))
           && serverSecond <= props.getLastModified().toEpochSecond()) {
         // A blob without a term may have been deleted and created again within this second of
         // Azure's clock, right after a grant on the old blob: its first token waits for the next
@@ -476,6 +476,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       if (isContention(e) || e.getStatusCode() == 404) {
         return; // no longer this term's: somebody else's lease is not ours to release
       }
+      orphan(election, handle.leaseId()); // as below: the next attempt releases it
       throw failure(election, "release the lease of", e);
     } catch (LeaseStoreException e) {
       // Either request may still be applied (a frozen server thaws, a held answer was a success):
@@ -814,6 +815,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
         vanishedAt = now;
       }
       long remaining = vanishedAt + ttl.toNanos() - now;
+      if (remaining <= 0 && props.getLeaseState() == LeaseStateType.BREAKING) {
+        // Waited out, but a break period longer than the lease still locks it: nobody can take it.
+        return new View(State.HELD, record(holder.get(), term, ttl, Optional.empty()));
+      }
       if (remaining <= 0) {
         lastHeld = null;
         return new View(State.FREE, null);

@@ -107,6 +107,24 @@ class AzureBlobLeaseStoreFaultsIT {
   }
 
   @Test
+  void aLeaseBreakingForLongerThanTheLeaseIsHeldUntilItIsBroken() {
+    String election = newElection();
+    AzureBlobLeaseStore a = store();
+    AtomicLong now = new AtomicLong();
+    AzureBlobLeaseStore b = store(now);
+    Lease lease = a.tryAcquire(election, "a", TTL).lease().orElseThrow();
+
+    operator(election, null).breakLeaseWithResponse(60, null, null, null);
+    assertThat(blob(election).getProperties().getLeaseState()).isEqualTo(LeaseStateType.BREAKING);
+    assertThat(b.tryAcquire(election, "b", TTL).holder().map(LeaseRecord::holder)).contains("a");
+    now.addAndGet(TTL.toNanos());
+
+    // Waited out, but Azure still refuses an acquire until the break period ends: an answer.
+    assertThat(b.tryAcquire(election, "b", TTL).holder().map(LeaseRecord::holder)).contains("a");
+    assertThatThrownBy(() -> a.renew(lease)).isInstanceOf(LeaseLostException.class);
+  }
+
+  @Test
   void aBlobDeletedWhileHeldIsWaitedOutAndItsTokensDoNotStartAgain() {
     String election = newElection();
     AzureBlobLeaseStore a = store();
