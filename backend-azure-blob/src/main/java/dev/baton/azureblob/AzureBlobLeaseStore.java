@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.azure.core.http.HttpHeaderName;
 import com.azure.core.http.RequestConditions;
+import com.azure.core.http.rest.Response;
 import com.azure.core.util.Context;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
@@ -12,6 +13,7 @@ import com.azure.storage.blob.models.BlobErrorCode;
 import com.azure.storage.blob.models.BlobProperties;
 import com.azure.storage.blob.models.BlobRequestConditions;
 import com.azure.storage.blob.models.BlobStorageException;
+import com.azure.storage.blob.models.LeaseDurationType;
 import com.azure.storage.blob.models.LeaseStateType;
 import com.azure.storage.blob.options.AppendBlobCreateOptions;
 import com.azure.storage.blob.specialized.BlobLeaseClient;
@@ -31,12 +33,19 @@ import dev.baton.election.UrlSecrets;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Leader election on Azure Blob Storage: one blob per election in one container, held with the
@@ -50,8 +59,13 @@ import java.util.function.Function;
  * expired lease at once. Azure grants leases of 15 to 60 s only; an elector with another lease
  * duration is refused when it is built ({@link #checkLeaseDuration}), and a TTL with a fraction of
  * a second is rounded up to whole seconds (the lease's {@link Lease#ttl()} says so). The fencing
- * token is a counter in the blob's metadata, raised by an ETag-conditional write on every grant.
- * Azure cannot watch a blob, so followers poll at the retry period.
+ * token is in the blob's metadata, written by an ETag-conditional write on every grant: the
+ * previous term plus one, or the second of Azure's clock times {@link #TOKENS_PER_SECOND} if that
+ * is higher, so that tokens keep rising when the blob is deleted. Each grant's lease id is random
+ * and known to its holder alone. A lease taken from its holder by someone else (broken, released
+ * with its id, deleted) is waited out for a lease duration from when this process saw it; a lease
+ * Baton did not grant is shown as {@link #NOT_BATONS}. Azure cannot watch a blob, so followers poll
+ * at the retry period.
  *
  * <p>The container client stays the caller's: the store never closes anything it was given. Each
  * call ends within the call timeout (default 3 s; at most half the renew deadline, see {@link
@@ -80,13 +94,38 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   /** The pause before reading again after a race. */
   private static final Duration RACE_PAUSE = Duration.ofMillis(10);
 
+  /** The pause before reading a new blob again, until Azure's clock is in the next second. */
+  private static final Duration NEXT_SECOND_PAUSE = Duration.ofMillis(100);
+
+  /**
+   * Tokens per second of Azure's clock: a grant's token is at least the second of the read it
+   * started from times this, so tokens keep increasing across a deletion of the blob as long as an
+   * election sees fewer grants than this in a second (each takes two writes to one blob).
+   */
+  static final long TOKENS_PER_SECOND = 1_000_000;
+
+  private static final Logger log = LoggerFactory.getLogger(AzureBlobLeaseStore.class);
+
   /** What a follower shows while a grant is between its lease and its metadata write. */
   static final String UNRECORDED_HOLDER = "(a candidate whose grant is in progress)";
+
+  /** What a follower shows while the blob is leased by someone other than a Baton candidate. */
+  static final String NOT_BATONS = "(a lease Baton did not grant)";
 
   private final BlobContainerClient container;
   private final Duration callTimeout;
   private final MonotonicClock clock;
   private final String where;
+
+  /** Per election: what this process last saw of the blob. */
+  private final ConcurrentMap<String, Sight> sights = new ConcurrentHashMap<>();
+
+  /**
+   * Per election: the lease ids of grants this store began and could not complete (the acquire or
+   * metadata write failed), and of terms whose release failed, to release before its next attempt:
+   * nobody leads under them, and Azure may have applied the request after its call gave up.
+   */
+  private final ConcurrentMap<String, Set<String>> orphans = new ConcurrentHashMap<>();
 
   private AzureBlobLeaseStore(Builder b) {
     this.container = b.container;
@@ -136,30 +175,59 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     long started = clock.nanoTime();
     long deadline = started + callTimeout.toNanos();
     BlobClient blob = container.getBlobClient(election);
-    BlobLeaseClient lease = leaseOf(blob, candidate);
+    Sight sight = sight(election);
+    for (String orphan : orphans.getOrDefault(election, Set.of())) {
+      releaseOrphan(election, blob, orphan, deadline);
+    }
     LeaseRecord seen = null;
-    for (int attempt = 0; attempt < ATTEMPTS_BEFORE_ANSWERING; attempt++) {
-      if (attempt > 0 && !pausedBeforeReadingAgain(deadline)) {
-        break;
-      }
-      Optional<BlobProperties> read = properties(election, blob, deadline);
+    int races = 0;
+    while (races < ATTEMPTS_BEFORE_ANSWERING) {
+      Optional<Read> read = properties(election, blob, deadline);
       if (read.isEmpty()) {
+        Optional<LeaseRecord> deleted = sight.deleted(clock.nanoTime());
+        if (deleted.isPresent()) {
+          return Acquisition.held(deleted.get());
+        }
         create(election, blob, deadline);
         continue;
       }
-      BlobProperties props = read.get();
-      Optional<String> holder = holder(props);
-      if (isLeased(props)) {
-        seen = record(election, props, holder.orElse(UNRECORDED_HOLDER));
-        if (holder.isEmpty()) {
-          continue; // leased, and its holder not yet written: read again, so the answer names the
-          // holder
+      BlobProperties props = read.get().props();
+      View view = sight.judge(props, clock.nanoTime());
+      if (view.state() == State.UNRECORDED) {
+        // Leased, and its holder not yet written: read again, so the answer names the holder.
+        seen = view.record();
+        races++;
+        if (!pausedBeforeReadingAgain(deadline, RACE_PAUSE)) {
+          break;
         }
-        // Also when the holder is this candidate id (Azure would let the same lease id acquire
-        // again): a live lease is never granted again.
-        return Acquisition.held(seen);
+        continue;
+      }
+      if (view.state() != State.FREE) {
+        // Also when the holder is this candidate id: a live lease is never granted again.
+        return Acquisition.held(view.record());
+      }
+      long term = term(election, props);
+      long serverSecond = read.get().serverSecond();
+      if ((props.getMetadata() == null || !props.getMetadata().containsKey(TERM))
+          && serverSecond <= props.getLastModified().toEpochSecond()) {
+        // A blob without a term may have been deleted and created again within this second of
+        // Azure's clock, right after a grant on the old blob: its first token waits for the next
+        // second, which is past every token of the old blob.
+        if (!pausedBeforeReadingAgain(deadline, NEXT_SECOND_PAUSE)) {
+          throw new LeaseStoreException(
+              election,
+              "blob '"
+                  + election
+                  + "' in "
+                  + where
+                  + " is new: its first term waits for the next second of Azure's clock, and"
+                  + " the call timeout left no time for it; the elector tries again");
+        }
+        continue;
       }
       String etag = props.getETag();
+      String leaseId = UUID.randomUUID().toString();
+      BlobLeaseClient lease = leaseOf(blob, leaseId);
       try {
         call(
             election,
@@ -170,12 +238,17 @@ public final class AzureBlobLeaseStore implements LeaseStore {
                     (int) seconds, new RequestConditions().setIfMatch(etag), t, Context.NONE));
       } catch (BlobStorageException e) {
         if (isContention(e)) {
+          races++;
           continue; // another candidate leased or wrote it since the read: read again, then answer
         }
         throw failure(election, "acquire the lease of", e);
+      } catch (LeaseStoreException e) {
+        // Azure may have granted the lease after the call gave up: release it before the next try.
+        orphan(election, leaseId);
+        throw e;
       }
-      long term = term(election, props) + 1;
-      Map<String, String> metadata = metadata(candidate, term, seconds);
+      long token = sight.nextToken(term, serverSecond);
+      Map<String, String> metadata = metadata(candidate, token, seconds);
       String granted;
       try {
         granted =
@@ -186,26 +259,29 @@ public final class AzureBlobLeaseStore implements LeaseStore {
                     t ->
                         blob.setMetadataWithResponse(
                             metadata,
-                            new BlobRequestConditions()
-                                .setLeaseId(lease.getLeaseId())
-                                .setIfMatch(etag),
+                            new BlobRequestConditions().setLeaseId(leaseId).setIfMatch(etag),
                             t,
                             Context.NONE))
                 .getHeaders()
                 .getValue(HttpHeaderName.ETAG);
       } catch (BlobStorageException e) {
         if (isContention(e)) {
+          races++;
           continue; // our new lease is gone already (a very slow call): start over
         }
-        throw failure(election, "raise the term of", e);
+        throw releasingOrphan(
+            election, blob, leaseId, deadline, failure(election, "raise the term of", e));
+      } catch (LeaseStoreException e) {
+        throw releasingOrphan(election, blob, leaseId, deadline, e);
       }
+      sight.granted(token);
       Lease grant =
           new Lease(
               election,
               candidate,
-              FencingToken.of(term),
+              FencingToken.of(token),
               Duration.ofSeconds(seconds),
-              handle(granted, started));
+              handle(started, leaseId, granted));
       return Acquisition.granted(grant);
     }
     if (seen != null) {
@@ -223,23 +299,93 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   }
 
   /**
-   * Waits a moment before reading the blob again after a race (another grant between its lease and
-   * its metadata write takes one round trip); false when the call timeout leaves no time for it.
+   * A lease this store took for a grant it could not complete (the metadata write failed, or the
+   * acquire's answer was lost): nobody was told of a term under it, so it is released, at once when
+   * the call has time left, else at the next tryAcquire of the election. Returns {@code failure}.
    */
-  private boolean pausedBeforeReadingAgain(long deadline) {
-    if (deadline - clock.nanoTime() < 2 * RACE_PAUSE.toNanos()) {
+  private LeaseStoreException releasingOrphan(
+      String election,
+      BlobClient blob,
+      String leaseId,
+      long deadline,
+      LeaseStoreException failure) {
+    orphan(election, leaseId);
+    try {
+      releaseOrphan(election, blob, leaseId, deadline);
+    } catch (LeaseStoreException e) {
+      failure.addSuppressed(e);
+    }
+    return failure;
+  }
+
+  /**
+   * Releases the lease {@code leaseId} if it is still the blob's, after clearing the holder its
+   * metadata write may have recorded (a write applied after its call gave up), so that others see a
+   * release and take the blob at once. A lease that is no longer {@code leaseId} (409, 412) or a
+   * blob that is gone is left alone.
+   */
+  private void releaseOrphan(String election, BlobClient blob, String leaseId, long deadline) {
+    Optional<Read> read = properties(election, blob, deadline);
+    try {
+      if (read.isPresent() && isLeased(read.get().props())) {
+        BlobProperties props = read.get().props();
+        if (holder(props).isPresent()) {
+          Map<String, String> released = new HashMap<>(props.getMetadata());
+          released.remove(HOLDER);
+          call(
+              election,
+              "mark released",
+              deadline,
+              t ->
+                  blob.setMetadataWithResponse(
+                      released, new BlobRequestConditions().setLeaseId(leaseId), t, Context.NONE));
+        }
+        call(
+            election,
+            "release an unconfirmed lease of",
+            deadline,
+            t ->
+                leaseOf(blob, leaseId)
+                    .releaseLeaseWithResponse(new RequestConditions(), t, Context.NONE));
+        log.debug("election '{}': released the lease of a grant that did not complete", election);
+      }
+    } catch (BlobStorageException e) {
+      if (!isContention(e) && e.getStatusCode() != 404) {
+        throw failure(election, "release an unconfirmed lease of", e);
+      }
+    }
+    orphans.computeIfPresent(
+        election,
+        (e, ids) -> {
+          ids.remove(leaseId);
+          return ids.isEmpty() ? null : ids;
+        });
+  }
+
+  private void orphan(String election, String leaseId) {
+    orphans.computeIfAbsent(election, e -> ConcurrentHashMap.newKeySet()).add(leaseId);
+  }
+
+  /**
+   * Waits {@code pause} before reading the blob again (after a race: another grant between its
+   * lease and its metadata write takes one round trip); false when the call timeout leaves no time
+   * for it and a read after it.
+   */
+  private boolean pausedBeforeReadingAgain(long deadline, Duration pause) {
+    if (deadline - clock.nanoTime() < pause.toNanos() + RACE_PAUSE.toNanos()) {
       return false;
     }
-    LockSupport.parkNanos(RACE_PAUSE.toNanos());
+    LockSupport.parkNanos(pause.toNanos());
     return !Thread.currentThread().isInterrupted();
   }
 
   /**
-   * Renews the blob's lease only while the blob is unchanged since this term's grant (If-Match on
-   * its ETag: every grant and release rewrites the metadata) and only while the lease has not run
-   * out by this store's own clock. Azure renews an expired lease nobody took since, and Azurite
-   * renews an expired lease even after the blob changed (Azurite issue 2352); neither may revive a
-   * term its elector has given up for lost.
+   * Renews the blob's lease with this term's lease id, only while the blob is unchanged since this
+   * term's grant (If-Match on its ETag: every grant and release rewrites the metadata) and only
+   * while the lease has not run out by this store's own clock. Azure renews an expired lease nobody
+   * took since, and Azurite renews an expired lease even after the blob changed (Azurite issue
+   * 2352); neither may revive a term its elector has given up for lost. A renewal Azure applied
+   * after its call gave up changes nothing visible: the next one succeeds as usual.
    */
   @Override
   public Lease renew(Lease lease) {
@@ -264,7 +410,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
           "renew the lease of",
           started + callTimeout.toNanos(),
           t ->
-              leaseOf(blob, lease.candidate())
+              leaseOf(blob, handle.leaseId())
                   .renewLeaseWithResponse(
                       new RequestConditions().setIfMatch(handle.etag()), t, Context.NONE));
     } catch (BlobStorageException e) {
@@ -285,12 +431,12 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       }
       throw failure(election, "renew the lease of", e);
     }
-    return lease.renewed(lease.ttl(), handle(handle.etag(), started));
+    return lease.renewed(lease.ttl(), handle(started, handle.leaseId(), handle.etag()));
   }
 
   /**
-   * Marks the blob released (no holder, same term) and breaks nothing else: both writes carry this
-   * term's ETag, so a lease granted since, also to the same candidate, stays as it is.
+   * Marks the blob released (no holder, same term) and releases the lease, both with this term's
+   * lease id and ETag, so a lease granted since, also to the same candidate, stays as it is.
    */
   @Override
   public void release(Lease lease) {
@@ -299,7 +445,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     long deadline = clock.nanoTime() + callTimeout.toNanos();
     Handle handle = Handle.parse(lease.handle());
     BlobClient blob = container.getBlobClient(election);
-    BlobLeaseClient leaseClient = leaseOf(blob, lease.candidate());
+    BlobLeaseClient leaseClient = leaseOf(blob, handle.leaseId());
     try {
       Map<String, String> released = new HashMap<>();
       released.put(TERM, Long.toString(lease.token().value()));
@@ -313,7 +459,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
                       blob.setMetadataWithResponse(
                           released,
                           new BlobRequestConditions()
-                              .setLeaseId(leaseClient.getLeaseId())
+                              .setLeaseId(handle.leaseId())
                               .setIfMatch(handle.etag()),
                           t,
                           Context.NONE))
@@ -330,27 +476,41 @@ public final class AzureBlobLeaseStore implements LeaseStore {
       if (isContention(e) || e.getStatusCode() == 404) {
         return; // no longer this term's: somebody else's lease is not ours to release
       }
+      orphan(election, handle.leaseId()); // as below: the next attempt releases it
       throw failure(election, "release the lease of", e);
+    } catch (LeaseStoreException e) {
+      // Either request may still be applied (a frozen server thaws, a held answer was a success):
+      // a lease left without its holder would be waited out by everyone. The next attempt of this
+      // store releases it if it is still this term's.
+      orphan(election, handle.leaseId());
+      throw e;
     }
   }
 
+  /**
+   * The holder as {@link #tryAcquire} would judge it: also a lease Baton did not grant ({@link
+   * #NOT_BATONS}), and a lease broken, released by someone else or deleted while this process saw
+   * it held, until a lease duration has passed since it saw that.
+   */
   @Override
   public Optional<LeaseRecord> read(String election) {
     checkElectionName(election);
     BlobClient blob = container.getBlobClient(election);
+    Sight sight = sight(election);
     long deadline = clock.nanoTime() + callTimeout.toNanos();
-    Optional<BlobProperties> read =
-        properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
-    // Leased, and its holder not yet written (a grant between its two requests): read again.
-    for (int attempt = 1;
-        attempt < ATTEMPTS_BEFORE_ANSWERING
-            && read.flatMap(AzureBlobLeaseStore::holder).isEmpty()
-            && read.isPresent()
-            && pausedBeforeReadingAgain(deadline);
-        attempt++) {
-      read = properties(election, blob, deadline).filter(AzureBlobLeaseStore::isLeased);
+    for (int attempt = 1; ; attempt++) {
+      Optional<Read> read = properties(election, blob, deadline);
+      if (read.isEmpty()) {
+        return sight.deleted(clock.nanoTime());
+      }
+      View view = sight.judge(read.get().props(), clock.nanoTime());
+      // Leased, and its holder not yet written (a grant between its two requests): read again.
+      if (view.state() != State.UNRECORDED
+          || attempt >= ATTEMPTS_BEFORE_ANSWERING
+          || !pausedBeforeReadingAgain(deadline, RACE_PAUSE)) {
+        return Optional.ofNullable(view.record());
+      }
     }
-    return read.map(p -> record(election, p, holder(p).orElse(UNRECORDED_HOLDER)));
   }
 
   /**
@@ -388,15 +548,27 @@ public final class AzureBlobLeaseStore implements LeaseStore {
 
   // ---------------------------------------------------------------- requests
 
-  private Optional<BlobProperties> properties(String election, BlobClient blob, long deadline) {
+  /** The blob's properties, and the second of Azure's clock at which it answered. */
+  private record Read(BlobProperties props, long serverSecond) {}
+
+  private Optional<Read> properties(String election, BlobClient blob, long deadline) {
     try {
-      return Optional.of(
+      Response<BlobProperties> r =
           call(
-                  election,
-                  "read",
-                  deadline,
-                  t -> blob.getPropertiesWithResponse(null, t, Context.NONE))
-              .getValue());
+              election,
+              "read",
+              deadline,
+              t -> blob.getPropertiesWithResponse(null, t, Context.NONE));
+      String date = r.getHeaders().getValue(HttpHeaderName.DATE);
+      if (date == null) {
+        throw new LeaseStoreException(
+            election,
+            "read blob '" + election + "' in " + where + ": the answer has no Date header");
+      }
+      return Optional.of(
+          new Read(
+              r.getValue(),
+              ZonedDateTime.parse(date, DateTimeFormatter.RFC_1123_DATE_TIME).toEpochSecond()));
     } catch (BlobStorageException e) {
       if (e.getStatusCode() == 404 && !BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())) {
         return Optional.empty();
@@ -452,9 +624,10 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     } catch (BlobStorageException e) {
       throw e;
     } catch (RuntimeException e) {
+      SdkFailure cause = SdkFailure.of(e);
       if (Thread.currentThread().isInterrupted()) {
         throw new LeaseStoreException(
-            election, what + " blob '" + election + "' in " + where + ": interrupted", e);
+            election, what + " blob '" + election + "' in " + where + ": interrupted", cause);
       }
       throw new LeaseStoreException(
           election,
@@ -466,8 +639,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
               + " failed within the call timeout "
               + callTimeout.toMillis()
               + " ms: "
-              + e,
-          e);
+              + cause,
+          cause);
     }
   }
 
@@ -485,8 +658,8 @@ public final class AzureBlobLeaseStore implements LeaseStore {
             : BlobErrorCode.CONTAINER_NOT_FOUND.equals(e.getErrorCode())
                 ? " (create it, or set election.azure-blob.create-container=true; see docs/azure-blob.md)"
                 : "";
-    // The service's message only: the exception's own text repeats the request URL, which may carry
-    // a SAS token.
+    // The service's status only, and as the cause a copy that holds no request: the SDK's exception
+    // carries the request's URL, SAS and all, for any logger that shows an exception's fields.
     return new LeaseStoreException(
         election,
         what
@@ -498,7 +671,7 @@ public final class AzureBlobLeaseStore implements LeaseStore {
             + e.getStatusCode()
             + code(e)
             + hint,
-        e);
+        SdkFailure.of(e));
   }
 
   /** Azure's error code, when the answer had one (a HEAD request's has none). */
@@ -509,16 +682,17 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   // ---------------------------------------------------------------- the blob's contents
 
   /**
-   * The lease id of {@code candidate}: derived from its id, so that any store of the candidate can
-   * release and renew its lease by the lease alone. The store never acquires a leased blob again,
-   * not even under its own lease id: a live lease is never granted again.
+   * A client of the blob's lease {@code leaseId}. Each grant takes a random id (a version 4 UUID,
+   * from a SecureRandom) that only its lease's handle holds: nobody who reads the blob can renew,
+   * release or re-acquire a term's lease, and Azure lets no other grant's id touch it.
    */
-  private static BlobLeaseClient leaseOf(BlobClient blob, String candidate) {
-    return new BlobLeaseClientBuilder().blobClient(blob).leaseId(leaseId(candidate)).buildClient();
+  private static BlobLeaseClient leaseOf(BlobClient blob, String leaseId) {
+    return new BlobLeaseClientBuilder().blobClient(blob).leaseId(leaseId).buildClient();
   }
 
-  static String leaseId(String candidate) {
-    return UUID.nameUUIDFromBytes(("baton-candidate:" + candidate).getBytes(UTF_8)).toString();
+  /** The lease id of {@code lease}'s grant, for tests that play a client Baton is not. */
+  static String leaseIdOf(Lease lease) {
+    return Handle.parse(lease.handle()).leaseId();
   }
 
   private static boolean isLeased(BlobProperties props) {
@@ -561,19 +735,155 @@ public final class AzureBlobLeaseStore implements LeaseStore {
     }
   }
 
-  private LeaseRecord record(String election, BlobProperties props, String holder) {
+  // ---------------------------------------------------------------- what this process saw
+
+  private Sight sight(String election) {
+    return sights.computeIfAbsent(election, Sight::new);
+  }
+
+  /** How a read of the blob is judged. */
+  private enum State {
+    /** Nobody holds it: released by Baton, never granted, or run out on Azure's clock. */
+    FREE,
+    /** Leased: by a Baton candidate, or by a client Baton is not ({@link #NOT_BATONS}). */
+    HELD,
+    /** Leased, its holder not yet written: a grant between its two requests. */
+    UNRECORDED,
+    /**
+     * Taken from its holder by someone else (broken, released with its lease id, deleted): the
+     * holder may lead on until its next renewal fails, so it counts as held for a lease duration
+     * from when this process saw it.
+     */
+    VANISHED
+  }
+
+  private record View(State state, LeaseRecord record) {}
+
+  /**
+   * What this process last saw of one election's blob, so that it can tell a lease that vanished
+   * from one that was released or ran out, and since when. Lease operations do not change a blob's
+   * ETag, and every Baton grant and release writes the metadata, which does: a blob leased under
+   * the ETag this process saw broken was leased by someone other than Baton. Its monitor guards it.
+   */
+  private final class Sight {
+    private final String election;
+
+    /** The ETag under which the blob was last seen taken from its holder, and since when. */
+    private String vanishedEtag;
+
+    private long vanishedAt;
+
+    /** The last holder seen holding it (or vanished), while not seen free since. */
+    private LeaseRecord lastHeld;
+
+    /** When this process first saw the blob gone after {@link #lastHeld}; null while it exists. */
+    private Long deletedAt;
+
+    private long highestToken;
+
+    Sight(String election) {
+      this.election = election;
+    }
+
+    synchronized View judge(BlobProperties props, long now) {
+      deletedAt = null;
+      long term = term(election, props);
+      highestToken = Math.max(highestToken, term);
+      Duration ttl = leaseDuration(props);
+      Optional<String> holder = holder(props);
+      if (isLeased(props)) {
+        if (props.getLeaseDuration() == LeaseDurationType.INFINITE
+            || props.getETag().equals(vanishedEtag)) {
+          lastHeld = null;
+          return new View(State.HELD, record(NOT_BATONS, term, ttl, Optional.empty()));
+        }
+        if (holder.isEmpty()) {
+          return new View(State.UNRECORDED, record(UNRECORDED_HOLDER, term, ttl, Optional.empty()));
+        }
+        vanishedEtag = null;
+        lastHeld = record(holder.get(), term, ttl, Optional.empty());
+        return new View(State.HELD, lastHeld);
+      }
+      if (holder.isEmpty() || props.getLeaseState() == LeaseStateType.EXPIRED) {
+        vanishedEtag = null;
+        lastHeld = null;
+        return new View(State.FREE, null);
+      }
+      // Broken (or breaking), or released by a client that had the lease id: not by its holder.
+      if (!props.getETag().equals(vanishedEtag)) {
+        vanishedEtag = props.getETag();
+        vanishedAt = now;
+      }
+      long remaining = vanishedAt + ttl.toNanos() - now;
+      if (remaining <= 0 && props.getLeaseState() == LeaseStateType.BREAKING) {
+        // Waited out, but a break period longer than the lease still locks it: nobody can take it.
+        return new View(State.HELD, record(holder.get(), term, ttl, Optional.empty()));
+      }
+      if (remaining <= 0) {
+        lastHeld = null;
+        return new View(State.FREE, null);
+      }
+      lastHeld = record(holder.get(), term, ttl, Optional.empty());
+      return new View(
+          State.VANISHED,
+          record(holder.get(), term, ttl, Optional.of(Duration.ofNanos(remaining))));
+    }
+
+    /**
+     * The holder of a blob that is gone while its lease may still be running for its holder:
+     * counted from when this process first saw it gone. Empty when this process saw nobody hold it,
+     * or that lease has passed.
+     */
+    synchronized Optional<LeaseRecord> deleted(long now) {
+      vanishedEtag = null;
+      if (lastHeld == null) {
+        return Optional.empty();
+      }
+      if (deletedAt == null) {
+        deletedAt = now;
+      }
+      long remaining = deletedAt + lastHeld.ttl().toNanos() - now;
+      if (remaining <= 0) {
+        lastHeld = null;
+        return Optional.empty();
+      }
+      return Optional.of(
+          record(
+              lastHeld.holder(),
+              lastHeld.token().value(),
+              lastHeld.ttl(),
+              Optional.of(Duration.ofNanos(remaining))));
+    }
+
+    /**
+     * The next grant's token: past the blob's term and any this process saw, and at least the
+     * second of Azure's clock of the read it started from times {@link #TOKENS_PER_SECOND}, which
+     * keeps tokens rising when the blob is deleted and created again.
+     */
+    synchronized long nextToken(long term, long serverSecond) {
+      return Math.max(
+          Math.max(term, highestToken) + 1, Math.multiplyExact(serverSecond, TOKENS_PER_SECOND));
+    }
+
+    synchronized void granted(long token) {
+      highestToken = Math.max(highestToken, token);
+      vanishedEtag = null;
+      lastHeld = null;
+    }
+
+    private LeaseRecord record(
+        String holder, long term, Duration ttl, Optional<Duration> expiresIn) {
+      return new LeaseRecord(
+          election, holder, FencingToken.of(term), ttl, Optional.empty(), expiresIn);
+    }
+  }
+
+  /** The lease duration the grant wrote, Azure's shortest when it wrote none. */
+  private static Duration leaseDuration(BlobProperties props) {
     String seconds = props.getMetadata() == null ? null : props.getMetadata().get(LEASE_SECONDS);
-    Duration ttl =
-        seconds != null && seconds.matches("\\d{1,4}")
-            ? Duration.ofSeconds(Long.parseLong(seconds))
-            : MIN_LEASE;
-    return new LeaseRecord(
-        election,
-        holder,
-        FencingToken.of(term(election, props)),
-        ttl,
-        Optional.empty(),
-        Optional.empty());
+    return seconds != null && seconds.matches("\\d{1,4}")
+        ? Duration.ofSeconds(Long.parseLong(seconds))
+        : MIN_LEASE;
   }
 
   private static String withoutQuery(String url) {
@@ -583,23 +893,28 @@ public final class AzureBlobLeaseStore implements LeaseStore {
 
   // ---------------------------------------------------------------- handles
 
-  private static String handle(String etag, long confirmedAt) {
-    return confirmedAt + " " + etag;
+  private static String handle(long confirmedAt, String leaseId, String etag) {
+    return confirmedAt + " " + leaseId + " " + etag;
   }
 
   /**
-   * What a lease's handle holds: the blob's ETag after this term's grant, and when (this store's
-   * monotonic clock) the last grant or renewal of the term started, from which the lease surely
-   * lasts its TTL.
+   * What a lease's handle holds: when (this store's monotonic clock) the last grant or renewal of
+   * the term started, from which the lease surely lasts its TTL; the term's lease id; and the
+   * blob's ETag after this term's grant.
    */
-  private record Handle(String etag, long confirmedAt) {
+  private record Handle(long confirmedAt, String leaseId, String etag) {
     static Handle parse(String handle) {
-      int space = handle.indexOf(' ');
-      if (space < 0) {
+      String[] parts = handle.split(" ", 3);
+      if (parts.length < 3) {
         throw new IllegalArgumentException(
-            "not a lease of an Azure Blob store: handle '" + handle + "'");
+            "not a lease of an Azure Blob store: a handle of 3 parts, but it has " + parts.length);
       }
-      return new Handle(handle.substring(space + 1), Long.parseLong(handle.substring(0, space)));
+      try {
+        return new Handle(Long.parseLong(parts[0]), parts[1], parts[2]);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "not a lease of an Azure Blob store: its handle does not start with a time", e);
+      }
     }
   }
 
@@ -666,12 +981,13 @@ public final class AzureBlobLeaseStore implements LeaseStore {
                   ? " (create-container needs a right on the account; or create the container once"
                       + " by hand)"
                   : ""),
-          e);
+          SdkFailure.of(e));
     } catch (RuntimeException e) {
+      SdkFailure cause = SdkFailure.of(e);
       throw new LeaseStoreException(
           null,
-          what + " failed within the call timeout " + callTimeout.toMillis() + " ms: " + e,
-          e);
+          what + " failed within the call timeout " + callTimeout.toMillis() + " ms: " + cause,
+          cause);
     }
   }
 }

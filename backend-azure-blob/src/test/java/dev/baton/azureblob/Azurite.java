@@ -2,6 +2,7 @@ package dev.baton.azureblob;
 
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.common.StorageSharedKeyCredential;
+import dev.baton.conformance.FreezableServer;
 import dev.baton.conformance.NpmServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -47,6 +48,11 @@ final class Azurite implements AutoCloseable {
 
   InetSocketAddress address() {
     return server.address();
+  }
+
+  /** The Azurite process, to freeze with SIGSTOP and thaw. */
+  FreezableServer process() {
+    return server;
   }
 
   /** The account's blob endpoint at {@code address} (the server's own, or a proxy's). */

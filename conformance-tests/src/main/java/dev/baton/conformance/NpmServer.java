@@ -125,13 +125,13 @@ public final class NpmServer implements FreezableServer, AutoCloseable {
   /** SIGSTOP: the server hangs with its sockets open, as a hung server does. */
   @Override
   public void freeze() {
-    ServerProcess.signal(alive(), "STOP", toString());
+    Signals.send(alive(), "STOP", toString());
   }
 
   /** SIGCONT: the frozen server runs on. */
   @Override
   public void thaw() {
-    ServerProcess.signal(alive(), "CONT", toString());
+    Signals.send(alive(), "CONT", toString());
   }
 
   private long alive() {

@@ -125,33 +125,7 @@ public final class ServerProcess implements FreezableServer, AutoCloseable {
     if (!process.isAlive()) {
       throw new IllegalStateException(this + " is not running; its output: " + log);
     }
-    signal(process.pid(), signal, toString());
-  }
-
-  /** Sends {@code signal} (STOP, CONT) to the process {@code pid} only, which is {@code what}. */
-  static void signal(long pid, String signal, String what) {
-    try {
-      Process kill =
-          new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
-              .redirectErrorStream(true)
-              .start();
-      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException(
-            "kill -"
-                + signal
-                + " "
-                + pid
-                + " ("
-                + what
-                + ") failed: "
-                + new String(kill.getInputStream().readAllBytes()));
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while signalling " + what, e);
-    }
+    Signals.send(process.pid(), signal, toString());
   }
 
   /** Kills the server (SIGKILL works on a frozen process too) and waits for it to be gone. */
