@@ -168,6 +168,20 @@ final class Campaign {
    * leader can only come once this term's work has stopped.
    */
   void endTerm(Leading leading, StepDownReason why, String detail, Optional<String> nextLeader) {
+    endTerm(leading, why, detail, nextLeader, why != StepDownReason.LEASE_LOST);
+  }
+
+  /**
+   * {@link #endTerm} that releases or not as told: a loss the store pushed ({@link
+   * LeaseStore#watchLease}) releases too, since the signal may be spurious and a release does
+   * nothing to a lease that is no longer ours.
+   */
+  void endTerm(
+      Leading leading,
+      StepDownReason why,
+      String detail,
+      Optional<String> nextLeader,
+      boolean release) {
     Term t = leading.term();
     if (why == StepDownReason.DEADLINE_PASSED) {
       log.error(
@@ -204,7 +218,7 @@ final class Campaign {
           callbacks.execute(t::signalEnded);
           emit(l -> l.onRevoked(t));
           observe(o -> o.termEnded(t, why));
-          if (why != StepDownReason.LEASE_LOST) {
+          if (release) {
             releaseAfterWork(leading.lease());
           }
           learnLeader(nextLeader);
@@ -401,22 +415,41 @@ final class Campaign {
    * Watches the election; {@code whenLive} gets the subscription, or empty when polling must do.
    */
   void watch(Runnable onEvent, Consumer<Optional<Subscription>> whenLive) {
+    // The store's thread only starts a call here (an attempt never blocks), so the event need not
+    // wait for a pool thread to be handed over.
+    subscribe(
+        () -> store.follow(election, candidate, () -> engine.runOrExecute(onEvent)),
+        "cannot watch the election on {}; polling instead",
+        whenLive);
+  }
+
+  /**
+   * Watches a leader's own lease ({@link LeaseStore#watchLease}); {@code whenLive} gets the
+   * subscription, or empty when the leader learns of a loss at its renewals only.
+   */
+  void watchLease(Lease lease, Runnable onLost, Consumer<Optional<Subscription>> whenLive) {
+    // Handed to the engine as a task of its own, never run on the store's thread: ending a term
+    // queues callbacks and a release, which must not run inside the store's watch machinery.
+    subscribe(
+        () -> store.watchLease(lease, () -> engine.execute(onLost)),
+        "cannot watch its own lease on {}; it learns of a loss at its next renewal",
+        whenLive);
+  }
+
+  private void subscribe(
+      StoreCall<Optional<Subscription>> open,
+      String failure,
+      Consumer<Optional<Subscription>> whenLive) {
     storeOpStarted();
     Runnable task =
         () -> {
           Optional<Subscription> sub = Optional.empty();
           Error bug = null;
           try {
-            // The store's thread only starts a call here (an attempt never blocks), so the event
-            // need not wait for a pool thread to be handed over.
-            sub = store.follow(election, candidate, () -> engine.runOrExecute(onEvent));
+            sub = open.run();
           } catch (RuntimeException | Error ex) {
             // An Error too: the call must still be counted finished, or no stop could complete.
-            log.warn(
-                "{}: cannot watch the election on {}; polling instead",
-                logId,
-                store.describe(),
-                ex);
+            log.warn("{}: " + failure, logId, store.describe(), ex);
             bug = ex instanceof Error ? (Error) ex : null;
           }
           Optional<Subscription> result = sub;

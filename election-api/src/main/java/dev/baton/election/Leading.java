@@ -25,6 +25,8 @@ final class Leading extends Phase {
   private final long renewEveryNanos;
   private final long renewSlackNanos;
   private DeadlineTimer deadline;
+  // The store's watch of this term's lease, once it is live; opened when the term starts.
+  private Subscription leaseWatch;
 
   Leading(Campaign c, Lease granted, long validUntilNanos, Optional<Duration> withoutLeader) {
     this.c = c;
@@ -71,6 +73,7 @@ final class Leading extends Phase {
     c.emit(l -> l.onElected(term));
     c.learnLeader(Optional.of(c.candidate));
     c.observe(o -> o.termStarted(term, withoutLeader));
+    c.watchLease(lease, this::leaseGone, this::leaseWatched);
     timed(
         () -> {
           if (!renewals.watchesDeadline()) {
@@ -106,8 +109,36 @@ final class Leading extends Phase {
     }
   }
 
+  private void leaseWatched(Optional<Subscription> sub) {
+    if (!isActive()) {
+      sub.ifPresent(c::closeWatch);
+      return;
+    }
+    leaseWatch = sub.orElse(null);
+  }
+
+  /**
+   * The store reports this term's lease gone or taken: the term ends as after a renewal that found
+   * it lost, without waiting for that renewal. The lease is given back all the same, behind the
+   * work: should the report be spurious, that lets this or another candidate lead again at once.
+   */
+  private void leaseGone() {
+    if (isActive() && !deadlinePassed()) {
+      c.endTerm(
+          this,
+          StepDownReason.LEASE_LOST,
+          "the store reports the lease gone or taken",
+          Optional.empty(),
+          true);
+    }
+  }
+
   @Override
   void exit() {
+    if (leaseWatch != null) {
+      c.closeWatch(leaseWatch);
+      leaseWatch = null;
+    }
     renewals.cancel();
     if (deadline != null) {
       deadline.cancel();
