@@ -420,7 +420,8 @@ final class Campaign {
     subscribe(
         () -> store.follow(election, candidate, () -> engine.runOrExecute(onEvent)),
         "cannot watch the election on {}; polling instead",
-        whenLive);
+        whenLive,
+        false);
   }
 
   /**
@@ -433,13 +434,19 @@ final class Campaign {
     subscribe(
         () -> store.watchLease(lease, () -> engine.execute(onLost)),
         "cannot watch its own lease on {}; it learns of a loss at its next renewal",
-        whenLive);
+        whenLive,
+        true);
   }
 
+  /**
+   * @param afterHeld on a grant, open it on the thread about to deliver the onElected, right after
+   *     it, rather than wake a second thread that would compete with it for a core
+   */
   private void subscribe(
       StoreCall<Optional<Subscription>> open,
       String failure,
-      Consumer<Optional<Subscription>> whenLive) {
+      Consumer<Optional<Subscription>> whenLive,
+      boolean afterHeld) {
     storeOpStarted();
     Runnable task =
         () -> {
@@ -458,6 +465,9 @@ final class Campaign {
             throw bug;
           }
         };
+    if (afterHeld && callbacks.runAfterHeld(task)) {
+      return;
+    }
     try {
       ownPool.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {
