@@ -168,21 +168,10 @@ final class Campaign {
    * leader can only come once this term's work has stopped.
    */
   void endTerm(Leading leading, StepDownReason why, String detail, Optional<String> nextLeader) {
-    endTerm(leading, why, detail, nextLeader, why != StepDownReason.LEASE_LOST);
-  }
-
-  /**
-   * {@link #endTerm} that releases or not as told: a loss the store pushed ({@link
-   * LeaseStore#watchLease}) releases too, since the signal may be spurious and a release does
-   * nothing to a lease that is no longer ours.
-   */
-  void endTerm(
-      Leading leading,
-      StepDownReason why,
-      String detail,
-      Optional<String> nextLeader,
-      boolean release) {
+    boolean release = why != StepDownReason.LEASE_LOST;
     Term t = leading.term();
+    // Taken before the phase exits, which would close it at once: see releaseAfterWork.
+    Subscription leaseWatch = release ? leading.takeLeaseWatch() : null;
     if (why == StepDownReason.DEADLINE_PASSED) {
       log.error(
           "{}: {} ({}); stepping down with token {}",
@@ -219,7 +208,7 @@ final class Campaign {
           emit(l -> l.onRevoked(t));
           observe(o -> o.termEnded(t, why));
           if (release) {
-            releaseAfterWork(leading.lease());
+            releaseAfterWork(leading.lease(), leaseWatch);
           }
           learnLeader(nextLeader);
         });
@@ -381,8 +370,42 @@ final class Campaign {
    * must not hold up the callbacks queued behind it, another elector's onRevoked among them.
    */
   void releaseAfterWork(Lease l) {
+    releaseAfterWork(l, null);
+  }
+
+  /**
+   * {@link #releaseAfterWork(Lease)}, then closes {@code leaseWatch}, the ended term's watch of its
+   * lease, whose reports are ignored from the term's end on. Closed only after the release, so that
+   * the store never tears that watch down while it delivers the release's own change to it: the
+   * fabric8 mock API server fails the release's PUT when a watch of the Lease closes meanwhile.
+   */
+  void releaseAfterWork(Lease l, Subscription leaseWatch) {
     storeOpStarted();
-    callbacks.execute(() -> onOwnPool(() -> release(l)));
+    if (leaseWatch == null) {
+      callbacks.execute(() -> onOwnPool(() -> release(l)));
+      return;
+    }
+    storeOpStarted();
+    callbacks.execute(
+        () ->
+            onOwnPool(
+                () -> {
+                  try {
+                    release(l);
+                  } finally {
+                    closeNow(leaseWatch);
+                  }
+                }));
+  }
+
+  private void closeNow(Subscription w) {
+    try {
+      w.close();
+    } catch (RuntimeException ex) {
+      log.warn("{}: closing the watch failed", logId, ex);
+    } finally {
+      storeOpEnded();
+    }
   }
 
   /** Runs {@code task} on our own pool; here, when the pool refuses it. */

@@ -109,6 +109,13 @@ final class Leading extends Phase {
     }
   }
 
+  /** This term's lease watch, which its caller now closes; null when there is none (yet). */
+  Subscription takeLeaseWatch() {
+    Subscription w = leaseWatch;
+    leaseWatch = null;
+    return w;
+  }
+
   private void leaseWatched(Optional<Subscription> sub) {
     if (!isActive()) {
       sub.ifPresent(c::closeWatch);
@@ -118,9 +125,10 @@ final class Leading extends Phase {
   }
 
   /**
-   * The store reports this term's lease gone or taken: the term ends as after a renewal that found
-   * it lost, without waiting for that renewal. The lease is given back all the same, behind the
-   * work: should the report be spurious, that lets this or another candidate lead again at once.
+   * The store reports this term's lease gone or taken: the term ends exactly as after a renewal
+   * that found it lost, without waiting for that renewal. Nothing is released: the lease is
+   * somebody else's or nobody's. Were the report spurious, the lease simply runs out while this
+   * elector follows, as after any lost renewal: a term ended early never makes a second leader.
    */
   private void leaseGone() {
     if (isActive() && !deadlinePassed()) {
@@ -128,8 +136,7 @@ final class Leading extends Phase {
           this,
           StepDownReason.LEASE_LOST,
           "the store reports the lease gone or taken",
-          Optional.empty(),
-          true);
+          Optional.empty());
     }
   }
 

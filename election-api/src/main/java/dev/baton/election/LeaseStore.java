@@ -160,9 +160,10 @@ public interface LeaseStore extends AutoCloseable {
    *       holder and token in it), or reads only when the event can mean a loss; a leader that
    *       renews costs the store nothing more than before.
    *   <li><b>A spurious call is safe.</b> Ending a term early never makes a second leader: the
-   *       elector stops the work, gives the lease back (a release does nothing to a lease that is
-   *       no longer ours) and campaigns again. So when in doubt whether an event means a loss, a
-   *       store may call {@code lost}; it must never fail to call it for a loss it saw.
+   *       elector ends the term exactly as after a renewal that found the lease lost (work stopped,
+   *       {@code onRevoked}, then it campaigns again as followers do, releasing nothing), and a
+   *       lease that was still its own only runs out meanwhile. So a store calls {@code lost} only
+   *       for what it knows, but when in doubt it may: the price is availability, never exclusion.
    *   <li><b>No thread per election.</b> Calls come from the store's existing watch machinery (its
    *       watch stream, its session's event thread, its listener connection) or the shared
    *       scheduler, never from a thread started for one lease.
