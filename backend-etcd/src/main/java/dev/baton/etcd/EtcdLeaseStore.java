@@ -133,6 +133,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Acquisitions acquisitions;
   private final Renewals renewals;
   private final Set<ElectionWatch> watches = ConcurrentHashMap.newKeySet();
+  private final Set<LeaseWatch> leaseWatches = ConcurrentHashMap.newKeySet();
 
   /**
    * Election keys as etcd bytes. Building one per call cost a fifth of the renewing threads' time
@@ -520,6 +521,31 @@ public final class EtcdLeaseStore implements LeaseStore {
     return Optional.of(watch);
   }
 
+  /**
+   * Watches the lease's key from the revision after its grant: a deletion (its etcd lease expired
+   * or was revoked, an operator) or a write by anyone else reports the loss within one watch
+   * delivery. Renewals do not write the key, so they cost this watch nothing (see {@link
+   * LeaseWatch}).
+   */
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    requireNonNull(lease, "lease");
+    requireNonNull(lost, "lost");
+    checkElection(lease.election());
+    ensureOpen(lease.election());
+    LeaseWatch watch =
+        new LeaseWatch(
+            client.getWatchClient(),
+            lease.election(),
+            key(lease.election()),
+            lease.token().value(),
+            lost,
+            leaseWatches::remove);
+    leaseWatches.add(watch);
+    watch.start();
+    return Optional.of(watch);
+  }
+
   /** etcd keys take any bytes; only an empty name, which would be the prefix itself, is refused. */
   @Override
   public void checkElectionName(String election) {
@@ -553,6 +579,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       closed = true;
     }
     new ArrayList<>(watches).forEach(ElectionWatch::close);
+    new ArrayList<>(leaseWatches).forEach(LeaseWatch::close);
     List<CompletableFuture<?>> revocations = leases.revokeAll();
     try {
       CompletableFuture.allOf(revocations.toArray(CompletableFuture[]::new))

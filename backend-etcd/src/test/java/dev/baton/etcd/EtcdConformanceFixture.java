@@ -5,11 +5,14 @@ import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.LeaseStoreException;
 import dev.baton.testservers.EtcdServers;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 
 /**
@@ -82,6 +85,28 @@ final class EtcdConformanceFixture extends ProxiedServerFixture {
   @Override
   public boolean canWatch() {
     return true;
+  }
+
+  @Override
+  public boolean pushesLeaseLoss() {
+    return true;
+  }
+
+  @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /** Deletes the election's key through a client of its own, straight to the members. */
+  @Override
+  public void deleteLease(String election) throws Exception {
+    try (Client operator = Client.builder().endpoints(etcd.endpoints()).build()) {
+      operator
+          .getKVClient()
+          .delete(
+              ByteSequence.from(EtcdLeaseStore.DEFAULT_PREFIX + election, StandardCharsets.UTF_8))
+          .get(RECONNECT_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+    }
   }
 
   @Override

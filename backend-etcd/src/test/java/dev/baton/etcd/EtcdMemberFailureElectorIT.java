@@ -180,6 +180,14 @@ class EtcdMemberFailureElectorIT {
           .as("the token of the term after %s", before.token())
           .isGreaterThan(before.token());
       long overlap = before.revokedNanos().orElseThrow() - after.electedNanos();
+      // Collected for docs/etcd.md: how long two leaders overlapped after the stale revocation.
+      log.info(
+          "two leaders after the stale revocation: {} (token {}) led on {} ms after {} was elected with token {}",
+          before.candidate(),
+          before.token(),
+          String.format("%.1f", overlap / 1e6),
+          after.candidate(),
+          after.token());
       assertThat(overlap)
           .as(
               "how long %s (token %s) led on after %s was granted token %s, in ns",

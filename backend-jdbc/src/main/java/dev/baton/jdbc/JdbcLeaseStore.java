@@ -505,6 +505,39 @@ public final class JdbcLeaseStore implements LeaseStore {
     return Optional.of(l.add(election, changed));
   }
 
+  /**
+   * On PostgreSQL, tells {@code lost} when the LISTEN thread hears a grant or a release of the
+   * election and the row, read then, no longer names this lease's holder and term; renewals (the
+   * leader's own among them) notify too, but are never read for. Empty on MariaDB, MySQL and H2,
+   * which cannot notify: their leaders learn at the next renewal. A row deleted by hand notifies
+   * nobody; the next renewal finds it gone.
+   */
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    requireNonNull(lease, "lease");
+    requireNonNull(lost, "lost");
+    checkName("election", lease.election());
+    Dialect d = calls.dialectIfKnown();
+    if (d == null || !d.canNotify()) {
+      // A store that granted the lease knows its database; one that does not cannot listen yet.
+      return Optional.empty();
+    }
+    PgListener l = listener;
+    if (l == null) {
+      long deadline = calls.deadline();
+      LeaseStatements s = calls.statements(lease.election(), deadline);
+      synchronized (setupLock) {
+        checkOpen();
+        if (listener == null) {
+          listener = new PgListener(connections, s, table.channel(), callTimeout, clock);
+        }
+        l = listener;
+      }
+    }
+    return Optional.of(
+        l.addLeaseWatch(lease.election(), lease.candidate(), lease.token().value(), lost));
+  }
+
   /** True on PostgreSQL, whose watch also reports a lease that ran out: followers need not poll. */
   @Override
   public boolean watchReportsExpiry() {

@@ -66,6 +66,38 @@ final class PgListener implements AutoCloseable {
   private final MonotonicClock clock;
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
 
+  /** Leaders watching their own lease, per election ({@link #addLeaseWatch}). */
+  private final Map<String, List<LeaseWatch>> leaseWatches = new ConcurrentHashMap<>();
+
+  /** Elections whose leaders' rows are to be read: granted or released, or a new lease watch. */
+  private final Set<String> toCheck = ConcurrentHashMap.newKeySet();
+
+  /** A leader's watch of its term: told once the row names another holder or term, or none. */
+  private static final class LeaseWatch implements Subscription {
+    private final String holder;
+    private final long term;
+    private final Runnable lost;
+    private final Runnable onClose;
+    private volatile boolean done;
+
+    LeaseWatch(String holder, long term, Runnable lost, Runnable onClose) {
+      this.holder = holder;
+      this.term = term;
+      this.lost = lost;
+      this.onClose = onClose;
+    }
+
+    boolean stillHolds(LeaseRow row) {
+      return row != null && row.isLive() && holder.equals(row.holder()) && term == row.term();
+    }
+
+    @Override
+    public void close() {
+      done = true;
+      onClose.run();
+    }
+  }
+
   /** Expiries the store's calls saw, and new watches, for the thread to take in. */
   private final Queue<Sighting> sightings = new ConcurrentLinkedQueue<>();
 
@@ -129,6 +161,30 @@ final class PgListener implements AutoCloseable {
             election, (k, list) -> list.remove(changed) && list.isEmpty() ? null : list);
   }
 
+  /**
+   * Tells {@code lost} once {@code election}'s row no longer names {@code holder} under {@code
+   * term}. The row is read only when that can have happened: when a grant or a release of the
+   * election is heard (never for a renewal, the leader's own included), once now (a takeover
+   * between the grant and this watch sent its notification before anyone listened for it), and
+   * after a reconnection (notifications in between are lost). A row deleted by hand sends no
+   * notification: that leaves it to the leader's next renewal.
+   */
+  Subscription addLeaseWatch(String election, String holder, long term, Runnable lost) {
+    LeaseWatch[] self = new LeaseWatch[1];
+    self[0] =
+        new LeaseWatch(
+            holder,
+            term,
+            lost,
+            () ->
+                leaseWatches.computeIfPresent(
+                    election, (k, list) -> list.remove(self[0]) && list.isEmpty() ? null : list));
+    leaseWatches.computeIfAbsent(election, k -> new CopyOnWriteArrayList<>()).add(self[0]);
+    toCheck.add(election);
+    start(); // the thread reads the row within one wait for notifications (at most 100 ms)
+    return self[0];
+  }
+
   /** The store's own call saw {@code election}'s lease live for another {@code expiresInMillis}. */
   void observed(String election, long expiresInMillis) {
     if (watchers.containsKey(election)) {
@@ -171,11 +227,16 @@ final class PgListener implements AutoCloseable {
           broken = false;
           lastTraffic = clock.nanoTime();
           toLookUp.addAll(watchers.keySet());
+          toCheck.addAll(leaseWatches.keySet());
           runAllWatchers();
         }
         takeSightings();
         if (connection != null && !toLookUp.isEmpty()) {
           lookUp();
+          lastTraffic = clock.nanoTime();
+        }
+        if (connection != null && !toCheck.isEmpty()) {
+          checkLeases();
           lastTraffic = clock.nanoTime();
         }
         runWatchersOfExpired();
@@ -258,6 +319,34 @@ final class PgListener implements AutoCloseable {
     }
   }
 
+  /** Reads the rows of the elections whose leaders may have lost their terms, and tells them. */
+  private void checkLeases() throws SQLException {
+    List<String> elections = new ArrayList<>(toCheck);
+    toCheck.removeAll(elections);
+    elections.removeIf(e -> !leaseWatches.containsKey(e));
+    if (elections.isEmpty()) {
+      return;
+    }
+    Map<String, LeaseRow> rows;
+    try {
+      rows = statements.readAll(connection, elections, clock.nanoTime() + callTimeout.toNanos());
+    } catch (SQLException e) {
+      toCheck.addAll(elections); // read again on the next round, or after the reconnection
+      throw e;
+    } finally {
+      connection.setNetworkTimeout(Runnable::run, networkTimeoutMillis());
+    }
+    for (String election : elections) {
+      LeaseRow row = rows.get(election);
+      for (LeaseWatch w : leaseWatches.getOrDefault(election, List.of())) {
+        if (!w.done && !w.stillHolds(row)) {
+          w.done = true;
+          runContained(w.lost);
+        }
+      }
+    }
+  }
+
   private void expiresAt(String election, long atNanos) {
     if (!watchers.containsKey(election)) {
       return;
@@ -307,6 +396,9 @@ final class PgListener implements AutoCloseable {
         LeaseNotice.read(
             payload,
             (kind, election, expiresInMillis) -> {
+              if (kind != LeaseNotice.Kind.RENEWED && leaseWatches.containsKey(election)) {
+                toCheck.add(election);
+              }
               if (!watchers.containsKey(election)) {
                 return;
               }
@@ -323,6 +415,7 @@ final class PgListener implements AutoCloseable {
       log.debug(
           "Unreadable notification on channel {}; running every watcher: {}", channel, payload);
       toLookUp.addAll(watchers.keySet());
+      toCheck.addAll(leaseWatches.keySet());
       runAllWatchers();
     }
   }
@@ -438,6 +531,7 @@ final class PgListener implements AutoCloseable {
       t = thread;
     }
     watchers.clear();
+    leaseWatches.clear();
     if (t != null && t != Thread.currentThread()) {
       try {
         t.join(POLL_MILLIS * 4L + callTimeout.toMillis());

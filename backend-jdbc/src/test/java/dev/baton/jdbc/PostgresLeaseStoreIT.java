@@ -124,6 +124,48 @@ class PostgresLeaseStoreIT extends JdbcLeaseStoreContract implements LongGuarded
   }
 
   @Test
+  void aLeaseWatchIgnoresRenewalsAndHearsAReleaseBehindTheLeadersBack() {
+    String e = election("lease-watch");
+    Lease a = grant(storeA, e, "node-a", LONG);
+    AtomicInteger lost = new AtomicInteger();
+    try (Subscription watch = storeA.watchLease(a, lost::incrementAndGet).orElseThrow()) {
+      for (int i = 0; i < 5; i++) {
+        a = storeA.renew(a);
+      }
+      // Notifications arrive in commit order: a renewal that told would have done so by the time
+      // a release of another election, committed after them, is heard.
+      String marker = election("lease-watch-marker");
+      AtomicInteger markerHeard = new AtomicInteger();
+      try (Subscription m = storeB.watch(marker, markerHeard::incrementAndGet).orElseThrow()) {
+        storeB.release(grant(storeB, marker, "node-b", LONG));
+        await().atMost(Duration.ofSeconds(10)).until(() -> markerHeard.get() >= 2);
+      }
+      assertThat(lost).as("told after the leader's own renewals").hasValue(0);
+
+      storeB.release(a); // an operator's release, from another process
+
+      await().atMost(Duration.ofSeconds(10)).until(() -> lost.get() == 1);
+    }
+  }
+
+  @Test
+  void aLeaseWatchHearsATakeoverAfterTheLeaseRanOut() {
+    String e = election("lease-watch-takeover");
+    Lease a = grant(storeA, e, "node-a", Duration.ofSeconds(1));
+    AtomicInteger lost = new AtomicInteger();
+    try (Subscription watch = storeA.watchLease(a, lost::incrementAndGet).orElseThrow()) {
+      Lease b =
+          await()
+              .atMost(Duration.ofSeconds(10))
+              .until(() -> storeB.tryAcquire(e, "node-b", LONG).lease(), Optional::isPresent)
+              .orElseThrow();
+
+      await().atMost(Duration.ofSeconds(10)).until(() -> lost.get() == 1);
+      storeB.release(b);
+    }
+  }
+
+  @Test
   void aWatcherHearsOnlyItsOwnElection() {
     String watched = election("watched");
     String other = election("other");

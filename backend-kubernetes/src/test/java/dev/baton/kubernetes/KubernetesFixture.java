@@ -25,10 +25,13 @@ final class KubernetesFixture extends ProxiedServerFixture {
   private static final Duration CALL_TIMEOUT = Timings.SHORT.renewDeadline().dividedBy(3);
 
   private KubernetesTarget target;
+  private KubernetesClient operator;
 
   @Override
   protected List<InetSocketAddress> startServers() {
     target = KubernetesTarget.start();
+    // Made now, so that a deletion's timing does not include a client's start.
+    operator = target.newClient(); // the target closes it
     return List.of(target.serverAddress());
   }
 
@@ -55,6 +58,24 @@ final class KubernetesFixture extends ProxiedServerFixture {
   @Override
   public boolean canWatch() {
     return true;
+  }
+
+  @Override
+  public boolean pushesLeaseLoss() {
+    return true;
+  }
+
+  @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /**
+   * Deletes the Lease object with a client of the fixture's own, as {@code kubectl delete} would.
+   */
+  @Override
+  public void deleteLease(String election) {
+    operator.leases().inNamespace(target.namespace()).withName(election).delete();
   }
 
   @Override

@@ -809,6 +809,29 @@ public final class ZooKeeperLeaseStore implements LeaseStore {
             });
   }
 
+  /**
+   * Watches the lease's own node (one {@code exists} with a data watch, on the lease's session):
+   * its deletion, a newer term's write or the session's expiry tells {@code lost} on the client's
+   * event thread. Renewals write nothing, so they cost the watch nothing. A lease whose session is
+   * not the client's current one is told lost at once. See {@link LeaseNodeWatch}.
+   */
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    requireNonNull(lease, "lease");
+    requireNonNull(lost, "lost");
+    ensureOpen(lease.election());
+    LeaseHandle handle = LeaseHandle.of(lease);
+    ElectionNodes nodes = nodes(lease.election());
+    LeaseNodeWatch watch = new LeaseNodeWatch(lease, lost);
+    ZooKeeper zk = handle(lease.election());
+    if (zk.getSessionId() != handle.sessionId()) {
+      watch.gone("went with its session " + LeaseHandle.sessionText(handle.sessionId()));
+    } else {
+      zk.exists(nodes.rawChild(handle.node()), watch, watch, null);
+    }
+    return Optional.of(watch);
+  }
+
   /** True: an expired session deletes its ephemeral node, which fires the watch. */
   @Override
   public boolean watchReportsExpiry() {

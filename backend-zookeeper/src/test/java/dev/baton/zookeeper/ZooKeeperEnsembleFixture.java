@@ -8,6 +8,7 @@ import dev.baton.election.LeaseStore;
 import dev.baton.testservers.ZooKeeperQuorum;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
 
@@ -43,6 +44,7 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
   private final Duration sessionTimeout = timings.leaseDuration();
   private ZooKeeperQuorum ensemble;
   private volatile boolean stopped;
+  private CuratorFramework operator;
 
   @Override
   protected List<InetSocketAddress> startServers() {
@@ -57,6 +59,12 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
               + ", "
               + ensemble.maxSessionTimeout()
               + "]: the members would clamp it");
+    }
+    try {
+      operator(); // now, so that a deletion's timing does not include a session's start
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while connecting the operator's client", e);
     }
     return ensemble.clientAddresses();
   }
@@ -86,6 +94,45 @@ final class ZooKeeperEnsembleFixture extends ProxiedServerFixture {
   @Override
   public boolean canWatch() {
     return true;
+  }
+
+  @Override
+  public boolean pushesLeaseLoss() {
+    return true;
+  }
+
+  @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /**
+   * Deletes the holder's node, the first in the election's line, with a session of the fixture's
+   * own straight to the members, as an operator's {@code zkCli delete} would.
+   */
+  @Override
+  public void deleteLease(String election) throws Exception {
+    String electionPath = ZooKeeperLeaseStore.DEFAULT_BASE_PATH + "/" + election;
+    CuratorFramework operator = operator();
+    String holder =
+        operator.getChildren().forPath(electionPath).stream()
+            .filter(n -> Line.sequence(n) >= 0)
+            .min(Comparator.comparingLong(Line::sequence))
+            .orElseThrow(() -> new IllegalStateException("nobody holds " + election));
+    operator.delete().forPath(electionPath + "/" + holder);
+  }
+
+  private synchronized CuratorFramework operator() throws InterruptedException {
+    if (operator == null) {
+      String connectString =
+          ensemble.clientAddresses().stream()
+              .map(a -> a.getHostString() + ":" + a.getPort())
+              .collect(joining(","));
+      operator = closeLater(ZooKeeperServers.pinnedClient(connectString, sessionTimeout));
+      operator.start();
+      operator.blockUntilConnected();
+    }
+    return operator;
   }
 
   @Override

@@ -7,6 +7,7 @@ import dev.baton.conformance.FaultyLeaseStore;
 import dev.baton.conformance.NpmServer;
 import dev.baton.dynamodb.DynamoDbLeaseStore;
 import dev.baton.election.ElectionProperties;
+import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
 import dev.baton.election.MemoryLeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
@@ -14,17 +15,20 @@ import dev.baton.jdbc.JdbcLeaseStore;
 import dev.baton.kubernetes.KubernetesLeaseStore;
 import dev.baton.testservers.H2TcpServer;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
@@ -100,13 +104,37 @@ final class Backends {
   }
 
   static BatonContender postgres(Settings s, String version) {
+    BatonContender.OpenedStore operator =
+        openJdbc(Servers.postgresUrl(Servers.POSTGRES.getPort()), Servers.POSTGRES_USER, s);
     return jdbc(
-        "PostgreSQL",
-        version + " at 127.0.0.1:5432",
-        Servers.POSTGRES,
-        s,
-        Servers::postgresUrl,
-        Servers.POSTGRES_USER);
+            "PostgreSQL",
+            version + " at 127.0.0.1:5432",
+            Servers.POSTGRES,
+            s,
+            Servers::postgresUrl,
+            Servers.POSTGRES_USER)
+        .withRevoker(
+            "another process releasing it (a row deleted by hand notifies nobody)",
+            election -> releaseBehindItsBack(operator.store(), election),
+            () -> {
+              try (AutoCloseable pool = operator.resources()) {
+                operator.store().close();
+              }
+            });
+  }
+
+  /**
+   * Releases whatever lease the election has, through a store of another process: PostgreSQL
+   * notifies the release, which is what a leader hears. A row deleted by hand notifies nobody.
+   */
+  private static void releaseBehindItsBack(LeaseStore operator, String election) {
+    operator
+        .read(election)
+        .ifPresent(
+            r ->
+                operator.release(
+                    new Lease(
+                        election, r.holder(), r.token(), java.time.Duration.ofSeconds(1), "")));
   }
 
   static BatonContender mariadb(Settings s, String version) {
@@ -177,27 +205,46 @@ final class Backends {
         "Curator",
         "connection timeout = session timeout, BoundedExponentialBackoffRetry(100 ms, 1 s, 3) (as the zookeeper provider builds it)");
     settings.put("server tickTime", ZooKeeperServerInJvm.TICK_MILLIS + " ms");
+    CuratorFramework operator = curatorForBaton(zk.address(), s.leaseDuration());
     return new BatonContender(
-        "ZooKeeper",
-        "ZooKeeper " + zk.version() + " in this JVM",
-        Optional.of(zk.address()),
-        s,
-        settings,
-        "packets the ZooKeeper server received on the node's session (requests and pings)",
-        s.leaseDuration(),
-        (node, through) -> {
-          // Tapped before the client connects: the reader needs each connection from its start.
-          WireLog wire = ZooKeeperWire.tapping(through.orElseThrow());
-          CuratorFramework client =
-              curatorForBaton(through.orElseThrow().address(), s.leaseDuration());
-          return new BatonContender.OpenedStore(
-              zooKeeperStore(client, s),
-              client,
-              Optional.of(sessionPackets(zk, client)),
-              Optional.empty(),
-              Optional.of(wire));
-        },
-        null);
+            "ZooKeeper",
+            "ZooKeeper " + zk.version() + " in this JVM",
+            Optional.of(zk.address()),
+            s,
+            settings,
+            "packets the ZooKeeper server received on the node's session (requests and pings)",
+            s.leaseDuration(),
+            (node, through) -> {
+              // Tapped before the client connects: the reader needs each connection from its start.
+              WireLog wire = ZooKeeperWire.tapping(through.orElseThrow());
+              CuratorFramework client =
+                  curatorForBaton(through.orElseThrow().address(), s.leaseDuration());
+              return new BatonContender.OpenedStore(
+                  zooKeeperStore(client, s),
+                  client,
+                  Optional.of(sessionPackets(zk, client)),
+                  Optional.empty(),
+                  Optional.of(wire));
+            },
+            null)
+        .withRevoker("deleting the holder's node", zooKeeperRevoker(operator), operator);
+  }
+
+  /** Deletes the first node in an election's line, the holder's, with a session of its own. */
+  private static BatonContender.Revoker zooKeeperRevoker(CuratorFramework operator) {
+    return election -> {
+      String path = ZOOKEEPER_BASE_PATH + "/" + election;
+      if (operator.checkExists().forPath(path) == null) {
+        return; // the warm-up
+      }
+      Optional<String> holder =
+          operator.getChildren().forPath(path).stream()
+              .filter(n -> n.startsWith("c-"))
+              .min(java.util.Comparator.naturalOrder());
+      if (holder.isPresent()) {
+        operator.delete().forPath(path + "/" + holder.get());
+      }
+    };
   }
 
   static LeaseStore zooKeeperStore(CuratorFramework client, Settings s) {
@@ -241,16 +288,28 @@ final class Backends {
             + s.leaseDuration().toMillis()
             + " ms lease; a release hands its lease to the next holder");
     settings.put("jetcd client", "defaults (as the etcd provider builds it)");
+    Client operator =
+        Client.builder().endpoints("http://127.0.0.1:" + etcd.address().getPort()).build();
     return new BatonContender(
-        "etcd",
-        "etcd " + version + ", one member, --max-txn-ops=" + EtcdServer.MAX_TXN_OPS,
-        Optional.of(etcd.address()),
-        s,
-        settings,
-        "gRPC request messages the client sent (unary calls, keep-alive and watch stream messages)",
-        s.leaseDuration(),
-        (node, through) -> openEtcd(through.orElseThrow().address(), s),
-        null);
+            "etcd",
+            "etcd " + version + ", one member, --max-txn-ops=" + EtcdServer.MAX_TXN_OPS,
+            Optional.of(etcd.address()),
+            s,
+            settings,
+            "gRPC request messages the client sent (unary calls, keep-alive and watch stream messages)",
+            s.leaseDuration(),
+            (node, through) -> openEtcd(through.orElseThrow().address(), s),
+            null)
+        .withRevoker("deleting the key", etcdRevoker(operator), operator);
+  }
+
+  /** Deletes an election's key with a client of the operator's own, straight to the member. */
+  private static BatonContender.Revoker etcdRevoker(Client operator) {
+    return election ->
+        operator
+            .getKVClient()
+            .delete(ByteSequence.from(ETCD_PREFIX + election, StandardCharsets.UTF_8))
+            .get(30, TimeUnit.SECONDS);
   }
 
   static BatonContender.OpenedStore openEtcd(InetSocketAddress through, Settings s) {
@@ -293,21 +352,29 @@ final class Backends {
         "fabric8 client",
         "request and connection timeout = call timeout, retries off (as the kubernetes provider builds it)");
     settings.put("namespace", K8S_NAMESPACE);
+    KubernetesClient operator =
+        new KubernetesClientBuilder()
+            .withConfig(kubernetesConfig(mock.address(), "baton-bench-operator"))
+            .build();
     return new BatonContender(
-        "Kubernetes",
-        "fabric8 Kubernetes mock API server (CRUD mode) in this JVM",
-        Optional.of(mock.address()),
-        s,
-        settings,
-        "HTTP requests the API server received from the node (by User-Agent)",
-        s.leaseDuration(),
-        (node, through) ->
-            openKubernetes(
-                through.orElseThrow().address(),
-                node,
-                s,
-                Optional.of(() -> mock.requestsFrom(node))),
-        null);
+            "Kubernetes",
+            "fabric8 Kubernetes mock API server (CRUD mode) in this JVM",
+            Optional.of(mock.address()),
+            s,
+            settings,
+            "HTTP requests the API server received from the node (by User-Agent)",
+            s.leaseDuration(),
+            (node, through) ->
+                openKubernetes(
+                    through.orElseThrow().address(),
+                    node,
+                    s,
+                    Optional.of(() -> mock.requestsFrom(node))),
+            null)
+        .withRevoker(
+            "deleting the Lease object",
+            election -> operator.leases().inNamespace(K8S_NAMESPACE).withName(election).delete(),
+            operator);
   }
 
   static BatonContender.OpenedStore openKubernetes(

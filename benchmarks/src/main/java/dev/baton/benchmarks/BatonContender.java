@@ -2,7 +2,10 @@ package dev.baton.benchmarks;
 
 import dev.baton.conformance.FaultInjector;
 import dev.baton.conformance.FaultProxy;
+import dev.baton.election.ForwardingLeaseStore;
+import dev.baton.election.Lease;
 import dev.baton.election.LeaseStore;
+import dev.baton.election.Subscription;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -48,6 +51,36 @@ final class BatonContender implements Contender {
   private final Opener opener;
   private final Duration leaseDuration;
   private final AutoCloseable shared;
+  private Revoker revoker;
+
+  /** Ends a lease behind its holder's back, straight on the server, as an operator would. */
+  @FunctionalInterface
+  interface Revoker {
+    void revoke(String election) throws Exception;
+  }
+
+  /**
+   * How this backend's leases are deleted behind their holder's back, for the "lease lost" rounds;
+   * {@code how} says it in the report.
+   */
+  BatonContender withRevoker(String how, Revoker revoker, AutoCloseable resources) {
+    this.revoker = revoker;
+    this.revokedHow = how;
+    this.revokerResources = resources;
+    return this;
+  }
+
+  private AutoCloseable revokerResources;
+
+  private String revokedHow = "";
+
+  Optional<Revoker> revoker() {
+    return Optional.ofNullable(revoker);
+  }
+
+  String revokedHow() {
+    return revokedHow;
+  }
 
   BatonContender(
       String name,
@@ -112,10 +145,20 @@ final class BatonContender implements Contender {
 
   @Override
   public Node newNode(String election, String candidate, Timeline timeline) throws Exception {
+    return newNode(election, candidate, timeline, true);
+  }
+
+  /**
+   * @param pushLoss false to withhold the store's {@code watchLease} from the elector, so that its
+   *     leader learns of a lost lease at its next renewal only, as before the push
+   */
+  Node newNode(String election, String candidate, Timeline timeline, boolean pushLoss)
+      throws Exception {
     Optional<FaultProxy> proxy = serverAddress.map(FaultProxy::start);
     try {
       OpenedStore opened = opener.open(candidate, proxy);
-      RecordingStore store = new RecordingStore(opened.store());
+      LeaseStore opens = pushLoss ? opened.store() : withoutLeaseWatch(opened.store());
+      RecordingStore store = new RecordingStore(opens);
       FaultInjector link =
           opened
               .link()
@@ -141,10 +184,25 @@ final class BatonContender implements Contender {
     }
   }
 
+  private static LeaseStore withoutLeaseWatch(LeaseStore store) {
+    return new ForwardingLeaseStore(store) {
+      @Override
+      public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+        return Optional.empty();
+      }
+    };
+  }
+
   @Override
   public void close() throws Exception {
-    if (shared != null) {
-      shared.close();
+    try {
+      if (revokerResources != null) {
+        revokerResources.close();
+      }
+    } finally {
+      if (shared != null) {
+        shared.close();
+      }
     }
   }
 }

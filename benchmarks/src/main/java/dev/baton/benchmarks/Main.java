@@ -151,6 +151,26 @@ public final class Main {
             Measurements.HandoverRounds handover = handovers.get(c);
             Optional<EtcdServer.WalFsyncs> before = walFsyncs.get();
             ContenderResult result = measurements.run(c, firstLeaders.get(c), handover);
+            if (c instanceof BatonContender b && b.revoker().isPresent()) {
+              try {
+                result.leaseLost = measurements.leaseLost(b);
+                progress.println(
+                    "["
+                        + c.name()
+                        + "] lease lost: pushed p50 "
+                        + Stats.ms(result.leaseLost.pushed().p50())
+                        + " / max "
+                        + Stats.ms(result.leaseLost.pushed().max())
+                        + " ms, at the next renewal p50 "
+                        + Stats.ms(result.leaseLost.polled().p50())
+                        + " / max "
+                        + Stats.ms(result.leaseLost.polled().max())
+                        + " ms");
+              } catch (Exception e) {
+                result.notes.add("lease lost could not be measured: " + e);
+                progress.println("[" + c.name() + "] lease lost could not be measured: " + e);
+              }
+            }
             // This contender's handover rounds, and then its idle and crash rounds.
             before
                 .flatMap(

@@ -7,6 +7,7 @@ import dev.baton.benchmarks.Results.FirstLeader;
 import dev.baton.benchmarks.Results.Handover;
 import dev.baton.benchmarks.Results.Idle;
 import dev.baton.benchmarks.Results.IdleNode;
+import dev.baton.benchmarks.Results.LeaseLost;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -387,6 +388,52 @@ final class Measurements {
       }
     }
     return new Crash(rounds, failures, c.leaseDuration(), observe);
+  }
+
+  /**
+   * The lease deleted behind the leader's back ({@link BatonContender#revoker}): from the deletion
+   * to the leader's {@code onRevoked}, which comes once its work has stopped. Each round is a fresh
+   * election with one candidate, and the deletion falls at a random moment between two renewals;
+   * the rounds alternate between an elector that takes the store's push ({@code
+   * LeaseStore.watchLease}) and one that learns only from its renewals.
+   */
+  LeaseLost leaseLost(BatonContender c) throws Exception {
+    BatonContender.Revoker revoker = c.revoker().orElseThrow();
+    String slug = slug(c.name());
+    List<Double> pushed = new ArrayList<>();
+    List<Double> polled = new ArrayList<>();
+    int failures = 0;
+    Timeline timeline = new Timeline();
+    // Connects the revoker's own client outside the timed rounds.
+    revoker.revoke(election(slug, "lost-warm-up"));
+    for (int round = 0; round < 2 * settings.crashRounds(); round++) {
+      boolean push = round % 2 == 0;
+      String id = slug + "-lost-" + round;
+      Node n = c.newNode(election(slug, "lost-" + round), id, timeline, push);
+      try {
+        long started = System.nanoTime();
+        n.start();
+        if (timeline.awaitElected(id::equals, started, patience(c)).isEmpty()) {
+          failures++;
+          continue;
+        }
+        Pause.of(
+            Duration.ofNanos(
+                java.util.concurrent.ThreadLocalRandom.current()
+                    .nextLong(settings.retryPeriod().toNanos())));
+        long t0 = System.nanoTime();
+        revoker.revoke(election(slug, "lost-" + round));
+        Optional<Timeline.Event> revoked = timeline.awaitRevoked(id, t0, patience(c));
+        if (revoked.isEmpty()) {
+          failures++;
+          continue;
+        }
+        (push ? pushed : polled).add((revoked.get().nanos() - t0) / 1e6);
+      } finally {
+        n.close();
+      }
+    }
+    return new LeaseLost(Stats.of(pushed), Stats.of(polled), failures, c.revokedHow());
   }
 
   private void say(Contender c, String format, Object... args) {

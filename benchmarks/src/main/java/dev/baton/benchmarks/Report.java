@@ -57,6 +57,7 @@ final class Report {
     firstLeader();
     handover();
     crash();
+    leaseLost();
     idle();
     scaleTable();
     contenders();
@@ -773,6 +774,47 @@ final class Report {
       }
       line();
     }
+  }
+
+  private void leaseLost() {
+    line("## Lease lost, pushed");
+    line();
+    line(
+        "The leader's lease is deleted behind its back, straight on the server as an operator would, at a random moment between two renewals; the time is from the deletion"
+            + " to the leader's `onRevoked`, which comes once its work has stopped. **Pushed**: the elector watches its own lease (`LeaseStore.watchLease`) and ends its term when"
+            + " the store reports it gone. **At the next renewal**: the same store with that watch withheld, as every leader learned before: within a retry period ("
+            + settings.retryPeriod().toMillis()
+            + " ms) and a renewal's round trip. Rounds alternate between the two, "
+            + settings.crashRounds()
+            + " each, on a fresh election each.");
+    line();
+    line(
+        "| backend | deleted by | rounds | pushed p50 / max ms | at the next renewal p50 / max ms |");
+    line("|---|---|---:|---:|---:|");
+    for (ContenderResult r : results) {
+      if (r.leaseLost == null) {
+        continue;
+      }
+      Results.LeaseLost l = r.leaseLost;
+      line(
+          "| "
+              + r.name
+              + " | "
+              + l.how()
+              + " | "
+              + (l.pushed().count() + l.polled().count())
+              + failures(l.failures())
+              + " | "
+              + Stats.ms(l.pushed().p50())
+              + " / "
+              + Stats.ms(l.pushed().max())
+              + " | "
+              + Stats.ms(l.polled().p50())
+              + " / "
+              + Stats.ms(l.polled().max())
+              + " |");
+    }
+    line();
   }
 
   private void method() {

@@ -75,6 +75,13 @@ final class Results {
    * @param storeCallsPerSecond LeaseStore calls per second (Baton only; NaN for peers)
    * @param requestsPerSecond requests per second as the contender counts them at the wire
    */
+  /**
+   * The lease deleted behind the leader's back: from the deletion to the leader's {@code onRevoked}
+   * (its work stopped), with the store's push ({@code LeaseStore.watchLease}) and without it (the
+   * next renewal finds it).
+   */
+  record LeaseLost(Stats pushed, Stats polled, int failures, String how) {}
+
   record IdleNode(
       String role,
       double storeCallsPerSecond,
@@ -96,6 +103,7 @@ final class Results {
     Handover handover;
     Crash crash;
     Idle idle;
+    LeaseLost leaseLost;
     final List<String> notes = new ArrayList<>();
 
     /** What etcd's own metrics say of its WAL fsyncs while this contender ran; empty elsewhere. */

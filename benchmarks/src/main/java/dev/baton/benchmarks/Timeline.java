@@ -59,6 +59,27 @@ final class Timeline {
     }
   }
 
+  /**
+   * The first {@code REVOKED} of {@code node} at or after {@code afterNanos}, waiting at most
+   * {@code timeout}.
+   */
+  synchronized Optional<Event> awaitRevoked(String node, long afterNanos, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      for (Event e : events) {
+        if (e.kind() == Kind.REVOKED && e.node().equals(node) && e.nanos() - afterNanos >= 0) {
+          return Optional.of(e);
+        }
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return Optional.empty();
+      }
+      wait(Math.max(1, left / 1_000_000));
+    }
+  }
+
   /** How many times {@code node} was told it lost leadership since {@code afterNanos}. */
   synchronized int revocations(String node, long afterNanos) {
     int n = 0;

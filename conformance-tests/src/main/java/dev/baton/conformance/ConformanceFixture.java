@@ -52,6 +52,32 @@ public interface ConformanceFixture extends AutoCloseable {
   }
 
   /**
+   * Whether a leader on these stores learns at once that its lease is gone ({@link
+   * dev.baton.election.LeaseStore#watchLease}), not only at its next renewal; the suite checks the
+   * claim.
+   */
+  default boolean pushesLeaseLoss() {
+    return false;
+  }
+
+  /**
+   * Whether {@link #deleteLease} works here. False by default: the scenario that needs it is then
+   * skipped, saying so.
+   */
+  default boolean canDeleteLeases() {
+    return false;
+  }
+
+  /**
+   * Deletes {@code election}'s lease behind its holder's back, straight on the server as an
+   * operator or a cleanup job would (the etcd key, the ZooKeeper node, the Kubernetes Lease, the
+   * table row), through none of the nodes' stores. Only called when {@link #canDeleteLeases()}.
+   */
+  default void deleteLease(String election) throws Exception {
+    throw new UnsupportedOperationException(getClass().getName() + " cannot delete a lease");
+  }
+
+  /**
    * True when the server judges expiry (a database's clock, an etcd lease, a ZooKeeper session), so
    * a fresh candidate takes an expired lease at once. False for stores that judge it by each
    * follower's observed time, where a follower waits a lease duration from when it first saw the

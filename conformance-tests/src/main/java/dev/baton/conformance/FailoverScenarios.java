@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -589,6 +590,96 @@ abstract class FailoverScenarios extends BasicScenarios {
             "%s was revoked at %s; the store answered 'lease lost' at %s, and the renew deadline was %s",
             leader.name(), at(revoked), at(firstRefusal), at(deadline))
         .isLessThan(deadline);
+  }
+
+  @Test
+  @DisplayName(
+      "20 lease deleted: a leader whose lease is deleted behind its back stops its work within one watch delivery where the store pushes the loss, at its next renewal where it polls, then campaigns again")
+  void aLeaderWhoseLeaseIsDeletedStopsItsWorkAtOnceWhereTheStorePushes() throws Exception {
+    Assumptions.assumeTrue(
+        fixture.canDeleteLeases(),
+        () ->
+            fixture.getClass().getSimpleName()
+                + " cannot delete a lease behind its holder's back (ConformanceFixture.deleteLease); scenario 20 is skipped");
+    String election = newElection("s20");
+    Node node = node("node-1");
+    boolean pushes = fixture.pushesLeaseLoss();
+    HeldRenewals door =
+        cleanup(new HeldRenewals(node.store(), 1, timings.patience())).withLeaseWatch();
+    FencedRegister register = new FencedRegister();
+    LeaderWork work = leaderWork(node, register, Runnable::run);
+    Candidate leader =
+        startAndAwaitLeading(candidate(node, door, election, timings, b -> b.whileLeader(work)));
+    Term term = leader.toldTerm().orElseThrow();
+    waiting("until the leader's work writes")
+        .until(() -> register.highest().filter(term.token()::equals).isPresent());
+
+    if (pushes) {
+      // Its next renewal waits at the door, so only the store's push can end the term in time.
+      door.hold();
+      waiting("until a renewal of " + leader.name() + " is held")
+          .until(door::heldLease, Optional::isPresent);
+    }
+    long deletedAt = System.nanoTime();
+    fixture.deleteLease(election);
+    // Where the server judges expiry, the deletion ends the lease as a release of its term would:
+    // recorded as one, so that the history judges the leader's next grant against it and not
+    // against the deleted lease's TTL. Where followers judge by observed time, a store that saw
+    // the lease keeps treating it as live until it runs out (a deleted Kubernetes Lease), as the
+    // history does without a record of the deletion.
+    if (fixture.judgesExpiryOnServer()) {
+      history.recordCall(
+          new Call(
+              election,
+              "operator",
+              leader.name(),
+              Kind.RELEASE,
+              deletedAt,
+              System.nanoTime(),
+              Outcome.OK,
+              term.token(),
+              null));
+    }
+    long stopped = revokedAt(election, leader.name(), term.token());
+    int heldWhenStopped = door.held();
+    door.letThrough();
+    List<Call> refusedFirst =
+        history.calls(
+            election,
+            c ->
+                c.kind() == Kind.RENEW
+                    && c.outcome() == Outcome.REFUSED
+                    && c.token().equals(term.token())
+                    && c.endNanos() - stopped <= 0);
+    log.info(
+        "s20: the work of token {} stopped {} ms after its lease was deleted ({})",
+        term.token(),
+        (stopped - deletedAt) / 1_000_000,
+        pushes ? "the store pushes the loss" : "the store does not push it");
+    assertThat(work.stopped()).as("terms whose work stopped").contains(term);
+    if (pushes) {
+      assertThat(heldWhenStopped)
+          .as(
+              "renewals held at the door when the work stopped: the store should have told the leader itself")
+          .isEqualTo(1);
+      assertThat(refusedFirst).as("renewals refused before the term ended").isEmpty();
+      assertThat(Duration.ofNanos(stopped - deletedAt))
+          .as("from the deletion to the work's stop, where the store pushes the loss")
+          .isLessThan(timings.retryPeriod());
+    } else {
+      // Usually a refused renewal ends the term here; a store may still have learned it another
+      // way (PostgreSQL reads its leader's row once when the watch starts, which may come after
+      // the deletion), so only the bound is checked.
+      assertThat(Duration.ofNanos(stopped - deletedAt))
+          .as("from the deletion to the work's stop, at the next renewal")
+          .isLessThanOrEqualTo(timings.retryPeriod().plus(timings.allowance()));
+    }
+    // The election is free: the leader campaigns again at once, under a higher token.
+    Term next =
+        waiting("until " + leader.name() + " leads again")
+            .until(() -> leader.toldTerm().filter(t -> t != term), Optional::isPresent)
+            .orElseThrow();
+    assertThat(next.token()).isGreaterThan(term.token());
   }
 
   // ---------------------------------------------------------------- helpers

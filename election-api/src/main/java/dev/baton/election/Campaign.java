@@ -168,7 +168,10 @@ final class Campaign {
    * leader can only come once this term's work has stopped.
    */
   void endTerm(Leading leading, StepDownReason why, String detail, Optional<String> nextLeader) {
+    boolean release = why != StepDownReason.LEASE_LOST;
     Term t = leading.term();
+    // Taken before the phase exits, which would close it at once: see releaseAfterWork.
+    Subscription leaseWatch = release ? leading.takeLeaseWatch() : null;
     if (why == StepDownReason.DEADLINE_PASSED) {
       log.error(
           "{}: {} ({}); stepping down with token {}",
@@ -204,8 +207,8 @@ final class Campaign {
           callbacks.execute(t::signalEnded);
           emit(l -> l.onRevoked(t));
           observe(o -> o.termEnded(t, why));
-          if (why != StepDownReason.LEASE_LOST) {
-            releaseAfterWork(leading.lease());
+          if (release) {
+            releaseAfterWork(leading.lease(), leaseWatch);
           }
           learnLeader(nextLeader);
         });
@@ -367,8 +370,42 @@ final class Campaign {
    * must not hold up the callbacks queued behind it, another elector's onRevoked among them.
    */
   void releaseAfterWork(Lease l) {
+    releaseAfterWork(l, null);
+  }
+
+  /**
+   * {@link #releaseAfterWork(Lease)}, then closes {@code leaseWatch}, the ended term's watch of its
+   * lease, whose reports are ignored from the term's end on. Closed only after the release, so that
+   * the store never tears that watch down while it delivers the release's own change to it: the
+   * fabric8 mock API server fails the release's PUT when a watch of the Lease closes meanwhile.
+   */
+  void releaseAfterWork(Lease l, Subscription leaseWatch) {
     storeOpStarted();
-    callbacks.execute(() -> onOwnPool(() -> release(l)));
+    if (leaseWatch == null) {
+      callbacks.execute(() -> onOwnPool(() -> release(l)));
+      return;
+    }
+    storeOpStarted();
+    callbacks.execute(
+        () ->
+            onOwnPool(
+                () -> {
+                  try {
+                    release(l);
+                  } finally {
+                    closeNow(leaseWatch);
+                  }
+                }));
+  }
+
+  private void closeNow(Subscription w) {
+    try {
+      w.close();
+    } catch (RuntimeException ex) {
+      log.warn("{}: closing the watch failed", logId, ex);
+    } finally {
+      storeOpEnded();
+    }
   }
 
   /** Runs {@code task} on our own pool; here, when the pool refuses it. */
@@ -401,22 +438,48 @@ final class Campaign {
    * Watches the election; {@code whenLive} gets the subscription, or empty when polling must do.
    */
   void watch(Runnable onEvent, Consumer<Optional<Subscription>> whenLive) {
+    // The store's thread only starts a call here (an attempt never blocks), so the event need not
+    // wait for a pool thread to be handed over.
+    subscribe(
+        () -> store.follow(election, candidate, () -> engine.runOrExecute(onEvent)),
+        "cannot watch the election on {}; polling instead",
+        whenLive,
+        false);
+  }
+
+  /**
+   * Watches a leader's own lease ({@link LeaseStore#watchLease}); {@code whenLive} gets the
+   * subscription, or empty when the leader learns of a loss at its renewals only.
+   */
+  void watchLease(Lease lease, Runnable onLost, Consumer<Optional<Subscription>> whenLive) {
+    // Handed to the engine as a task of its own, never run on the store's thread: ending a term
+    // queues callbacks and a release, which must not run inside the store's watch machinery.
+    subscribe(
+        () -> store.watchLease(lease, () -> engine.execute(onLost)),
+        "cannot watch its own lease on {}; it learns of a loss at its next renewal",
+        whenLive,
+        true);
+  }
+
+  /**
+   * @param afterHeld on a grant, open it on the thread about to deliver the onElected, right after
+   *     it, rather than wake a second thread that would compete with it for a core
+   */
+  private void subscribe(
+      StoreCall<Optional<Subscription>> open,
+      String failure,
+      Consumer<Optional<Subscription>> whenLive,
+      boolean afterHeld) {
     storeOpStarted();
     Runnable task =
         () -> {
           Optional<Subscription> sub = Optional.empty();
           Error bug = null;
           try {
-            // The store's thread only starts a call here (an attempt never blocks), so the event
-            // need not wait for a pool thread to be handed over.
-            sub = store.follow(election, candidate, () -> engine.runOrExecute(onEvent));
+            sub = open.run();
           } catch (RuntimeException | Error ex) {
             // An Error too: the call must still be counted finished, or no stop could complete.
-            log.warn(
-                "{}: cannot watch the election on {}; polling instead",
-                logId,
-                store.describe(),
-                ex);
+            log.warn("{}: " + failure, logId, store.describe(), ex);
             bug = ex instanceof Error ? (Error) ex : null;
           }
           Optional<Subscription> result = sub;
@@ -425,6 +488,9 @@ final class Campaign {
             throw bug;
           }
         };
+    if (afterHeld && callbacks.runAfterHeld(task)) {
+      return;
+    }
     try {
       ownPool.execute(task);
     } catch (RejectedExecutionException | OutOfMemoryError refused) {

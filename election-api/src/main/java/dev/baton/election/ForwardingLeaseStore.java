@@ -65,6 +65,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    return delegate.watchLease(lease, lost);
+  }
+
+  @Override
   public boolean watchReportsExpiry() {
     return delegate.watchReportsExpiry();
   }

@@ -25,6 +25,8 @@ final class Leading extends Phase {
   private final long renewEveryNanos;
   private final long renewSlackNanos;
   private DeadlineTimer deadline;
+  // The store's watch of this term's lease, once it is live; opened when the term starts.
+  private Subscription leaseWatch;
 
   Leading(Campaign c, Lease granted, long validUntilNanos, Optional<Duration> withoutLeader) {
     this.c = c;
@@ -71,6 +73,7 @@ final class Leading extends Phase {
     c.emit(l -> l.onElected(term));
     c.learnLeader(Optional.of(c.candidate));
     c.observe(o -> o.termStarted(term, withoutLeader));
+    c.watchLease(lease, this::leaseGone, this::leaseWatched);
     timed(
         () -> {
           if (!renewals.watchesDeadline()) {
@@ -106,8 +109,43 @@ final class Leading extends Phase {
     }
   }
 
+  /** This term's lease watch, which its caller now closes; null when there is none (yet). */
+  Subscription takeLeaseWatch() {
+    Subscription w = leaseWatch;
+    leaseWatch = null;
+    return w;
+  }
+
+  private void leaseWatched(Optional<Subscription> sub) {
+    if (!isActive()) {
+      sub.ifPresent(c::closeWatch);
+      return;
+    }
+    leaseWatch = sub.orElse(null);
+  }
+
+  /**
+   * The store reports this term's lease gone or taken: the term ends exactly as after a renewal
+   * that found it lost, without waiting for that renewal. Nothing is released: the lease is
+   * somebody else's or nobody's. Were the report spurious, the lease simply runs out while this
+   * elector follows, as after any lost renewal: a term ended early never makes a second leader.
+   */
+  private void leaseGone() {
+    if (isActive() && !deadlinePassed()) {
+      c.endTerm(
+          this,
+          StepDownReason.LEASE_LOST,
+          "the store reports the lease gone or taken",
+          Optional.empty());
+    }
+  }
+
   @Override
   void exit() {
+    if (leaseWatch != null) {
+      c.closeWatch(leaseWatch);
+      leaseWatch = null;
+    }
     renewals.cancel();
     if (deadline != null) {
       deadline.cancel();

@@ -139,6 +139,44 @@ public interface LeaseStore extends AutoCloseable {
   }
 
   /**
+   * Asks to be told at once when {@code lease} is gone or taken, so that its leader can end its
+   * term within one watch delivery instead of at its next renewal. The elector calls this when a
+   * term starts and closes the subscription when the term ends, for whatever reason (a lost
+   * renewal, a step-down, a release, close): the subscription lives exactly as long as the term.
+   * Empty (the default) when this store cannot watch: its leaders learn at their next renewal, as
+   * ever.
+   *
+   * <p>{@code lost} runs on a thread of the store's and must not block; it may run more than once.
+   * The store calls it only when it knows the lease is gone or taken: its key or record deleted, or
+   * a different holder or a newer term (token) written. Never for the leader's own renewals, and
+   * never merely because the watch broke: a broken watch leaves the leader where it was before,
+   * with its renewals to tell it.
+   *
+   * <p>What an implementation must get right:
+   *
+   * <ul>
+   *   <li><b>No extra round trips for renewals.</b> Where a renewal writes the record the watch
+   *       reports (Kubernetes, PostgreSQL), the store decides from what the event carries (the
+   *       holder and token in it), or reads only when the event can mean a loss; a leader that
+   *       renews costs the store nothing more than before.
+   *   <li><b>A spurious call is safe.</b> Ending a term early never makes a second leader: the
+   *       elector ends the term exactly as after a renewal that found the lease lost (work stopped,
+   *       {@code onRevoked}, then it campaigns again as followers do, releasing nothing), and a
+   *       lease that was still its own only runs out meanwhile. So a store calls {@code lost} only
+   *       for what it knows, but when in doubt it may: the price is availability, never exclusion.
+   *   <li><b>No thread per election.</b> Calls come from the store's existing watch machinery (its
+   *       watch stream, its session's event thread, its listener connection) or the shared
+   *       scheduler, never from a thread started for one lease.
+   * </ul>
+   *
+   * <p>Only a lease obtained from this store is passed; its handle may change with renewals, so the
+   * store identifies the lease by election, candidate and token.
+   */
+  default Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    return Optional.empty();
+  }
+
+  /**
    * Whether {@link #watch} also reports expiry of a holder that stopped renewing (etcd, ZooKeeper),
    * not only releases and takeovers. When it does, followers do not poll; they only look once every
    * two lease durations (at least 30 s), in case the watch died without a word.

@@ -39,6 +39,10 @@ public final class MemoryLeaseStore implements LeaseStore {
   private final ScheduledExecutorService expiryTimers;
   private final Map<String, Entry> entries = new HashMap<>();
   private final Map<String, List<Runnable>> watchers = new HashMap<>();
+  private final Map<String, List<LeaseWatch>> leaseWatches = new HashMap<>();
+
+  /** A leader's watch of its own lease: told once its holder or token is no longer there. */
+  private record LeaseWatch(String candidate, long token, Runnable lost) {}
 
   /**
    * On this process's clocks; its watch reports expiry as well as changes, so followers need not
@@ -221,8 +225,28 @@ public final class MemoryLeaseStore implements LeaseStore {
 
   private void notifyWatchers(String election) {
     List<Runnable> list;
+    List<Runnable> lost = new ArrayList<>();
     synchronized (this) {
       list = watchers.get(election);
+      List<LeaseWatch> leases = leaseWatches.get(election);
+      if (leases != null) {
+        Entry e = entries.get(election);
+        for (LeaseWatch w : leases) {
+          if (e == null
+              || e.holder == null
+              || !e.holder.equals(w.candidate())
+              || e.lastToken != w.token()) {
+            lost.add(w.lost());
+          }
+        }
+      }
+    }
+    for (Runnable r : lost) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        log.warn("A lease watcher of election '{}' failed; the others are still told", election, e);
+      }
     }
     if (list != null) {
       for (Runnable r : list) {
@@ -236,6 +260,62 @@ public final class MemoryLeaseStore implements LeaseStore {
         }
       }
     }
+  }
+
+  /**
+   * Tells {@code lost} when the lease is released, taken under a newer token or {@link #revoke
+   * revoked}; its own renewals change nothing it watches. Told on the caller's thread of the change
+   * that ended the lease.
+   */
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    requireNonNull(lease, "lease");
+    requireNonNull(lost, "lost");
+    LeaseWatch watch = new LeaseWatch(lease.candidate(), lease.token().value(), lost);
+    boolean goneAlready;
+    synchronized (this) {
+      leaseWatches.computeIfAbsent(lease.election(), k -> new CopyOnWriteArrayList<>()).add(watch);
+      Entry e = entries.get(lease.election());
+      goneAlready =
+          e == null
+              || e.holder == null
+              || !e.holder.equals(lease.candidate())
+              || e.lastToken != lease.token().value();
+    }
+    if (goneAlready) {
+      // Ended before the watch was set: nothing later would tell.
+      lost.run();
+    }
+    return Optional.of(
+        () -> {
+          synchronized (this) {
+            List<LeaseWatch> list = leaseWatches.get(lease.election());
+            if (list != null) {
+              list.remove(watch);
+            }
+          }
+        });
+  }
+
+  /**
+   * Ends the election's lease behind its holder's back, as an operator who deletes it would: the
+   * holder's next renewal fails, and the next {@link #tryAcquire} is granted with a higher token.
+   * For tests of what a leader does when its lease is taken away.
+   */
+  public void revoke(String election) {
+    requireNonNull(election, "election");
+    synchronized (this) {
+      Entry e = entries.get(election);
+      if (e == null || e.holder == null) {
+        return;
+      }
+      e.holder = null;
+      if (e.expiryTimer != null) {
+        e.expiryTimer.cancel(false);
+        e.expiryTimer = null;
+      }
+    }
+    notifyWatchers(election);
   }
 
   @Override
@@ -285,6 +365,7 @@ public final class MemoryLeaseStore implements LeaseStore {
   public void close() {
     synchronized (this) {
       watchers.clear();
+      leaseWatches.clear();
       for (Entry e : entries.values()) {
         if (e.expiryTimer != null) {
           e.expiryTimer.cancel(false);

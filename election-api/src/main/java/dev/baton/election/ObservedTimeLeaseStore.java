@@ -384,6 +384,26 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
   }
 
   /**
+   * Watches the record for its holder: every version the record store delivers names the holder and
+   * the term (transitions count), so a takeover, a release or a deletion is told from the event
+   * alone, and the leader's own renewals, which the watch delivers too, cost no read. Empty when
+   * the record store cannot watch (the leader learns at its next renewal). See {@link
+   * RecordLeaseWatch}.
+   */
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    requireNonNull(lease, "lease");
+    requireNonNull(lost, "lost");
+    RecordLeaseWatch watch = new RecordLeaseWatch(lease, lost);
+    Optional<Subscription> fromRecords = records.watch(lease.election(), watch);
+    if (fromRecords.isEmpty()) {
+      return Optional.empty();
+    }
+    watch.attach(fromRecords.get());
+    return Optional.of(watch);
+  }
+
+  /**
    * True: besides releases and takeovers, a watcher hears when the lease it last saw runs out as
    * this process observes it, so followers need not poll.
    */

@@ -159,16 +159,26 @@ final class SerialExecutor implements Executor {
   }
 
   /**
-   * Leaves {@code task} to this thread, to run once {@link #runHeld} has run what it holds: true
-   * when this thread holds and has left nothing yet; false otherwise, and the caller runs the task
-   * its own way. For a short task that must not come before the held ones and is not worth waking a
-   * thread for.
+   * Leaves {@code task} to this thread, to run once {@link #runHeld} has run what it holds, after
+   * the tasks left before it: true when this thread holds; false otherwise, and the caller runs the
+   * task its own way. For a short task that must not come before the held ones and is not worth
+   * waking a thread for (a grant closes the follower's watch and opens the leader's this way).
    */
   boolean runAfterHeld(Runnable task) {
-    if (holderId.get() != Thread.currentThread().getId() || afterHeld != null) {
+    if (holderId.get() != Thread.currentThread().getId()) {
       return false;
     }
-    afterHeld = task;
+    Runnable before = afterHeld;
+    afterHeld =
+        before == null
+            ? task
+            : () -> {
+              try {
+                before.run();
+              } finally {
+                task.run();
+              }
+            };
     return true;
   }
 

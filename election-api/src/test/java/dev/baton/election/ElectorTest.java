@@ -290,6 +290,8 @@ class ElectorTest {
   @Test
   @DisplayName("a lost lease ends the term, and the elector follows the new holder")
   void lostLeaseEndsTheTerm() {
+    // The renewal must find it: a pushed loss (LeaseLossPushTest) would end the term at once.
+    storeA.canWatchLease = false;
     Elector ea = elector(storeA, "a", a);
     ea.start();
     Term term = a.lastTerm();

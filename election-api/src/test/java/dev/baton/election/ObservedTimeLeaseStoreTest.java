@@ -607,6 +607,64 @@ class ObservedTimeLeaseStoreTest {
    * A compare-and-set map with a version counter: the smallest honest {@link RecordStore}. Its
    * watches deliver each change as it is written, or, while held, when the test says.
    */
+  @Test
+  void a_leaders_lease_watch_ignores_its_own_renewals_without_reading_and_hears_a_deletion() {
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    AtomicInteger lost = new AtomicInteger();
+    Subscription watch = nodeA.watchLease(lease, lost::incrementAndGet).orElseThrow();
+    int reads = records.reads;
+
+    for (int i = 0; i < 3; i++) {
+      advance(Duration.ofMillis(500));
+      lease = nodeA.renew(lease);
+    }
+    assertThat(lost).as("told after the leader's own renewals").hasValue(0);
+    assertThat(records.reads).as("reads for the lease watch").isEqualTo(reads);
+
+    records.delete(ELECTION);
+    assertThat(lost).as("told after the record was deleted").hasValue(1);
+
+    watch.close();
+    assertThat(records.watchCount()).isZero();
+  }
+
+  @Test
+  void a_leaders_lease_watch_hears_a_release_behind_its_back_and_a_takeover_once() {
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    AtomicInteger lost = new AtomicInteger();
+    nodeA.watchLease(lease, lost::incrementAndGet).orElseThrow();
+
+    nodeC.release(lease); // an operator's tool with the lease's handle
+    assertThat(lost).hasValue(1);
+    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+    assertThat(lost).as("told once only").hasValue(1);
+  }
+
+  @Test
+  void a_leaders_lease_watch_opened_after_a_takeover_hears_it_from_the_first_delivery() {
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    nodeC.release(lease);
+    granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(2)));
+    AtomicInteger lost = new AtomicInteger();
+
+    nodeA.watchLease(lease, lost::incrementAndGet).orElseThrow();
+
+    assertThat(lost).hasValue(1);
+  }
+
+  @Test
+  void a_broken_watch_is_no_loss_and_a_store_that_cannot_watch_offers_no_lease_watch() {
+    Lease lease = granted(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(2)));
+    AtomicInteger lost = new AtomicInteger();
+    nodeA.watchLease(lease, lost::incrementAndGet).orElseThrow();
+
+    records.breakWatches();
+    assertThat(lost).hasValue(0);
+
+    records.canWatch = false;
+    assertThat(nodeA.watchLease(lease, lost::incrementAndGet)).isEmpty();
+  }
+
   private static final class CasRecords implements RecordStore {
     private final Map<String, VersionedRecord> byElection = new HashMap<>();
     private final Map<String, List<RecordWatcher>> watchers = new HashMap<>();

@@ -134,6 +134,33 @@ class ScriptedStore implements LeaseStore {
         });
   }
 
+  /** Whether {@link #watchLease} is offered; its subscriptions open now. */
+  volatile boolean canWatchLease = true;
+
+  final AtomicInteger openLeaseWatches = new AtomicInteger();
+
+  /** The last lease loss callback handed to {@link #watchLease}, for a test to call spuriously. */
+  volatile Runnable lastLeaseWatcher;
+
+  @Override
+  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
+    if (!canWatchLease) {
+      return Optional.empty();
+    }
+    lastLeaseWatcher = lost;
+    Subscription inner = memory.watchLease(lease, lost).orElseThrow();
+    openLeaseWatches.incrementAndGet();
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return Optional.of(
+        () -> {
+          if (closed.compareAndSet(false, true)) {
+            openLeaseWatches.decrementAndGet();
+            inner.close();
+          }
+        });
+  }
+
   @Override
   public boolean watchReportsExpiry() {
     return watchReportsExpiry;

@@ -99,9 +99,10 @@ class SerialExecutorTest {
 
     assertThat(ran)
         .containsExactly(
-            "left true, second false",
+            "left true, second true",
             "held on " + holder.getName(),
-            "after on " + holder.getName());
+            "after on " + holder.getName(),
+            "second");
     assertThat(leftWithoutHold).as("left by a thread that does not hold").isFalse();
   }
 

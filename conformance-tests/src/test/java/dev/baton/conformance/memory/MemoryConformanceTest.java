@@ -14,6 +14,22 @@ class MemoryConformanceTest extends LeaseStoreConformance {
 
   @Override
   protected ConformanceFixture fixture() {
-    return InProcessFixture.sharing(new MemoryLeaseStore(), Duration.ofSeconds(1));
+    MemoryLeaseStore store = new MemoryLeaseStore();
+    return new InProcessFixture(node -> store, Duration.ofSeconds(1)) {
+      @Override
+      public boolean pushesLeaseLoss() {
+        return true;
+      }
+
+      @Override
+      public boolean canDeleteLeases() {
+        return true;
+      }
+
+      @Override
+      public void deleteLease(String election) {
+        store.revoke(election);
+      }
+    };
   }
 }
