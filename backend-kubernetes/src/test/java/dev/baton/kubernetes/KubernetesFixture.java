@@ -61,11 +61,6 @@ final class KubernetesFixture extends ProxiedServerFixture {
   }
 
   @Override
-  public boolean pushesLeaseLoss() {
-    return true;
-  }
-
-  @Override
   public boolean canDeleteLeases() {
     return true;
   }
