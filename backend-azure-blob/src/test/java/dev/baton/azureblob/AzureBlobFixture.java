@@ -1,5 +1,8 @@
 package dev.baton.azureblob;
 
+import com.azure.core.util.Context;
+import com.azure.storage.blob.BlobClient;
+import com.azure.storage.blob.specialized.BlobLeaseClientBuilder;
 import dev.baton.conformance.ProxiedServerFixture;
 import dev.baton.conformance.Timings;
 import dev.baton.election.LeaseStore;
@@ -56,6 +59,26 @@ final class AzureBlobFixture extends ProxiedServerFixture {
     if (azurite != null) {
       azurite.close();
     }
+  }
+
+  @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /**
+   * Breaks the blob's lease at once and deletes the blob, straight on Azurite as an operator would:
+   * nobody is told, so the leader learns at its next renewal.
+   */
+  @Override
+  public void deleteLease(String election) {
+    BlobClient blob =
+        Azurite.container(azurite.address(), CONTAINER, CALL_TIMEOUT).getBlobClient(election);
+    new BlobLeaseClientBuilder()
+        .blobClient(blob)
+        .buildClient()
+        .breakLeaseWithResponse(0, null, null, Context.NONE);
+    blob.delete();
   }
 
   @Override

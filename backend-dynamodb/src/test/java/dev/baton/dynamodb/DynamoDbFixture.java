@@ -6,6 +6,8 @@ import dev.baton.election.LeaseStore;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * Conformance fixture for DynamoDB: one dynalite process on loopback, and per node a client of its
@@ -46,6 +48,25 @@ final class DynamoDbFixture extends ProxiedServerFixture {
   protected void stopServers() {
     if (dynalite != null) {
       dynalite.close();
+    }
+  }
+
+  @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /**
+   * Deletes the election's item straight on dynalite, through none of the nodes' clients: nobody is
+   * told, so the leader learns at its next renewal.
+   */
+  @Override
+  public void deleteLease(String election) {
+    try (var client = Dynalite.client(dynalite.address(), CALL_TIMEOUT)) {
+      client.deleteItem(
+          d ->
+              d.tableName(TABLE)
+                  .key(Map.of(DynamoDbRecordStore.ELECTION, AttributeValue.fromS(election))));
     }
   }
 
