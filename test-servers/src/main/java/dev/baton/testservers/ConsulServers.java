@@ -302,6 +302,42 @@ public final class ConsulServers implements FreezableServer, AutoCloseable {
     }
   }
 
+  /** {@code a} alone as a {@link FreezableServer}, for the frozen-server scenario. */
+  public FreezableServer freezable(Agent a) {
+    requireNonNull(a, "a");
+    return new FreezableServer() {
+      @Override
+      public void freeze() {
+        signal(a, "STOP");
+      }
+
+      @Override
+      public void thaw() {
+        signal(a, "CONT");
+      }
+
+      @Override
+      public String toString() {
+        return "consul " + a + " (pid " + a.pid().map(String::valueOf).orElse("-") + ")";
+      }
+    };
+  }
+
+  /** The server that is the Raft leader now, as a running agent reports it. */
+  public Optional<Agent> leader() {
+    for (Agent a : agents) {
+      if (!a.isRunning()) {
+        continue;
+      }
+      Optional<String> body = body(a, "/v1/status/leader");
+      if (body.isPresent()) {
+        String address = body.get().replace("\"", "").trim();
+        return agents.stream().filter(x -> address.equals("127.0.0.1:" + x.serverPort)).findFirst();
+      }
+    }
+    return Optional.empty();
+  }
+
   /** Kills an agent with SIGKILL and waits until its process is gone. */
   public void kill(Agent a) {
     Process p = requireNonNull(a, "a").process;
@@ -350,8 +386,31 @@ public final class ConsulServers implements FreezableServer, AutoCloseable {
                 }
                 Optional<Integer> leader = status(a, "/v1/status/leader");
                 Optional<Integer> read = status(a, "/v1/kv/baton-start-probe?consistent");
-                return leader.isPresent() && leader.get() == 200 && read.orElse(0) == 404;
+                // 404: no such key, as expected; 403: ACLs deny the anonymous token. Either is an
+                // answer a leader gave; 500 means there is none yet.
+                int answer = read.orElse(0);
+                return leader.isPresent()
+                    && leader.get() == 200
+                    && (answer == 404 || answer == 403);
               });
+    }
+  }
+
+  private Optional<String> body(Agent a, String path) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.httpPort + path))
+                  .timeout(Duration.ofSeconds(2))
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      return response.statusCode() == 200 ? Optional.of(response.body()) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
     }
   }
 
