@@ -56,7 +56,9 @@ final class Calls implements AutoCloseable {
     try {
       return future.get(Math.max(0, deadline - clock.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      future.cancel(true);
+      // Not interrupted: the call ends at the client's read timeout. An interrupt would fail it
+      // inside the client's failover, which marks every server failed in turn.
+      future.cancel(false);
       throw new LeaseStoreException(
           election, what + ": Consul did not answer within the call timeout of " + callTimeout, e);
     } catch (ExecutionException e) {
@@ -66,7 +68,7 @@ final class Calls implements AutoCloseable {
       }
       throw new LeaseStoreException(election, what + " failed: " + describe(cause), cause);
     } catch (InterruptedException e) {
-      future.cancel(true);
+      future.cancel(false);
       Thread.currentThread().interrupt();
       throw new LeaseStoreException(election, what + ": interrupted", e);
     }

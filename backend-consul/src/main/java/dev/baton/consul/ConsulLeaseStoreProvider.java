@@ -40,9 +40,6 @@ public final class ConsulLeaseStoreProvider implements LeaseStoreProvider {
 
   public static final String DEFAULT_URL = "http://127.0.0.1:8500";
 
-  /** How long a server that failed is skipped before it is tried again. */
-  private static final Duration BLACKLIST = Duration.ofSeconds(5);
-
   @Override
   public String name() {
     return NAME;
@@ -88,7 +85,12 @@ public final class ConsulLeaseStoreProvider implements LeaseStoreProvider {
     if (servers.size() == 1) {
       builder.withHostAndPort(servers.get(0));
     } else {
-      builder.withMultipleHostAndPort(servers, BLACKLIST);
+      // A server that failed is skipped for one call timeout. Longer would be a blackout: once
+      // every server has failed (a cut, a restart) the client refuses every call until the first
+      // comes back off the list, without trying any; with 5 s, a three-server store refused all
+      // calls for seconds after a cut healed (ConsulClusterConformanceIT, s12). One call timeout
+      // stays well within the renew deadline, which is at least two of them.
+      builder.withMultipleHostAndPort(servers, callTimeout);
     }
     if (token != null && !token.isBlank()) {
       builder.withAclToken(token.trim());
