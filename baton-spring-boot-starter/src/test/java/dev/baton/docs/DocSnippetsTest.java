@@ -146,6 +146,7 @@ class DocSnippetsTest {
             "docs/kubernetes.md",
             "docs/dynamodb.md",
             "docs/azure-blob.md",
+            "docs/consul.md",
             "docs/file.md",
             "docs/spring-boot.md",
             "docs/metrics.md",

@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.azureblob.AzureBlobLeaseStoreProvider;
 import dev.baton.conformance.FaultyLeaseStore;
 import dev.baton.conformance.NpmServer;
+import dev.baton.consul.ConsulLeaseStoreProvider;
 import dev.baton.dynamodb.DynamoDbLeaseStore;
 import dev.baton.election.ElectionProperties;
 import dev.baton.election.Lease;
@@ -13,6 +14,7 @@ import dev.baton.election.MemoryLeaseStore;
 import dev.baton.etcd.EtcdLeaseStore;
 import dev.baton.jdbc.JdbcLeaseStore;
 import dev.baton.kubernetes.KubernetesLeaseStore;
+import dev.baton.testservers.ConsulServers;
 import dev.baton.testservers.H2TcpServer;
 import dev.baton.zookeeper.ZooKeeperLeaseStore;
 import io.etcd.jetcd.ByteSequence;
@@ -465,6 +467,37 @@ final class Backends {
    * Azure grants leases of 15 s to 60 s only: this contender runs with the elector's defaults
    * (lease 15 s, renew deadline 10 s, retry 2 s, call timeout 3 s), not the run's shorter lease.
    */
+  static BatonContender consul(Settings s, ConsulServers consul) {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("call timeout", s.callTimeout().toMillis() + " ms");
+    settings.put(
+        "Consul session",
+        "one per store, TTL = the lease, Behavior=release, LockDelay=0s, no checks; Consul"
+            + " invalidates it 1 to 2 TTLs after its last renewal");
+    settings.put(
+        "consul-client",
+        "connect, read and write timeout = call timeout, no ping (as the consul provider builds it)");
+    return new BatonContender(
+        "Consul",
+        "Consul 1.8.7 dev agent (one server, in memory, session_ttl_min=1s)",
+        Optional.of(consul.agent(0).httpAddress()),
+        s,
+        settings,
+        "LeaseStore calls (no server-side count; a renewal is two HTTP requests, a grant two or three)",
+        s.leaseDuration(),
+        (node, through) -> openConsul(through.orElseThrow().address(), s),
+        null);
+  }
+
+  static BatonContender.OpenedStore openConsul(InetSocketAddress through, Settings s) {
+    Properties p = new Properties();
+    p.setProperty(ConsulLeaseStoreProvider.URL, "http://127.0.0.1:" + through.getPort());
+    p.setProperty(ConsulLeaseStoreProvider.CALL_TIMEOUT, s.callTimeout().toMillis() + "ms");
+    p.setProperty(ElectionProperties.RENEW_DEADLINE, s.renewDeadline().toMillis() + "ms");
+    LeaseStore store = new ConsulLeaseStoreProvider().open(ElectionProperties.of(p));
+    return new BatonContender.OpenedStore(store, null, Optional.empty(), Optional.empty());
+  }
+
   static BatonContender azureBlob(Settings run, NpmServer azurite) {
     Settings s =
         run.withTimings(

@@ -1,6 +1,7 @@
 package dev.baton.benchmarks;
 
 import dev.baton.benchmarks.Main.Setup;
+import dev.baton.testservers.ConsulServers;
 import dev.baton.testservers.H2TcpServer;
 import java.util.ArrayList;
 import java.util.List;
@@ -177,6 +178,21 @@ final class Candidates {
             () -> {
               versions.put("dynalite", "4.0.0 (npm, tools/dynalite/package-lock.json)");
               return Backends.dynamodb(s, servers.dynalite());
+            }));
+    Supplier<Optional<String>> consul =
+        () ->
+            ConsulServers.binary().isPresent()
+                ? Optional.empty()
+                : Optional.of("the consul binary is not installed (scripts/install-consul)");
+    entries.add(
+        new Entry(
+            "Consul",
+            "Consul",
+            consul,
+            () -> {
+              versions.put(
+                  "Consul", "1.8.7 (Debian 11's package, tools/consul/bin/consul), dev agent");
+              return Backends.consul(s, servers.consul());
             }));
     Supplier<Optional<String>> azurite =
         () -> Servers.npmServerMissing("azurite", "azurite/dist/src/blob/main.js");

@@ -280,7 +280,7 @@ final class Report {
   }
 
   private static final List<String> WATCHING =
-      List.of("ZooKeeper", "etcd", "PostgreSQL", "Kubernetes", "memory");
+      List.of("ZooKeeper", "etcd", "Consul", "PostgreSQL", "Kubernetes", "memory");
 
   /** The reasons behind targets that fall short, where the cause is in the design, not the run. */
   private void whyMissed() {
@@ -302,6 +302,22 @@ final class Report {
                         + " × lease): each election has an etcd lease of its own with exactly the TTL (whole seconds), but etcd looks for expired leases only every 500 ms, so a key goes"
                         + " 0–0.5 s after its TTL ran out: up to 1.17 × at a 3 s lease, up to 1.034 × at the default 15 s. A client cannot make the server expire a lease sooner without"
                         + " revoking it early, which the lease contract forbids."));
+    find("Consul")
+        .filter(
+            r ->
+                r.crash != null
+                    && !r.crash.rounds().isEmpty()
+                    && r.crash.ratio(r.crash.fromRenewal().max()) > 1.05)
+        .ifPresent(
+            r ->
+                line(
+                    "- **Consul crash failover** (p50 "
+                        + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().p50()), 3)
+                        + " ×, worst "
+                        + Stats.fixed(r.crash.ratio(r.crash.fromRenewal().max()), 3)
+                        + " × lease): Consul arms a session's invalidation timer for twice its TTL at each renewal (it documents that a session may live up to twice its TTL), so"
+                        + " a crashed holder's key is unlocked two leases after its last renewal, not one. A shorter session TTL would break the lease contract (Consul only"
+                        + " promises the TTL); Baton sets no lock delay, so nothing is added on top (Consul's default of 15 s would be)."));
     find("ZooKeeper")
         .filter(
             r ->
@@ -353,7 +369,7 @@ final class Report {
     }
     line(
         "- **Followers**: on every backend that can watch, the watch reports expiry as well as releases and takeovers, so followers send nothing while a leader renews:"
-            + " ZooKeeper and etcd delete the expired holder's node or key themselves; the in-memory store, the PostgreSQL store (a renewal's NOTIFY carries the new expiry) and the"
+            + " ZooKeeper and etcd delete the expired holder's node or key themselves, and Consul unlocks the key when it invalidates the holder's session (a blocking query on the key sees it); the in-memory store, the PostgreSQL store (a renewal's NOTIFY carries the new expiry) and the"
             + " Kubernetes store (renewals arrive on the Lease watch; expiry is the follower's own observation) keep a timer at the holder's expiry. H2 and MariaDB cannot watch:"
             + " their followers poll every retry period, and their handover waits for the next poll.");
     line(

@@ -1,6 +1,7 @@
 package dev.baton.benchmarks;
 
 import dev.baton.conformance.NpmServer;
+import dev.baton.testservers.ConsulServers;
 import dev.baton.testservers.H2TcpServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -18,8 +19,9 @@ import java.util.Optional;
 /**
  * The servers of one run, started when first needed and stopped by {@link #close()}: ZooKeeper and
  * the Kubernetes mock in this JVM, one etcd member as a child process, H2 in server mode, dynalite
- * and Azurite as node processes. PostgreSQL and MariaDB are the machine's own (127.0.0.1:5432, user
- * postgres, database test; 127.0.0.1:3306, user root, empty password, database test).
+ * and Azurite as node processes, a Consul dev agent as a child process. PostgreSQL and MariaDB are
+ * the machine's own (127.0.0.1:5432, user postgres, database test; 127.0.0.1:3306, user root, empty
+ * password, database test).
  */
 final class Servers implements AutoCloseable {
 
@@ -37,6 +39,7 @@ final class Servers implements AutoCloseable {
   private H2TcpServer h2;
   private NpmServer dynalite;
   private NpmServer azurite;
+  private ConsulServers consul;
 
   synchronized ZooKeeperServerInJvm zookeeper() {
     if (zookeeper == null) {
@@ -76,6 +79,14 @@ final class Servers implements AutoCloseable {
       }
     }
     return h2;
+  }
+
+  /** A Consul dev agent on free loopback ports, from tools/consul/bin/consul. */
+  synchronized ConsulServers consul() {
+    if (consul == null) {
+      consul = keep(ConsulServers.dev());
+    }
+    return consul;
   }
 
   /** dynalite (npm) on a free loopback port, in memory, from tools/dynalite. */

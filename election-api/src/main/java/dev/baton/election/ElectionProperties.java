@@ -356,7 +356,7 @@ public final class ElectionProperties {
           BACKEND
               + " is not set and no backend jar is on the classpath (found only: "
               + String.join(", ", found.keySet())
-              + "); add backend-jdbc, backend-zookeeper, backend-etcd, backend-kubernetes, backend-dynamodb, backend-azure-blob or backend-file, or set "
+              + "); add backend-jdbc, backend-zookeeper, backend-etcd, backend-kubernetes, backend-dynamodb, backend-azure-blob, backend-consul or backend-file, or set "
               + BACKEND
               + "=memory for a single process");
     }

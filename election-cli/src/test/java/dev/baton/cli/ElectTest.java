@@ -95,15 +95,16 @@ class ElectTest {
 
   @Test
   void an_unknown_backend_lists_those_present() throws IOException {
-    Path file = config("election.backend=consul\n");
+    Path file = config("election.backend=nomad\n");
 
     assertThat(elect("status", "--config", file.toString())).isEqualTo(2);
     assertThat(err())
-        .contains("election.backend: unknown backend 'consul'; found on the classpath: ")
+        .contains("election.backend: unknown backend 'nomad'; found on the classpath: ")
         .contains("etcd")
         .contains("jdbc")
         .contains("kubernetes")
-        .contains("zookeeper");
+        .contains("zookeeper")
+        .contains("consul");
     nothingStarted();
   }
 

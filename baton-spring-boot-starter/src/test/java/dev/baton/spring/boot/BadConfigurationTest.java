@@ -77,10 +77,10 @@ class BadConfigurationTest {
   @Test
   @DisplayName("an unknown backend is named with the ones found")
   void unknownBackend() {
-    ConfigurationException e = cause(start("election.backend=consul", "election.name=x"));
+    ConfigurationException e = cause(start("election.backend=nomad", "election.name=x"));
     assertThat(e)
         .hasMessageContaining("election.backend")
-        .hasMessageContaining("'consul'")
+        .hasMessageContaining("'nomad'")
         .hasMessageContaining("jdbc");
   }
 
