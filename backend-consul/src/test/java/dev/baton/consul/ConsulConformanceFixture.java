@@ -77,6 +77,28 @@ final class ConsulConformanceFixture extends ProxiedServerFixture {
   }
 
   @Override
+  public boolean canDeleteLeases() {
+    return true;
+  }
+
+  /**
+   * Deletes the election's key straight on the first server, through none of the nodes' proxies, as
+   * an operator would: nobody's blocking query is for the leader, so it learns at its next renewal.
+   */
+  @Override
+  public void deleteLease(String election) {
+    InetSocketAddress server = consul.httpAddresses().get(0);
+    Consul client =
+        ConsulLeaseStoreProvider.client(
+            List.of(HostAndPort.fromParts("127.0.0.1", server.getPort())), null, CALL_TIMEOUT);
+    try {
+      client.keyValueClient().deleteKey(ConsulLeaseStore.DEFAULT_PREFIX + election);
+    } finally {
+      client.destroy();
+    }
+  }
+
+  @Override
   public boolean outageStopsServer() {
     return true;
   }

@@ -190,7 +190,8 @@ final class Campaign {
         next = new Stopping(this);
         break;
       case LEASE_LOST:
-        next = new Following(this, Duration.ZERO, true);
+        // At once, but only once the term's work has stopped: see Following.afterWork.
+        next = new Following(this, Duration.ZERO, true).afterWork();
         break;
       case DEADLINE_PASSED:
         next = new Following(this, jittered(retryPeriod), true);
@@ -199,6 +200,7 @@ final class Campaign {
         // The pause gives the others the first chance at the lease we give back.
         next = new Following(this, retryPeriod.multipliedBy(2), true);
     }
+    Phase entered = next;
     transition(
         next,
         () -> {
@@ -209,6 +211,9 @@ final class Campaign {
           observe(o -> o.termEnded(t, why));
           if (release) {
             releaseAfterWork(leading.lease(), leaseWatch);
+          } else if (entered instanceof Following following) {
+            // Queued behind onRevoked and the work's stop, as a release is.
+            callbacks.execute(() -> engine.execute(following::workStopped));
           }
           learnLeader(nextLeader);
         });

@@ -33,6 +33,8 @@ final class Following extends Phase {
   private final boolean watchAtOnce;
 
   private boolean backingOff;
+  // Set by afterWork(): no attempt until the ended term's work has stopped (workStopped()).
+  private boolean awaitingWork;
   private long quietUntil;
   private boolean callInFlight;
   private boolean attemptPending;
@@ -100,8 +102,33 @@ final class Following extends Phase {
     }
   }
 
+  /**
+   * Makes this follower wait, before its first attempt, until the term that just ended has stopped
+   * its work ({@link #workStopped}). After a loss nobody else may hold the election (a lease
+   * deleted behind its leader's back): without the wait, this elector could be granted a new term
+   * while the old term's work, on a callbacks executor that is behind, still runs.
+   */
+  Following afterWork() {
+    awaitingWork = true;
+    return this;
+  }
+
+  /** The ended term's work has stopped: the attempts held back since the term ended may go. */
+  void workStopped() {
+    if (awaitingWork) {
+      awaitingWork = false;
+      if (attemptPending) {
+        attempt();
+      }
+    }
+  }
+
   private void attempt() {
     if (!isActive()) {
+      return;
+    }
+    if (awaitingWork) {
+      attemptPending = true;
       return;
     }
     if (callInFlight) {

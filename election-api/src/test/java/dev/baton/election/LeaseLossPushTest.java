@@ -84,6 +84,55 @@ class LeaseLossPushTest {
         .isLessThan(calls.lastIndexOf("acquire a"));
   }
 
+  /**
+   * The callbacks run on an executor of the application's that is behind (a queue drained later):
+   * the lease deleted, the elector must not take the election again while its last term's work may
+   * still be running, though nobody else holds it. Seen in conformance scenario 20 on the memory
+   * store: token 2 granted to the same node before the work of token 1 had stopped.
+   */
+  @Test
+  @DisplayName("after a pushed loss the elector campaigns again only once the term's work stopped")
+  void campaignsAgainOnlyOnceTheWorkStopped() {
+    List<Runnable> callbacks = new ArrayList<>();
+    Elector ea =
+        Elector.builder(storeA)
+            .election("billing")
+            .candidate("a")
+            .leaseDuration(LEASE)
+            .renewDeadline(DEADLINE)
+            .retryPeriod(RETRY)
+            .clock(clock)
+            .scheduler(scheduler)
+            .executor(callbacks::add)
+            .ownPool(Runnable::run)
+            .listener(a)
+            .whileLeader(term -> () -> storeA.record("work stopped " + term.token()))
+            .build();
+    electors.add(ea);
+    ea.start();
+    runAll(callbacks);
+    assertThat(a.terms()).containsExactly("elected 1");
+
+    shared.revoke("billing");
+
+    assertThat(storeA.calls()).as("before the work stopped").containsOnlyOnce("acquire a");
+    runAll(callbacks);
+    List<String> calls = storeA.calls();
+    assertThat(calls.indexOf("work stopped 1"))
+        .as("the work's stop before the next acquire: %s", calls)
+        .isNotNegative()
+        .isLessThan(calls.lastIndexOf("acquire a"));
+    runAll(callbacks);
+    assertThat(ea.isLeader()).isTrue();
+    assertThat(a.terms()).containsExactly("elected 1", "revoked 1", "elected 2");
+  }
+
+  private static void runAll(List<Runnable> tasks) {
+    while (!tasks.isEmpty()) {
+      tasks.remove(0).run();
+    }
+  }
+
   @Test
   @DisplayName("a lease taken by another candidate ends the leader's term, and it follows")
   void takenLeaseEndsTheTermAndTheLeaderFollows() {
