@@ -4,6 +4,7 @@ import com.azure.core.http.HttpClient;
 import com.azure.core.http.jdk.httpclient.JdkHttpClientBuilder;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobContainerClientBuilder;
+import com.azure.storage.blob.BlobServiceClient;
 import com.azure.storage.common.policy.RequestRetryOptions;
 import com.azure.storage.common.policy.RetryPolicyType;
 import dev.baton.election.CallTimeout;
@@ -66,15 +67,9 @@ public final class AzureBlobLeaseStoreProvider implements LeaseStoreProvider {
 
   @Override
   public LeaseStore open(ElectionProperties properties) {
-    properties
-        .duration(ElectionProperties.LEASE_DURATION)
-        .ifPresent(
-            d -> AzureBlobLeaseStore.checkLeaseDuration(ElectionProperties.LEASE_DURATION, d));
+    checkLeaseDuration(properties);
     Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
-    String container =
-        checkContainerName(
-            CONTAINER, properties.get(CONTAINER).orElse(AzureBlobLeaseStore.DEFAULT_CONTAINER));
-    boolean createContainer = properties.bool(CREATE_CONTAINER, false);
+    String container = container(properties);
     Optional<String> connectionString = properties.get(CONNECTION_STRING);
     Optional<String> endpoint = properties.get(ENDPOINT);
     Optional<String> sasToken = properties.get(SAS_TOKEN);
@@ -113,10 +108,36 @@ public final class AzureBlobLeaseStoreProvider implements LeaseStoreProvider {
                   ? " (" + ENDPOINT + " is set, " + SAS_TOKEN + " is not)"
                   : ""));
     }
-    BlobContainerClient client = builder.buildClient();
+    return storeOn(builder.buildClient(), properties);
+  }
+
+  /**
+   * A store on the container {@value #CONTAINER} names, through a client the application built
+   * itself (its credentials and retry policy, as Spring Cloud Azure declares one), with this
+   * backend's store keys ({@value #CONTAINER}, {@value #CREATE_CONTAINER}, {@value #CALL_TIMEOUT})
+   * and the lease duration checked as {@link #open} checks them.
+   */
+  public static LeaseStore openOn(BlobServiceClient service, ElectionProperties properties) {
+    checkLeaseDuration(properties);
+    return storeOn(service.getBlobContainerClient(container(properties)), properties);
+  }
+
+  private static void checkLeaseDuration(ElectionProperties properties) {
+    properties
+        .duration(ElectionProperties.LEASE_DURATION)
+        .ifPresent(
+            d -> AzureBlobLeaseStore.checkLeaseDuration(ElectionProperties.LEASE_DURATION, d));
+  }
+
+  private static String container(ElectionProperties properties) {
+    return checkContainerName(
+        CONTAINER, properties.get(CONTAINER).orElse(AzureBlobLeaseStore.DEFAULT_CONTAINER));
+  }
+
+  private static LeaseStore storeOn(BlobContainerClient client, ElectionProperties properties) {
     return AzureBlobLeaseStore.builder(client)
-        .callTimeout(callTimeout)
-        .createContainer(createContainer)
+        .callTimeout(CallTimeout.read(properties, CALL_TIMEOUT))
+        .createContainer(properties.bool(CREATE_CONTAINER, false))
         .build();
   }
 

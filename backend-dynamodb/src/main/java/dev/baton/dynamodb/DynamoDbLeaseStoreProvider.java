@@ -67,8 +67,6 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
   public LeaseStore open(ElectionProperties properties) {
     Duration callTimeout = CallTimeout.read(properties, CALL_TIMEOUT);
     String table = properties.get(TABLE).orElse(DynamoDbLeaseStore.DEFAULT_TABLE);
-    boolean createTable = properties.bool(CREATE_TABLE, false);
-    boolean allowGlobalTable = properties.bool(ALLOW_GLOBAL_TABLE, false);
     Region region = region(properties.get(REGION));
     Optional<URI> endpoint = properties.get(ENDPOINT).map(DynamoDbLeaseStoreProvider::endpoint);
     DynamoDbLeaseStore.checkTableName(
@@ -90,17 +88,31 @@ public final class DynamoDbLeaseStoreProvider implements LeaseStoreProvider {
     endpoint.ifPresent(builder::endpointOverride);
     DynamoDbClient client = builder.build();
     try {
-      return DynamoDbLeaseStore.builder(client)
-          .table(table)
-          .callTimeout(callTimeout)
-          .createTable(createTable)
-          .allowGlobalTable(allowGlobalTable)
-          .closesClient()
-          .build();
+      return storeOn(client, properties).closesClient().build();
     } catch (RuntimeException e) {
       client.close();
       throw e;
     }
+  }
+
+  /**
+   * A store on a client the application built itself (its region, credentials and retry policy, as
+   * Spring Cloud AWS declares one), with this backend's store keys ({@value #TABLE}, {@value
+   * #CREATE_TABLE}, {@value #ALLOW_GLOBAL_TABLE}, {@value #CALL_TIMEOUT}) read as {@link #open}
+   * reads them. The call timeout bounds each call, the client's own retries included. Closing the
+   * store leaves the client open: it is the caller's.
+   */
+  public static LeaseStore openOn(DynamoDbClient client, ElectionProperties properties) {
+    return storeOn(client, properties).build();
+  }
+
+  private static DynamoDbLeaseStore.Builder storeOn(
+      DynamoDbClient client, ElectionProperties properties) {
+    return DynamoDbLeaseStore.builder(client)
+        .table(properties.get(TABLE).orElse(DynamoDbLeaseStore.DEFAULT_TABLE))
+        .callTimeout(CallTimeout.read(properties, CALL_TIMEOUT))
+        .createTable(properties.bool(CREATE_TABLE, false))
+        .allowGlobalTable(properties.bool(ALLOW_GLOBAL_TABLE, false));
   }
 
   private static Region region(Optional<String> configured) {

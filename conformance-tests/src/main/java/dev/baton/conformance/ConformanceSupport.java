@@ -14,6 +14,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -323,6 +324,28 @@ abstract class ConformanceSupport {
   final Candidate awaitNewLeader(Collection<Candidate> among, long sinceNanos) {
     Term term = awaitNewTerm(among, sinceNanos);
     return among.stream().filter(c -> c.name().equals(term.candidate())).findFirst().orElseThrow();
+  }
+
+  /**
+   * Waits until exactly one of {@code among} leads and every one of them names it, and returns it.
+   * The leader is looked up again each time: if the first leader steps down before all agree (a
+   * renewal that missed its deadline on a busy machine), the wait goes on with the next one.
+   */
+  final Candidate awaitAgreedSoleLeader(Collection<Candidate> among) {
+    return waiting("until exactly one of " + among + " leads and all of them name it")
+        .until(
+            () -> {
+              List<Candidate> leaders =
+                  among.stream().filter(c -> c.toldTerm().isPresent()).toList();
+              if (leaders.size() != 1) {
+                return null;
+              }
+              Optional<String> leader = Optional.of(leaders.get(0).name());
+              return among.stream().allMatch(c -> c.currentLeader().equals(leader))
+                  ? leaders.get(0)
+                  : null;
+            },
+            Objects::nonNull);
   }
 
   /** Everyone in {@code among} names {@code leader} as the leader. */

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -15,6 +17,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -107,6 +110,58 @@ class ElectDistributionIT {
     assertThat(exec(List.of("bash", "-c", "! command -v mvn && command -v java"), env(true)))
         .as("mvn must not be found on the PATH elect runs with, and java must")
         .isZero();
+  }
+
+  /**
+   * The zip, for hosts without tar, holds what the tarball holds, and marks the launcher executable
+   * for {@code unzip} to restore.
+   */
+  @Test
+  void the_zip_holds_the_same_files_as_the_tarball_and_an_executable_launcher() throws Exception {
+    Path zip = TARBALL.resolveSibling(TARBALL.getFileName().toString().replace(".tar.gz", ".zip"));
+    assertThat(zip).as("built by the package phase beside the tarball").isRegularFile();
+    Map<String, Integer> zipped = unixModes(zip);
+    List<String> tarred;
+    try (Stream<Path> files = Files.walk(home)) {
+      tarred =
+          files
+              .filter(Files::isRegularFile)
+              .map(p -> "elect-" + VERSION + "/" + home.relativize(p))
+              .sorted()
+              .toList();
+    }
+    assertThat(zipped.keySet().stream().filter(name -> !name.endsWith("/")).sorted())
+        .containsExactlyElementsOf(tarred);
+    assertThat(zipped.get("elect-" + VERSION + "/bin/elect") & 0111)
+        .as("the launcher's execute bits in the zip")
+        .isEqualTo(0111);
+  }
+
+  /**
+   * Each entry of a zip file and the Unix mode in its external attributes, read from the central
+   * directory, since {@code java.util.zip} does not expose them.
+   */
+  private static Map<String, Integer> unixModes(Path zip) throws IOException {
+    ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(zip)).order(ByteOrder.LITTLE_ENDIAN);
+    int end = bytes.limit() - 22;
+    while (end >= 0 && bytes.getInt(end) != 0x06054b50) {
+      end--;
+    }
+    assertThat(end).as("the zip's end of central directory record").isNotNegative();
+    int entries = Short.toUnsignedInt(bytes.getShort(end + 10));
+    int at = bytes.getInt(end + 16);
+    Map<String, Integer> modes = new TreeMap<>();
+    for (int i = 0; i < entries; i++) {
+      assertThat(bytes.getInt(at)).as("central directory entry %d", i).isEqualTo(0x02014b50);
+      int nameLength = Short.toUnsignedInt(bytes.getShort(at + 28));
+      int extraLength = Short.toUnsignedInt(bytes.getShort(at + 30));
+      int commentLength = Short.toUnsignedInt(bytes.getShort(at + 32));
+      int mode = bytes.getInt(at + 38) >>> 16;
+      String name = new String(bytes.array(), at + 46, nameLength, StandardCharsets.UTF_8);
+      modes.put(name, mode);
+      at += 46 + nameLength + extraLength + commentLength;
+    }
+    return modes;
   }
 
   @Test

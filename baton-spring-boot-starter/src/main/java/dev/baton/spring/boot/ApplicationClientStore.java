@@ -6,9 +6,9 @@ import java.util.Optional;
 
 /**
  * Opens a store on a client the application already has (its {@code DataSource}, {@code
- * CuratorFramework}, jetcd {@code Client}, {@code KubernetesClient}); one per backend jar on the
- * classpath. The store never closes that client: the application's context does, after the elector
- * has released.
+ * CuratorFramework}, jetcd {@code Client}, {@code KubernetesClient}, {@code DynamoDbClient}, {@code
+ * BlobServiceClient}); one per backend jar on the classpath. The store never closes that client:
+ * the application's context does, after the elector has released.
  */
 interface ApplicationClientStore {
 

@@ -1,5 +1,8 @@
 package dev.baton.spring.boot;
 
+import com.azure.storage.blob.BlobServiceClient;
+import dev.baton.azureblob.AzureBlobLeaseStoreProvider;
+import dev.baton.dynamodb.DynamoDbLeaseStoreProvider;
 import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
@@ -25,6 +28,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 /**
  * One configuration per backend, each loaded only when that backend's jar (and its client library)
@@ -39,8 +43,8 @@ final class BackendClientStores {
 
   /**
    * True when the store for {@code backend} runs on the application's {@code client}: {@code
-   * provider} is that backend, the application has one such client, and {@code serverKey} does not
-   * ask for a client of Baton's own. Then refuses the backend's keys other than {@code applied},
+   * provider} is that backend, the application has one such client, and none of {@code serverKeys}
+   * asks for a client of Baton's own. Then refuses the backend's keys other than {@code applied},
    * which would otherwise be ignored unseen: those of a client Baton builds itself (a pool size,
    * credentials, TLS files), and the few store keys that only the backend's provider reads (the
    * ZooKeeper ACL, etcd's lease sharing and transaction size). Names the keys, never their values.
@@ -49,13 +53,16 @@ final class BackendClientStores {
       String backend,
       ElectionProperties p,
       LeaseStoreProvider provider,
-      String serverKey,
+      List<String> serverKeys,
       Object client,
       String clientName,
       String... applied) {
-    if (!backend.equals(provider.name()) || p.get(serverKey).isPresent() || client == null) {
+    if (!backend.equals(provider.name())
+        || serverKeys.stream().anyMatch(k -> p.get(k).isPresent())
+        || client == null) {
       return false;
     }
+    String serverKey = String.join(" or ", serverKeys);
     Set<String> used = Set.of(applied);
     List<String> unapplied =
         provider.keys().stream()
@@ -93,7 +100,7 @@ final class BackendClientStores {
             backend,
             p,
             new JdbcLeaseStoreProvider(),
-            JdbcLeaseStoreProvider.URL,
+            List.of(JdbcLeaseStoreProvider.URL),
             dataSource,
             "the application's DataSource",
             JdbcLeaseStoreProvider.TABLE,
@@ -131,7 +138,7 @@ final class BackendClientStores {
             backend,
             p,
             new ZooKeeperLeaseStoreProvider(),
-            ZooKeeperLeaseStoreProvider.CONNECT_STRING,
+            List.of(ZooKeeperLeaseStoreProvider.CONNECT_STRING),
             client,
             "the application's CuratorFramework",
             ZooKeeperLeaseStoreProvider.BASE_PATH,
@@ -159,7 +166,7 @@ final class BackendClientStores {
             backend,
             p,
             new EtcdLeaseStoreProvider(),
-            EtcdLeaseStoreProvider.ENDPOINTS,
+            List.of(EtcdLeaseStoreProvider.ENDPOINTS),
             client,
             "the application's jetcd Client",
             EtcdLeaseStoreProvider.PREFIX,
@@ -191,7 +198,7 @@ final class BackendClientStores {
             backend,
             p,
             new KubernetesLeaseStoreProvider(),
-            KubernetesLeaseStoreProvider.KUBECONFIG,
+            List.of(KubernetesLeaseStoreProvider.KUBECONFIG),
             client,
             "the application's KubernetesClient",
             KubernetesLeaseStoreProvider.NAMESPACE,
@@ -203,6 +210,68 @@ final class BackendClientStores {
                 .callTimeout(CallTimeout.read(p, KubernetesLeaseStoreProvider.CALL_TIMEOUT));
         p.get(KubernetesLeaseStoreProvider.NAMESPACE).ifPresent(b::namespace);
         return Optional.of(b.build());
+      };
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {
+        "dev.baton.dynamodb.DynamoDbLeaseStore",
+        "software.amazon.awssdk.services.dynamodb.DynamoDbClient"
+      })
+  static class DynamoDb {
+    @Bean
+    @ConditionalOnMissingBean(name = "batonDynamoDbClientStore")
+    ApplicationClientStore batonDynamoDbClientStore(ObjectProvider<DynamoDbClient> clients) {
+      return (backend, p) -> {
+        DynamoDbClient client = clients.getIfUnique();
+        if (!onApplicationClient(
+            backend,
+            p,
+            new DynamoDbLeaseStoreProvider(),
+            List.of(DynamoDbLeaseStoreProvider.REGION, DynamoDbLeaseStoreProvider.ENDPOINT),
+            client,
+            "the application's DynamoDbClient",
+            DynamoDbLeaseStoreProvider.TABLE,
+            DynamoDbLeaseStoreProvider.CREATE_TABLE,
+            DynamoDbLeaseStoreProvider.ALLOW_GLOBAL_TABLE,
+            DynamoDbLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
+        return Optional.of(DynamoDbLeaseStoreProvider.openOn(client, p));
+      };
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(
+      name = {
+        "dev.baton.azureblob.AzureBlobLeaseStore",
+        "com.azure.storage.blob.BlobServiceClient"
+      })
+  static class AzureBlob {
+    @Bean
+    @ConditionalOnMissingBean(name = "batonAzureBlobClientStore")
+    ApplicationClientStore batonAzureBlobClientStore(ObjectProvider<BlobServiceClient> clients) {
+      return (backend, p) -> {
+        BlobServiceClient client = clients.getIfUnique();
+        if (!onApplicationClient(
+            backend,
+            p,
+            new AzureBlobLeaseStoreProvider(),
+            List.of(
+                AzureBlobLeaseStoreProvider.CONNECTION_STRING,
+                AzureBlobLeaseStoreProvider.ENDPOINT,
+                AzureBlobLeaseStoreProvider.SAS_TOKEN),
+            client,
+            "the application's BlobServiceClient",
+            AzureBlobLeaseStoreProvider.CONTAINER,
+            AzureBlobLeaseStoreProvider.CREATE_CONTAINER,
+            AzureBlobLeaseStoreProvider.CALL_TIMEOUT)) {
+          return Optional.empty();
+        }
+        return Optional.of(AzureBlobLeaseStoreProvider.openOn(client, p));
       };
     }
   }

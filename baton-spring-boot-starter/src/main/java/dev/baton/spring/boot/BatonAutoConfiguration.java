@@ -40,6 +40,8 @@ import org.springframework.core.env.Environment;
   BackendClientStores.Zookeeper.class,
   BackendClientStores.Etcd.class,
   BackendClientStores.Kubernetes.class,
+  BackendClientStores.DynamoDb.class,
+  BackendClientStores.AzureBlob.class,
   ActuatorConfigurations.Health.class,
   ActuatorConfigurations.Info.class,
   ActuatorConfigurations.StepDownEndpoint.class
