@@ -6,7 +6,6 @@ import dev.baton.conformance.FreezableServer;
 import dev.baton.conformance.NpmServer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * Azurite's blob service (npm, MIT; in memory) on a free loopback port, from the copy {@code
@@ -30,20 +29,7 @@ final class Azurite implements AutoCloseable {
   }
 
   static Azurite start() {
-    return new Azurite(
-        NpmServer.start(
-            "azurite",
-            "azurite/dist/src/blob/main.js",
-            port ->
-                List.of(
-                    "--blobHost",
-                    "127.0.0.1",
-                    "--blobPort",
-                    Integer.toString(port),
-                    "--inMemoryPersistence",
-                    "--disableTelemetry",
-                    "--skipApiVersionCheck",
-                    "--silent")));
+    return new Azurite(NpmServer.azuriteBlob());
   }
 
   InetSocketAddress address() {

@@ -5,7 +5,6 @@ import dev.baton.conformance.NpmServer;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
-import java.util.List;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
@@ -30,11 +29,7 @@ final class Dynalite implements FreezableServer, AutoCloseable {
   }
 
   static Dynalite start() {
-    return new Dynalite(
-        NpmServer.start(
-            "dynalite",
-            "dynalite/cli.js",
-            port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+    return new Dynalite(NpmServer.dynalite());
   }
 
   InetSocketAddress address() {

@@ -92,12 +92,7 @@ final class Servers implements AutoCloseable {
   /** dynalite (npm) on a free loopback port, in memory, from tools/dynalite. */
   synchronized NpmServer dynalite() {
     if (dynalite == null) {
-      dynalite =
-          keep(
-              NpmServer.start(
-                  "dynalite",
-                  "dynalite/cli.js",
-                  port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port))));
+      dynalite = keep(NpmServer.dynalite());
     }
     return dynalite;
   }
@@ -105,21 +100,7 @@ final class Servers implements AutoCloseable {
   /** Azurite's blob service (npm) on a free loopback port, in memory, from tools/azurite. */
   synchronized NpmServer azurite() {
     if (azurite == null) {
-      azurite =
-          keep(
-              NpmServer.start(
-                  "azurite",
-                  "azurite/dist/src/blob/main.js",
-                  port ->
-                      List.of(
-                          "--blobHost",
-                          "127.0.0.1",
-                          "--blobPort",
-                          Integer.toString(port),
-                          "--inMemoryPersistence",
-                          "--disableTelemetry",
-                          "--skipApiVersionCheck",
-                          "--silent")));
+      azurite = keep(NpmServer.azuriteBlob());
     }
     return azurite;
   }

@@ -89,6 +89,34 @@ public final class NpmServer implements FreezableServer, AutoCloseable {
     return server;
   }
 
+  /** dynalite (DynamoDB, in memory) on a free loopback port, from tools/dynalite. */
+  public static NpmServer dynalite() {
+    return start(
+        "dynalite",
+        "dynalite/cli.js",
+        port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port)));
+  }
+
+  /**
+   * Azurite's blob service (account {@code devstoreaccount1}, in memory) on a free loopback port,
+   * from tools/azurite.
+   */
+  public static NpmServer azuriteBlob() {
+    return start(
+        "azurite",
+        "azurite/dist/src/blob/main.js",
+        port ->
+            List.of(
+                "--blobHost",
+                "127.0.0.1",
+                "--blobPort",
+                Integer.toString(port),
+                "--inMemoryPersistence",
+                "--disableTelemetry",
+                "--skipApiVersionCheck",
+                "--silent"));
+  }
+
   /**
    * What {@link #start} would miss, and how to install it: node on the PATH, or the package in
    * tools/&lt;tool&gt;. Empty when both are there.

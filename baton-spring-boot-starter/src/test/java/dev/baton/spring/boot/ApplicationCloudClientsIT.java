@@ -10,7 +10,6 @@ import dev.baton.conformance.NpmServer;
 import dev.baton.election.Elector;
 import dev.baton.election.LeaseStore;
 import java.net.URI;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -45,25 +44,8 @@ class ApplicationCloudClientsIT {
 
   @BeforeAll
   static void startServers() {
-    dynalite =
-        NpmServer.start(
-            "dynalite",
-            "dynalite/cli.js",
-            port -> List.of("--host", "127.0.0.1", "--port", Integer.toString(port)));
-    azurite =
-        NpmServer.start(
-            "azurite",
-            "azurite/dist/src/blob/main.js",
-            port ->
-                List.of(
-                    "--blobHost",
-                    "127.0.0.1",
-                    "--blobPort",
-                    Integer.toString(port),
-                    "--inMemoryPersistence",
-                    "--disableTelemetry",
-                    "--skipApiVersionCheck",
-                    "--silent"));
+    dynalite = NpmServer.dynalite();
+    azurite = NpmServer.azuriteBlob();
   }
 
   @AfterAll
