@@ -13,11 +13,19 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import software.amazon.awssdk.awscore.AwsRequest;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
@@ -27,13 +35,16 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * requests it makes and however many times the caller's client retries them. The clients here keep
  * the SDK's default retry strategy and timeouts, as a caller's own client would; the server is a
  * {@link ScriptedDynamoDb} on loopback.
+ *
+ * <p>What is checked is the budget each request is sent with, as the client's own interceptor sees
+ * it: the first request of a call gets at most the call timeout, and each later one at most what
+ * the earlier ones left. The SDK ends a request at its budget, its retries included. That holds
+ * however busy the machine is; the wall time of each call is printed, not asserted (on a machine
+ * busy with other builds a 1 s call was once measured at 1.7 s, the SDK's timers firing late).
  */
 class DynamoDbCallTimeoutTest {
 
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
-
-  /** Generous for a loaded machine, and still below what the old code took (1.8 s and more). */
-  private static final Duration BOUND = CALL_TIMEOUT.multipliedBy(3).dividedBy(2);
 
   private static final Duration TTL = Duration.ofSeconds(30);
   private static final String TABLE = "baton-timeouts";
@@ -41,6 +52,74 @@ class DynamoDbCallTimeoutTest {
       "{\"Table\":{\"TableName\":\"" + TABLE + "\",\"TableStatus\":\"ACTIVE\"}}";
 
   private final List<AutoCloseable> toClose = new ArrayList<>();
+  private final Requests requests = new Requests();
+
+  /**
+   * One request as the client saw it: when it began and ended, and the timeout it was sent with.
+   */
+  private record Request(String operation, long beganNanos, long endedNanos, Duration timeout) {}
+
+  /** Records every request the client sends (one entry per request, its retries included). */
+  private static final class Requests implements ExecutionInterceptor {
+    private static final ExecutionAttribute<Long> BEGAN = new ExecutionAttribute<>("baton.began");
+    private final List<Request> seen = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+      attributes.putAttribute(BEGAN, System.nanoTime());
+    }
+
+    @Override
+    public void afterExecution(Context.AfterExecution context, ExecutionAttributes attributes) {
+      ended(context.request(), attributes);
+    }
+
+    @Override
+    public void onExecutionFailure(
+        Context.FailedExecution context, ExecutionAttributes attributes) {
+      ended(context.request(), attributes);
+    }
+
+    private void ended(SdkRequest request, ExecutionAttributes attributes) {
+      Duration timeout =
+          request instanceof AwsRequest aws
+              ? aws.overrideConfiguration()
+                  .flatMap(AwsRequestOverrideConfiguration::apiCallTimeout)
+                  .orElse(null)
+              : null;
+      seen.add(
+          new Request(
+              request.getClass().getSimpleName(),
+              attributes.getAttribute(BEGAN),
+              System.nanoTime(),
+              timeout));
+    }
+
+    /** Forgets what was seen: the next call's requests start a new list. */
+    void clear() {
+      seen.clear();
+    }
+
+    /**
+     * The requests of one call each got the time its earlier requests left: the store took its
+     * deadline before the first began, and computed each later budget after the one before ended.
+     */
+    void assertOneCallTimeout(String what) {
+      List<Request> all = List.copyOf(seen);
+      assertThat(all).as("requests of %s", what).isNotEmpty();
+      long began = all.get(0).beganNanos();
+      for (int i = 0; i < all.size(); i++) {
+        Request r = all.get(i);
+        Duration spent = Duration.ofNanos(i == 0 ? 0 : all.get(i - 1).endedNanos() - began);
+        assertThat(r.timeout())
+            .as(
+                "the timeout of request %d (%s) of %s, after %d ms spent by the earlier ones",
+                i + 1, r.operation(), what, spent.toMillis())
+            .isNotNull()
+            .isLessThanOrEqualTo(CALL_TIMEOUT.minus(spent));
+      }
+    }
+  }
 
   @AfterEach
   void closeAll() throws Exception {
@@ -68,6 +147,7 @@ class DynamoDbCallTimeoutTest {
             .region(Region.US_EAST_1)
             .credentialsProvider(Dynalite.CREDENTIALS)
             .httpClientBuilder(UrlConnectionHttpClient.builder())
+            .overrideConfiguration(c -> c.addExecutionInterceptor(requests))
             .build();
     toClose.add(client);
     LeaseStore store =
@@ -134,9 +214,10 @@ class DynamoDbCallTimeoutTest {
                 });
     LeaseStore store = storeOn(server);
 
+    requests.clear();
     long renewal = millisOf(() -> store.renew(lease("v1")));
     System.out.println("DynamoDB: a renewal of three requests of 600 ms each: " + renewal + " ms");
-    assertThat(renewal).as("ms of a renewal of three slow requests").isLessThan(BOUND.toMillis());
+    requests.assertOneCallTimeout("a renewal of three slow requests");
   }
 
   @Test
@@ -152,13 +233,14 @@ class DynamoDbCallTimeoutTest {
                     .after(slow));
     LeaseStore store = storeOn(server);
 
+    requests.clear();
     long campaign = millisOf(() -> store.tryAcquire("e", "a", TTL));
     System.out.println(
         "DynamoDB: a campaign of up to four requests of 600 ms each: "
             + campaign
             + " ms, requests "
             + server.operations());
-    assertThat(campaign).as("ms of a campaign of slow requests").isLessThan(BOUND.toMillis());
+    requests.assertOneCallTimeout("a campaign of slow requests");
   }
 
   @Test
@@ -177,6 +259,7 @@ class DynamoDbCallTimeoutTest {
               () -> store.read("e"),
               () -> store.renew(lease("v1")),
               () -> store.release(lease("v1")))) {
+        requests.clear();
         long millis = failsAfter(call);
         System.out.println(
             "DynamoDB: a call answered "
@@ -184,9 +267,7 @@ class DynamoDbCallTimeoutTest {
                 + " every time failed after "
                 + millis
                 + " ms");
-        assertThat(millis)
-            .as("ms of a call answered %s every time", retryable.json())
-            .isLessThan(BOUND.toMillis());
+        requests.assertOneCallTimeout("a call answered " + retryable.json() + " every time");
       }
       assertThat(server.operations().stream().filter(o -> o.equals("GetItem")).count())
           .as("the SDK retried within the call timeout: %s", server.operations())
@@ -235,6 +316,7 @@ class DynamoDbCallTimeoutTest {
             () -> store.read("e"),
             () -> store.renew(lease("v1")),
             () -> store.release(lease("v1")))) {
+      requests.clear();
       long t0 = System.nanoTime();
       assertThatThrownBy(call::execute)
           .isInstanceOf(LeaseStoreException.class)
@@ -244,7 +326,7 @@ class DynamoDbCallTimeoutTest {
           "DynamoDB: a call to a server that never answers failed after "
               + took.toMillis()
               + " ms");
-      assertThat(took).as("a call to a server that never answers").isLessThan(BOUND);
+      requests.assertOneCallTimeout("a call to a server that never answers");
     }
   }
 }
