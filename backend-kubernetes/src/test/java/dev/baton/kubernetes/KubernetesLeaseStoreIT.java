@@ -355,6 +355,47 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
+  void oneWatchServesEveryFollowerAndLeaderWatchOfAStoreAndPushesEachLeaseLoss() {
+    List<String> elections = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      elections.add(target.election("shared-" + i));
+    }
+    LeaseStore holder = node();
+    List<String> watches = new CopyOnWriteArrayList<>();
+    LeaseStore store = node(target.newClientNoting(new CopyOnWriteArrayList<>(), watches));
+    // Half held elsewhere and followed here, half led here and watched for their loss.
+    List<AtomicInteger> followed = new ArrayList<>();
+    for (String election : elections.subList(0, 3)) {
+      granted(holder.tryAcquire(election, "elsewhere", Duration.ofSeconds(30)));
+      AtomicInteger events = new AtomicInteger();
+      store.watch(election, events::incrementAndGet).orElseThrow();
+      followed.add(events);
+    }
+    List<AtomicInteger> lost = new ArrayList<>();
+    for (String election : elections.subList(3, 6)) {
+      Lease lease = granted(store.tryAcquire(election, "here", Duration.ofSeconds(30)));
+      AtomicInteger told = new AtomicInteger();
+      store
+          .watchLease(lease, told::incrementAndGet)
+          .orElseThrow(() -> new AssertionError("the store pushes no lease loss"));
+      lost.add(told);
+    }
+    // Every follower hears its Lease as it is: the watch is open.
+    await().atMost(PATIENCE).until(() -> followed.stream().allMatch(e -> e.get() >= 1));
+
+    KubernetesClient operator = target.newClient();
+    for (String election : elections.subList(3, 6)) {
+      operator.leases().inNamespace(target.namespace()).withName(election).delete();
+    }
+
+    await().atMost(PATIENCE).until(() -> lost.stream().allMatch(t -> t.get() == 1));
+    assertThat(watches)
+        .as("one watch of the namespace's Leases serves all six elections")
+        .hasSize(1);
+    assertThat(watches.get(0)).doesNotContain("fieldSelector");
+  }
+
+  @Test
   void aWatcherIsToldWhenTheLeaseItSawLastRunsOutNeverBefore() {
     String election = target.election("expiry");
     LeaseStore a = node();
