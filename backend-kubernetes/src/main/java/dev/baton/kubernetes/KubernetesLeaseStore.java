@@ -5,14 +5,11 @@ import static java.util.Objects.requireNonNull;
 import dev.baton.election.CallTimeout;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ForwardingLeaseStore;
-import dev.baton.election.Lease;
 import dev.baton.election.MonotonicClock;
 import dev.baton.election.ObservedTimeLeaseStore;
-import dev.baton.election.Subscription;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Optional;
 
 /**
  * Leader election on {@code coordination.k8s.io/v1} Lease objects, interoperable with client-go's
@@ -33,6 +30,12 @@ import java.util.Optional;
  * while a holder renews; the store tells them when the holder changes and when the lease they saw
  * last runs out, and a takeover is then one PUT from the Lease the watch delivered.
  *
+ * <p>A leader watches its Lease too ({@link #watchLease}) and hears at once that it was deleted or
+ * taken, without waiting for its next renewal. All these watches, for every election of the store,
+ * are one watch of the Leases in the store's namespace: one connection per store, not one per
+ * Lease, at the price that it also delivers the namespace's other Leases (see docs/kubernetes.md).
+ * A broken watch is resumed or opened afresh; the renewals cover the gap.
+ *
  * <p>The client stays the caller's: the store never closes it. Each call is bounded by the call
  * timeout (default 3 s; at most half the renew deadline, see {@link CallTimeout}) and is not
  * retried by fabric8, whatever the client's own request timeout and retry settings.
@@ -50,17 +53,6 @@ public final class KubernetesLeaseStore extends ForwardingLeaseStore {
                 b.client, b.namespace, b.callTimeout, b.closesClient ? b.client : null),
             b.clock,
             b.wallClock));
-  }
-
-  /**
-   * None yet: a leader learns that its Lease was deleted or taken at its next renewal. The shared
-   * adapter can push the loss from a watch of the Lease, but that is one fabric8 watch per Lease a
-   * leader holds, and at 1,000 elections in one process the benchmark's scale step no longer got
-   * them all led. The push comes back with one watch per store for all its Leases.
-   */
-  @Override
-  public Optional<Subscription> watchLease(Lease lease, Runnable lost) {
-    return Optional.empty();
   }
 
   /** Starts a store on {@code client}, which the caller owns and closes. */

@@ -18,9 +18,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.RequestConfig;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -35,7 +32,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
@@ -58,8 +54,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every write is a PUT carrying the {@code resourceVersion} last seen (read, written or
  * delivered by a watch); the API server refuses it with 409 when the Lease changed in between,
- * which is a normal "somebody else wrote first". A watch is a GET with {@code watch=true} and a
- * field selector on the Lease's name: the "watch" verb on that one Lease, no "list".
+ * which is a normal "somebody else wrote first". Every watch of the store goes through one watch of
+ * all Leases in the namespace ({@link NamespaceLeaseWatch}), a GET with {@code watch=true}: the
+ * "watch" verb on leases in that namespace, no "list".
  *
  * <p>Each call runs with the caller's client re-derived to a request timeout of the call timeout
  * and no retries (fabric8 retries with back-off by default, which can stretch one call far past a
@@ -74,8 +71,6 @@ final class KubernetesRecordStore implements RecordStore {
   private static final Pattern LEASE_NAME =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
-  private static final Duration WATCH_RETRY = Duration.ofSeconds(1);
-
   private final KubernetesClient client;
   private final String namespace;
   private final Duration callTimeout;
@@ -84,20 +79,21 @@ final class KubernetesRecordStore implements RecordStore {
   private final ExecutorService calls;
 
   /**
-   * The Lease object last read or written per election, and the one last delivered by a watch, so
-   * that a replace from either keeps labels and fields it does not manage. Two, because a watch
+   * The Lease object last read or written per election, so that a replace from it, or from the one
+   * the watch last delivered, keeps labels and fields it does not manage. Both, because a watch
    * event and a call's answer arrive in no particular order.
    */
   private final ConcurrentMap<String, Lease> lastSeen = new ConcurrentHashMap<>();
 
-  private final ConcurrentMap<String, Lease> lastWatched = new ConcurrentHashMap<>();
+  /** The one watch of the namespace's Leases, for every watcher of this store. */
+  private final NamespaceLeaseWatch leaseWatch;
 
   /**
-   * Per election, while calls are in flight: how many, and the watches waiting to open until they
-   * end. A watch is a connection of its own and a WebSocket handshake; opened beside a campaign's
-   * first GET and POST it competes with them for the CPU and for a fresh client's connections (it
-   * added 15-20 ms to the first leader on the mock). It loses nothing by waiting: a new watch
-   * begins with the Lease as it is.
+   * Per election, while calls are in flight: how many, and the store's watch waiting to open until
+   * they end. A watch is a connection of its own and a WebSocket handshake; opened beside a
+   * campaign's first GET and POST it competes with them for the CPU and for a fresh client's
+   * connections (it added 15-20 ms to the first leader on the mock). It loses nothing by waiting: a
+   * new watch begins with the Lease as it is.
    */
   private final ConcurrentMap<String, Traffic> traffic = new ConcurrentHashMap<>();
 
@@ -127,6 +123,9 @@ final class KubernetesRecordStore implements RecordStore {
               t.setDaemon(true);
               return t;
             });
+    this.leaseWatch =
+        new NamespaceLeaseWatch(
+            watcher -> leases().watch(watcher), calls, "namespace " + namespace + " at " + server);
     // A fresh client builds its JSON mapping of Leases on first use: tens of milliseconds on a
     // busy machine. Build it now, off the caller's thread, so that neither the first campaign nor
     // a follower's first write after a long quiet spell (it sends nothing while it follows) waits
@@ -228,7 +227,12 @@ final class KubernetesRecordStore implements RecordStore {
     }
     Lease known =
         withVersion(lastSeen.get(election), expectedVersion)
-            .orElseGet(() -> withVersion(lastWatched.get(election), expectedVersion).orElse(null));
+            .orElseGet(
+                () ->
+                    leaseWatch
+                        .delivered(name)
+                        .flatMap(l -> withVersion(l, expectedVersion))
+                        .orElse(null));
     Lease lease =
         known != null
             ? new LeaseBuilder(known).build()
@@ -258,9 +262,11 @@ final class KubernetesRecordStore implements RecordStore {
   @Override
   public Optional<Subscription> watch(String election, RecordWatcher watcher) {
     requireNonNull(watcher, "watcher");
-    LeaseWatch watch = new LeaseWatch(election, leaseName(election), watcher);
-    watch.start();
-    return Optional.of(watch);
+    Subscription watching = leaseWatch.add(leaseName(election), watcher, lastSeen.get(election));
+    // The first watch opens it once the election's calls are done: opened beside a campaign's
+    // first GET and POST it competes with them (see traffic).
+    whenQuiet(election, leaseWatch::start);
+    return Optional.of(watching);
   }
 
   @Override
@@ -275,6 +281,7 @@ final class KubernetesRecordStore implements RecordStore {
 
   @Override
   public void close() {
+    leaseWatch.close();
     calls.shutdownNow();
     if (owned != null) {
       owned.close();
@@ -286,7 +293,7 @@ final class KubernetesRecordStore implements RecordStore {
     return versioned(lease);
   }
 
-  private static VersionedRecord versioned(Lease lease) {
+  static VersionedRecord versioned(Lease lease) {
     return new VersionedRecord(toRecord(lease), lease.getMetadata().getResourceVersion());
   }
 
@@ -471,149 +478,5 @@ final class KubernetesRecordStore implements RecordStore {
             + e.getMessage()
             + hint,
         e);
-  }
-
-  /**
-   * A fabric8 watch on one Lease that hands over every version it delivers and comes back after it
-   * breaks. fabric8 resumes a dropped watch by itself; when it gives up (the server forgot the
-   * resourceVersion, say), this reports the watch lost and starts a fresh one, which begins with
-   * the Lease as it is (ADDED).
-   */
-  private final class LeaseWatch implements Subscription, Watcher<Lease> {
-    private final String election;
-    private final String name;
-    private final RecordWatcher watcher;
-    private volatile boolean closed;
-    private volatile Watch current;
-    private volatile boolean failing;
-
-    LeaseWatch(String election, String name, RecordWatcher watcher) {
-      this.election = election;
-      this.name = name;
-      this.watcher = watcher;
-    }
-
-    /**
-     * Opens the watch off the caller's thread, since establishing it can hang as long as the server
-     * does, and once the calls in flight for the election have ended.
-     */
-    void start() {
-      whenQuiet(election, this::openSoon);
-    }
-
-    private void openSoon() {
-      try {
-        calls.execute(this::open);
-      } catch (RejectedExecutionException e) {
-        log.debug(
-            "election '{}': not opening the watch on Lease {}/{}, the store is closed",
-            election,
-            namespace,
-            name);
-      }
-    }
-
-    private void open() {
-      if (closed) {
-        return;
-      }
-      try {
-        Watch watch = leases().withName(name).watch(this);
-        current = watch;
-        if (closed) {
-          watch.close();
-          return;
-        }
-        if (failing) {
-          log.info("election '{}': watching Lease {}/{} again", election, namespace, name);
-          failing = false;
-        }
-      } catch (RuntimeException e) {
-        if (!failing) {
-          log.warn(
-              "election '{}': cannot watch Lease {}/{} at {}, retrying every {} ms (followers read meanwhile)",
-              election,
-              namespace,
-              name,
-              server,
-              WATCH_RETRY.toMillis(),
-              e);
-          failing = true;
-          lost();
-        } else {
-          log.debug(
-              "election '{}': watch on Lease {}/{} still failing", election, namespace, name, e);
-        }
-        if (!closed) {
-          // start() only queues the attempt on the calls executor, so the JDK's timer thread runs
-          // it; a bare delayedExecutor would start a thread for each retry (fewer than 3 cores),
-          // every second for every watch while the API server is away.
-          CompletableFuture.delayedExecutor(
-                  WATCH_RETRY.toMillis(), TimeUnit.MILLISECONDS, Runnable::run)
-              .execute(this::start);
-        }
-      }
-    }
-
-    @Override
-    public void eventReceived(Action action, Lease lease) {
-      if (closed) {
-        return;
-      }
-      switch (action) {
-        case ADDED, MODIFIED -> {
-          lastWatched.put(election, lease);
-          deliver(Optional.of(versioned(lease)));
-        }
-        case DELETED -> {
-          lastWatched.remove(election);
-          deliver(Optional.empty());
-        }
-        default -> lost(); // ERROR: fabric8 would normally close the watch instead
-      }
-    }
-
-    @Override
-    public void onClose(WatcherException cause) {
-      if (closed) {
-        return;
-      }
-      log.debug(
-          "election '{}': watch on Lease {}/{} closed, opening a new one",
-          election,
-          namespace,
-          name,
-          cause);
-      lost();
-      start();
-    }
-
-    private void deliver(Optional<VersionedRecord> record) {
-      try {
-        watcher.seen(record);
-      } catch (RuntimeException e) {
-        log.warn("election '{}': a watcher of Lease {}/{} failed", election, namespace, name, e);
-      }
-    }
-
-    private void lost() {
-      if (closed) {
-        return;
-      }
-      try {
-        watcher.lost();
-      } catch (RuntimeException e) {
-        log.warn("election '{}': a watcher of Lease {}/{} failed", election, namespace, name, e);
-      }
-    }
-
-    @Override
-    public void close() {
-      closed = true;
-      Watch watch = current;
-      if (watch != null) {
-        watch.close();
-      }
-    }
   }
 }

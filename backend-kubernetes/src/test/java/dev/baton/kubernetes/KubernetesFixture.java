@@ -61,6 +61,11 @@ final class KubernetesFixture extends ProxiedServerFixture {
   }
 
   @Override
+  public boolean pushesLeaseLoss() {
+    return true;
+  }
+
+  @Override
   public boolean canDeleteLeases() {
     return true;
   }

@@ -355,6 +355,82 @@ class KubernetesLeaseStoreIT {
   }
 
   @Test
+  void oneWatchServesEveryFollowerAndLeaderWatchOfAStoreAndPushesEachLeaseLoss() {
+    List<String> elections = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      elections.add(target.election("shared-" + i));
+    }
+    LeaseStore holder = node();
+    List<String> watches = new CopyOnWriteArrayList<>();
+    LeaseStore store = node(target.newClientNoting(new CopyOnWriteArrayList<>(), watches));
+    // Half held elsewhere and followed here, half led here and watched for their loss.
+    List<AtomicInteger> followed = new ArrayList<>();
+    for (String election : elections.subList(0, 3)) {
+      granted(holder.tryAcquire(election, "elsewhere", Duration.ofSeconds(30)));
+      AtomicInteger events = new AtomicInteger();
+      store.watch(election, events::incrementAndGet).orElseThrow();
+      followed.add(events);
+    }
+    List<AtomicInteger> lost = new ArrayList<>();
+    for (String election : elections.subList(3, 6)) {
+      Lease lease = granted(store.tryAcquire(election, "here", Duration.ofSeconds(30)));
+      AtomicInteger told = new AtomicInteger();
+      store
+          .watchLease(lease, told::incrementAndGet)
+          .orElseThrow(() -> new AssertionError("the store pushes no lease loss"));
+      lost.add(told);
+    }
+    // Every follower hears its Lease as it is: the watch is open.
+    await().atMost(PATIENCE).until(() -> followed.stream().allMatch(e -> e.get() >= 1));
+
+    KubernetesClient operator = target.newClient();
+    for (String election : elections.subList(3, 6)) {
+      operator.leases().inNamespace(target.namespace()).withName(election).delete();
+    }
+
+    await().atMost(PATIENCE).until(() -> lost.stream().allMatch(t -> t.get() == 1));
+    assertThat(watches)
+        .as("one watch of the namespace's Leases serves all six elections")
+        .hasSize(1);
+    assertThat(watches.get(0)).doesNotContain("fieldSelector");
+  }
+
+  @Test
+  void aBrokenStoreWatchComesBackAndDeliversWhatChangedWhileItWasDown() {
+    String election = target.election("rewatch");
+    try (FaultProxy proxy = FaultProxy.start(target.serverAddress())) {
+      LeaseStore store = nodeThrough(proxy, Duration.ofSeconds(1));
+      Lease lease = granted(store.tryAcquire(election, "here", Duration.ofSeconds(30)));
+      AtomicInteger told = new AtomicInteger();
+      store.watchLease(lease, told::incrementAndGet).orElseThrow();
+      // A follower's watch of the same store shows when the store's one watch is open.
+      AtomicInteger events = new AtomicInteger();
+      String followed = target.election("rewatch-followed");
+      granted(node().tryAcquire(followed, "elsewhere", Duration.ofSeconds(30)));
+      store.watch(followed, events::incrementAndGet).orElseThrow();
+      await().atMost(PATIENCE).until(() -> events.get() >= 1);
+
+      proxy.cut(); // the store's watch breaks, and cannot come back until the heal
+      target
+          .newClient()
+          .leases()
+          .inNamespace(target.namespace())
+          .withName(election)
+          .edit(
+              l -> {
+                l.getSpec().setHolderIdentity("intruder");
+                return l;
+              });
+      assertThat(told).as("nothing can arrive while the watch is cut").hasValue(0);
+      proxy.heal();
+
+      // A broken watch alone is no loss to a leader: only the takeover, delivered by the watch
+      // resumed from its resourceVersion or opened afresh, tells.
+      await().atMost(PATIENCE).untilAsserted(() -> assertThat(told).hasValue(1));
+    }
+  }
+
+  @Test
   void aWatcherIsToldWhenTheLeaseItSawLastRunsOutNeverBefore() {
     String election = target.election("expiry");
     LeaseStore a = node();

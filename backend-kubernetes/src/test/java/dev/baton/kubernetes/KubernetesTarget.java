@@ -146,6 +146,14 @@ final class KubernetesTarget implements AutoCloseable {
    * request it sends, watches apart, to {@code requests}: what a store on it asks the server.
    */
   synchronized KubernetesClient newClientNoting(List<String> requests) {
+    return newClientNoting(requests, new ArrayList<>());
+  }
+
+  /**
+   * As {@link #newClientNoting(List)}, and also adds the path and query of every watch it opens to
+   * {@code watches}: how many connections a store on it holds open.
+   */
+  synchronized KubernetesClient newClientNoting(List<String> requests, List<String> watches) {
     Config config =
         new ConfigBuilder(isMock() ? mockConfig() : realCluster).withNamespace(namespace).build();
     Interceptor noting =
@@ -155,6 +163,8 @@ final class KubernetesTarget implements AutoCloseable {
             String query = request.uri().getRawQuery();
             if (query == null || !query.contains("watch=true")) {
               requests.add(request.method());
+            } else {
+              watches.add(request.uri().getRawPath() + "?" + query);
             }
           }
         };
