@@ -125,7 +125,10 @@ final class KubernetesRecordStore implements RecordStore {
             });
     this.leaseWatch =
         new NamespaceLeaseWatch(
-            watcher -> leases().watch(watcher), calls, "namespace " + namespace + " at " + server);
+            watcher -> leases().watch(watcher),
+            name -> Optional.ofNullable(leases().withName(name).get()),
+            calls,
+            "namespace " + namespace + " at " + server);
     // A fresh client builds its JSON mapping of Leases on first use: tens of milliseconds on a
     // busy machine. Build it now, off the caller's thread, so that neither the first campaign nor
     // a follower's first write after a long quiet spell (it sends nothing while it follows) waits

@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * loss that is none, and the next event brings the news anyway. fabric8 resumes a dropped watch
  * from the last resourceVersion by itself; when it gives up (the server forgot that version, say),
  * every watcher is told the watch was lost, the Leases kept are forgotten, and a fresh watch begins
- * with every Lease as it is (ADDED).
+ * with every Lease as it is (ADDED). A leader's Lease that the watch has not delivered once it is
+ * open (one deleted before it opened, or before the leader's watcher came) is read once, so that
+ * its absence is told too.
  *
  * <p>Watchers are handed events under this object's monitor, so that a new watcher's first version
  * and the events that follow it arrive in order; they must not block (as {@link RecordWatcher}
@@ -56,6 +58,7 @@ final class NamespaceLeaseWatch implements Watcher<Lease> {
   }
 
   private final Function<Watcher<Lease>, Watch> open;
+  private final Function<String, Optional<Lease>> read;
   private final Executor opener;
   private final String where;
 
@@ -70,11 +73,17 @@ final class NamespaceLeaseWatch implements Watcher<Lease> {
 
   /**
    * @param open opens a fabric8 watch of the namespace's Leases for the given watcher
-   * @param opener runs the opening, which can hang as long as the server does
+   * @param read reads one Lease by name, for one the watch has not delivered
+   * @param opener runs the opening and those reads, which can hang as long as the server does
    * @param where the namespace and server, for logs
    */
-  NamespaceLeaseWatch(Function<Watcher<Lease>, Watch> open, Executor opener, String where) {
+  NamespaceLeaseWatch(
+      Function<Watcher<Lease>, Watch> open,
+      Function<String, Optional<Lease>> read,
+      Executor opener,
+      String where) {
     this.open = open;
+    this.read = read;
     this.opener = opener;
     this.where = where;
   }
@@ -105,6 +114,9 @@ final class NamespaceLeaseWatch implements Watcher<Lease> {
     }
     if (failing) {
       w.lost(); // what it would have heard is not coming until the watch is back
+    }
+    if (state == State.OPEN && last == null && watcher.watchesItsOwnLease()) {
+      readSoon(List.of(name));
     }
     return w;
   }
@@ -150,7 +162,9 @@ final class NamespaceLeaseWatch implements Watcher<Lease> {
       }
       if (closed) {
         watch.close();
+        return;
       }
+      readUndelivered(leadersNames());
     } catch (RuntimeException e) {
       synchronized (this) {
         if (state == State.CLOSED) {
@@ -226,6 +240,56 @@ final class NamespaceLeaseWatch implements Watcher<Lease> {
     }
     if (watch != null) {
       watch.close();
+    }
+  }
+
+  /** The Leases a leader of this store watches for its loss. */
+  private synchronized List<String> leadersNames() {
+    return watching.entrySet().stream()
+        .filter(e -> e.getValue().stream().anyMatch(w -> w.watcher.watchesItsOwnLease()))
+        .map(Map.Entry::getKey)
+        .toList();
+  }
+
+  private void readSoon(List<String> names) {
+    try {
+      opener.execute(() -> readUndelivered(names));
+    } catch (RejectedExecutionException e) {
+      log.debug("not reading Leases of {}: the store is closed", where);
+    }
+  }
+
+  /**
+   * Reads each of {@code names} that is watched and that this watch has not delivered, and hands
+   * what it finds (or that there is none) to its watchers, unless the watch delivered it meanwhile.
+   * A watch begins at the server's present: a Lease deleted before it opened, or whose deletion
+   * went by before its leader's watcher came, is never named by it, and the leader would learn of
+   * the loss only at its next renewal. What a read finds is no older than the leader's own write,
+   * so it can only tell the truth: an absent Lease is gone. Followers are not read for: they send
+   * nothing while they follow, and a Lease they never see ends for them as it runs out.
+   */
+  private void readUndelivered(List<String> names) {
+    for (String name : names) {
+      synchronized (this) {
+        if (state != State.OPEN || delivered.containsKey(name) || !watching.containsKey(name)) {
+          continue;
+        }
+      }
+      Optional<Lease> now;
+      try {
+        now = read.apply(name);
+      } catch (RuntimeException e) {
+        // The watch delivers what changes from here on, and renewals cover the rest.
+        log.debug("cannot read Lease {} of {} for its watchers", name, where, e);
+        continue;
+      }
+      synchronized (this) {
+        if (state != State.OPEN || delivered.containsKey(name)) {
+          continue;
+        }
+        now.ifPresent(lease -> delivered.put(name, lease));
+        tell(name, now.map(KubernetesRecordStore::versioned));
+      }
     }
   }
 

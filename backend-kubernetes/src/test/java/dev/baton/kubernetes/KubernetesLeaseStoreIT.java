@@ -395,6 +395,54 @@ class KubernetesLeaseStoreIT {
     assertThat(watches.get(0)).doesNotContain("fieldSelector");
   }
 
+  /**
+   * A watch starts at the server's present and tells nothing of a Lease deleted before it opened.
+   * Seen in conformance scenario 20 run alone: the Lease went 133 ms after the grant, before the
+   * store's first watch was open, and the leader learnt it only at its renew deadline.
+   */
+  @Test
+  void aLeaseDeletedBeforeTheStoresWatchOpensIsStillPushedToItsLeader() {
+    String election = target.election("gone-before-watch");
+    LeaseStore store = node();
+    Lease lease = granted(store.tryAcquire(election, "here", Duration.ofSeconds(30)));
+    target.newClient().leases().inNamespace(target.namespace()).withName(election).delete();
+
+    AtomicInteger told = new AtomicInteger();
+    store.watchLease(lease, told::incrementAndGet).orElseThrow();
+
+    await().atMost(PATIENCE).until(() -> told.get() == 1);
+  }
+
+  /**
+   * The same when the store's watch is open but the deletion went by before the leader's watch was
+   * added: nothing the watch delivers afterwards names that Lease.
+   */
+  @Test
+  void aLeaseDeletedBeforeItsLeaderWatchesIsPushedThoughTheStoresWatchIsOpen() {
+    LeaseStore store = node();
+    String followed = target.election("open-watch-followed");
+    granted(node().tryAcquire(followed, "elsewhere", Duration.ofSeconds(30)));
+    AtomicInteger events = new AtomicInteger();
+    store.watch(followed, events::incrementAndGet).orElseThrow();
+    await().atMost(PATIENCE).until(() -> events.get() >= 1); // the store's watch is open
+
+    String election = target.election("gone-before-leader-watch");
+    Lease lease = granted(store.tryAcquire(election, "here", Duration.ofSeconds(30)));
+    target.newClient().leases().inNamespace(target.namespace()).withName(election).delete();
+    // Let the deletion go by on the open watch before the leader watches.
+    await()
+        .atMost(PATIENCE)
+        .until(
+            () ->
+                target.newClient().leases().inNamespace(target.namespace()).withName(election).get()
+                    == null);
+
+    AtomicInteger told = new AtomicInteger();
+    store.watchLease(lease, told::incrementAndGet).orElseThrow();
+
+    await().atMost(PATIENCE).until(() -> told.get() == 1);
+  }
+
   @Test
   void aBrokenStoreWatchComesBackAndDeliversWhatChangedWhileItWasDown() {
     String election = target.election("rewatch");

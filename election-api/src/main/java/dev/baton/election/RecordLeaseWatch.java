@@ -62,6 +62,11 @@ final class RecordLeaseWatch implements RecordStore.RecordWatcher, Subscription 
   }
 
   @Override
+  public boolean watchesItsOwnLease() {
+    return true;
+  }
+
+  @Override
   public void lost() {
     // The watch broke: changes may go unseen until it is back, which the renewals cover.
   }

@@ -48,6 +48,16 @@ public interface RecordStore extends AutoCloseable {
      * #seen}, which follows once the store has watched again; until then, read to be sure.
      */
     void lost();
+
+    /**
+     * True for a leader's watch of its own record ({@link ObservedTimeLeaseStore#watchLease}). A
+     * store whose watch starts at the server's present (a Kubernetes watch) never names a record
+     * deleted before the watch began; for such a watcher it reads the record once, so that the
+     * leader hears of the deletion, not only its next renewal.
+     */
+    default boolean watchesItsOwnLease() {
+      return false;
+    }
   }
 
   /** As {@link LeaseStore#checkElectionName}: refuses a name this store cannot keep. */
