@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.FaultProxy;
 import dev.baton.testservers.ConsulServers;
+import dev.baton.testservers.ElectProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
