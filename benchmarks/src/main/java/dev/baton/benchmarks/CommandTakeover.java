@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import dev.baton.conformance.FaultProxy;
 import dev.baton.testservers.ConsulServers;
 import dev.baton.testservers.ElectProcess;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -14,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Three candidates of a command-line tool that runs a command only while it holds a lock ({@code
@@ -102,7 +105,7 @@ final class CommandTakeover implements AutoCloseable {
       argv.addAll(
           List.of(
               "-cp",
-              System.getProperty("java.class.path"),
+              absoluteClassPath(),
               "dev.baton.cli.Elect",
               "run",
               "--config",
@@ -114,6 +117,16 @@ final class CommandTakeover implements AutoCloseable {
       return ElectProcess.launch(
           dir, label, Map.of("CAND", label, "ELECTION_CANDIDATE_ID", label), argv);
     };
+  }
+
+  /**
+   * This JVM's class path with every entry absolute: elect runs in the candidate's directory, and
+   * {@code scripts/benchmarks} names the harness's own classes relative to the repository.
+   */
+  private static String absoluteClassPath() {
+    return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .map(e -> Path.of(e).toAbsolutePath().toString())
+        .collect(Collectors.joining(File.pathSeparator));
   }
 
   /** {@code consul lock} on its defaults, from the agent's own binary. */
