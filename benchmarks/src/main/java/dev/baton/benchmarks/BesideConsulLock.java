@@ -67,7 +67,15 @@ final class BesideConsulLock {
       skipped.add(NAME + ": the consul binary is not installed (scripts/install-consul)");
       return Optional.empty();
     }
-    ConsulServers consul = servers.consul();
+    ConsulServers consul;
+    try {
+      consul = servers.consul();
+    } catch (RuntimeException e) {
+      // As a contender whose server cannot start: named in the report, the rest of the run goes on.
+      skipped.add(NAME + ": the Consul agent could not be started: " + e);
+      progress.println("[" + NAME + "] the Consul agent could not be started: " + e);
+      return Optional.empty();
+    }
     List<Side> sides = new ArrayList<>();
     sides.add(
         side("`elect run`", ELECT_SETTINGS, consul, "elect", CommandTakeover.elect(""), progress));
