@@ -1,13 +1,13 @@
 package dev.baton.benchmarks;
 
-import dev.baton.benchmarks.CommandTakeover.Round;
+import dev.baton.testservers.CommandTakeover;
+import dev.baton.testservers.CommandTakeover.Round;
 import dev.baton.testservers.ConsulServers;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -29,10 +29,12 @@ final class BesideConsulLock {
   static final String CONSUL_LOCK_SETTINGS = "session TTL 15 s, Consul's lock delay 15 s";
 
   /**
-   * Longer than elect's renew deadline and than a resumed {@code consul lock}'s next session check,
-   * so that an old leader that goes on after its fault is undone shows as an overlap.
+   * elect and every backend in one jar, as election-cli builds it; {@code scripts/benchmarks}
+   * builds it beside the harness, which does not depend on election-cli (so that the test suite's
+   * build need not wait for elect's tests before the harness's).
    */
-  static final Duration SETTLE = Duration.ofSeconds(20);
+  static final Path ELECT_JAR =
+      Path.of(System.getProperty("baton.elect.jar", "election-cli/target/elect.jar"));
 
   /** One tool's rounds, or why it has none. */
   record Side(String tool, String settings, List<Round> rounds, String problem) {}
@@ -78,7 +80,21 @@ final class BesideConsulLock {
     }
     List<Side> sides = new ArrayList<>();
     sides.add(
-        side("`elect run`", ELECT_SETTINGS, consul, "elect", CommandTakeover.elect(""), progress));
+        Files.isRegularFile(ELECT_JAR)
+            ? side(
+                "`elect run`",
+                ELECT_SETTINGS,
+                consul,
+                "elect",
+                CommandTakeover.elect(ELECT_JAR, ""),
+                progress)
+            : new Side(
+                "`elect run`",
+                ELECT_SETTINGS,
+                List.of(),
+                "not measured: "
+                    + ELECT_JAR
+                    + " is not built (mvn -pl election-cli -am package -DskipTests)"));
     sides.add(
         side(
             "`consul lock`",
@@ -99,7 +115,8 @@ final class BesideConsulLock {
       PrintStream progress) {
     Path dir = tempDir(dirName);
     progress.println("[" + NAME + "] " + tool + " (" + settings + "), one round per fault");
-    try (CommandTakeover run = new CommandTakeover(consul, dir, launcher, SETTLE, progress)) {
+    try (CommandTakeover run =
+        new CommandTakeover(consul, dir, launcher, CommandTakeover.SETTLE, progress)) {
       return new Side(tool, settings, run.measure(), "");
     } catch (RuntimeException e) {
       progress.println("[" + NAME + "] " + tool + " could not be measured: " + e);
@@ -133,7 +150,7 @@ final class BesideConsulLock {
             + " the TTL): SIGTERM; SIGKILL; SIGSTOP of its whole process group (as Ctrl-Z does), undone once another command has"
             + " started; its proxy cut (connections closed, new ones refused), healed likewise. **Next command after** is the time from the"
             + " fault to another candidate's command starting; **two at once** is how long the old and the new command both beat, watched for "
-            + SETTLE.toSeconds()
+            + CommandTakeover.SETTLE.toSeconds()
             + " s after the new one started (and the fault undone).\n\n");
     md.append("| fault on the leader |");
     for (Side s : sides) {

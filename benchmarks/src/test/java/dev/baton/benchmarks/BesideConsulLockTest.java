@@ -3,7 +3,7 @@ package dev.baton.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.benchmarks.BesideConsulLock.Side;
-import dev.baton.benchmarks.CommandTakeover.Round;
+import dev.baton.testservers.CommandTakeover.Round;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

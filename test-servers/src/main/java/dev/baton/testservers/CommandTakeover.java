@@ -1,11 +1,8 @@
-package dev.baton.benchmarks;
+package dev.baton.testservers;
 
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.FaultProxy;
-import dev.baton.testservers.ConsulServers;
-import dev.baton.testservers.ElectProcess;
-import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -15,7 +12,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 
 /**
  * Three candidates of a command-line tool that runs a command only while it holds a lock ({@code
@@ -34,21 +29,30 @@ import java.util.stream.Collectors;
  * wall clock (the same clock for every process here); for each fault: the time from the fault to
  * the next command's start, and the longest time two commands beat at once.
  *
- * <p>The benchmark report's section ({@link BesideConsulLock}) and the suite's check that {@code
- * elect} never runs two commands at once ({@code ElectBesideConsulLockIT}) both run this.
+ * <p>The benchmark report's section ({@code BesideConsulLock}, module benchmarks) and the suite's
+ * check that {@code elect} never runs two commands at once ({@code ElectBesideConsulLockIT}, module
+ * election-cli) both run this; it lives here so that neither module needs the other.
  */
-final class CommandTakeover implements AutoCloseable {
+public final class CommandTakeover implements AutoCloseable {
 
   /** The faults, in the order they are applied. */
-  static final List<String> FAULTS =
+  public static final List<String> FAULTS =
       List.of("SIGTERM", "SIGKILL", "SIGSTOP of its process group", "proxy cut");
 
+  /**
+   * How long a round goes on after the next command started: longer than elect's default renew
+   * deadline and than a resumed {@code consul lock}'s next session check, so that an old leader
+   * that goes on after its fault is undone shows as an overlap.
+   */
+  public static final Duration SETTLE = Duration.ofSeconds(20);
+
   /** What one fault on the leader cost. */
-  record Round(String fault, long nextStartMillis, long overlapMillis, boolean oldStillRan) {}
+  public record Round(
+      String fault, long nextStartMillis, long overlapMillis, boolean oldStillRan) {}
 
   /** Starts one candidate, whose agent is at {@code port} (its proxy), running {@code command}. */
   @FunctionalInterface
-  interface Launcher {
+  public interface Launcher {
     ElectProcess start(Path dir, String label, int port, String command);
   }
 
@@ -71,7 +75,7 @@ final class CommandTakeover implements AutoCloseable {
    * @param settle how long a round goes on after the next command started: long enough for a
    *     resumed or reconnected old leader to notice and stop its command, so that an overlap shows
    */
-  CommandTakeover(
+  public CommandTakeover(
       ConsulServers consul, Path dir, Launcher launcher, Duration settle, PrintStream progress) {
     this.consul = consul;
     this.dir = dir;
@@ -87,10 +91,12 @@ final class CommandTakeover implements AutoCloseable {
 
   /**
    * {@code elect run} with {@code election.backend=consul} and {@code properties} (timings; empty
-   * for its defaults), started on this JVM's class path, which holds election-cli and its backends.
+   * for its defaults), started from {@code electJar}, the jar election-cli builds (elect and every
+   * backend in one).
    */
-  static Launcher elect(String properties) {
+  public static Launcher elect(Path electJar, String properties) {
     String election = "elect-" + UUID.randomUUID().toString().substring(0, 8);
+    String classPath = electJar.toAbsolutePath().toString();
     return (dir, label, port, command) -> {
       Path config =
           write(
@@ -105,7 +111,7 @@ final class CommandTakeover implements AutoCloseable {
       argv.addAll(
           List.of(
               "-cp",
-              absoluteClassPath(),
+              classPath,
               "dev.baton.cli.Elect",
               "run",
               "--config",
@@ -119,18 +125,8 @@ final class CommandTakeover implements AutoCloseable {
     };
   }
 
-  /**
-   * This JVM's class path with every entry absolute: elect runs in the candidate's directory, and
-   * {@code scripts/benchmarks} names the harness's own classes relative to the repository.
-   */
-  private static String absoluteClassPath() {
-    return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-        .map(e -> Path.of(e).toAbsolutePath().toString())
-        .collect(Collectors.joining(File.pathSeparator));
-  }
-
   /** {@code consul lock} on its defaults, from the agent's own binary. */
-  static Launcher consulLock() {
+  public static Launcher consulLock() {
     String prefix = "locks/lock-" + UUID.randomUUID().toString().substring(0, 8);
     Path binary = ConsulServers.binary().orElseThrow();
     return (dir, label, port, command) ->
@@ -142,7 +138,7 @@ final class CommandTakeover implements AutoCloseable {
   }
 
   /** Starts three candidates and applies each of {@link #FAULTS} to the leader of the moment. */
-  List<Round> measure() {
+  public List<Round> measure() {
     for (String label : List.of("c1", "c2", "c3")) {
       start(label);
     }

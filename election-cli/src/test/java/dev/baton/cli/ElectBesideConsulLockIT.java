@@ -1,8 +1,9 @@
-package dev.baton.benchmarks;
+package dev.baton.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.benchmarks.CommandTakeover.Round;
+import dev.baton.testservers.CommandTakeover;
+import dev.baton.testservers.CommandTakeover.Round;
 import dev.baton.testservers.ConsulServers;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -14,17 +15,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * elect's side of the report's "{@code elect} beside {@code consul lock}" section, the same driver
- * ({@link CommandTakeover}) on the suite's short timings, so that four faults take a minute and a
- * half, not five: no fault on the leader (SIGTERM, SIGKILL, SIGSTOP of its process group longer
- * than the takeover, a proxy cut) ever runs two commands at once. The side of {@code consul lock},
- * and both on their defaults, are measured by {@code scripts/benchmarks --only "consul lock"}.
+ * elect's side of the benchmark report's "{@code elect} beside {@code consul lock}" section, the
+ * same driver ({@link CommandTakeover}) on the suite's short timings, so that four faults take a
+ * minute and a half, not five: no fault on the leader (SIGTERM, SIGKILL, SIGSTOP of its process
+ * group longer than the takeover, a proxy cut) ever runs two commands at once. The side of {@code
+ * consul lock}, and both on their defaults, are measured by {@code scripts/benchmarks --only
+ * "consul lock"}.
  */
 class ElectBesideConsulLockIT {
 
   /** The suite's short timings. */
   private static final String SHORT_LEASE =
       "election.lease-duration=3s\nelection.renew-deadline=2s\nelection.retry-period=500ms\n";
+
+  /** The jar this module builds, elect and every backend in one, as the distribution ships it. */
+  private static final Path ELECT_JAR =
+      Path.of(System.getProperty("elect.jar", "target/elect.jar"));
 
   @TempDir Path dir;
 
@@ -48,7 +54,11 @@ class ElectBesideConsulLockIT {
     List<Round> rounds;
     try (CommandTakeover run =
         new CommandTakeover(
-            consul, dir, CommandTakeover.elect(SHORT_LEASE), BesideConsulLock.SETTLE, progress)) {
+            consul,
+            dir,
+            CommandTakeover.elect(ELECT_JAR, SHORT_LEASE),
+            CommandTakeover.SETTLE,
+            progress)) {
       rounds = run.measure();
     }
 
