@@ -25,6 +25,9 @@ import java.util.function.Supplier;
  * <pre>
  * Main [--out DIR] [--smoke] [--only NAME,NAME...] [--no-scale] [--scale-sizes N,N...] [--log FILE]
  * </pre>
+ *
+ * <p>{@code --only} takes contender names (the report's row names) and {@code consul lock} for the
+ * section that runs {@code elect} beside {@code consul lock}; a full run has every one of them.
  */
 public final class Main {
 
@@ -71,6 +74,7 @@ public final class Main {
       List<ContenderResult> results,
       List<Scale> scale,
       List<String> skipped,
+      Optional<BesideConsulLock> besideConsulLock,
       Path markdown,
       Path chart) {}
 
@@ -92,6 +96,7 @@ public final class Main {
     List<ContenderResult> results = new ArrayList<>();
     List<Scale> scale = new ArrayList<>();
     List<String> skipped = new ArrayList<>();
+    Optional<BesideConsulLock> besideConsulLock = Optional.empty();
     Versions.Catalog versions = new Versions.Catalog();
     versions.put("Java", System.getProperty("java.runtime.version"));
     versions.put("jOOQ (backend-jdbc)", Versions.of(org.jooq.DSLContext.class, "org.jooq", "jooq"));
@@ -190,6 +195,7 @@ public final class Main {
           }
         }
       }
+      besideConsulLock = BesideConsulLock.runIfSelected(settings, servers, progress, skipped);
       if (!options.noScale) {
         scale.addAll(
             new ScaleDriver(
@@ -202,14 +208,22 @@ public final class Main {
       }
     }
     Duration took = Duration.ofNanos(System.nanoTime() - t0);
-    Report report = new Report(settings, machine, versions, started, took, results, scale, skipped);
+    Report report =
+        new Report(
+            settings, machine, versions, started, took, results, scale, skipped, besideConsulLock);
     Files.createDirectories(options.out);
     Path markdown = options.out.resolve("benchmarks.md");
     Path chart = options.out.resolve("benchmarks.svg");
     Files.writeString(markdown, report.markdown());
     Files.writeString(chart, Chart.svg(results));
     progress.println("wrote " + markdown + " and " + chart + " in " + took.toSeconds() + " s");
-    return new Run(List.copyOf(results), List.copyOf(scale), List.copyOf(skipped), markdown, chart);
+    return new Run(
+        List.copyOf(results),
+        List.copyOf(scale),
+        List.copyOf(skipped),
+        besideConsulLock,
+        markdown,
+        chart);
   }
 
   /** The entries in their order, those on the same server together. */

@@ -28,6 +28,7 @@ final class Report {
   private final List<ContenderResult> results;
   private final List<Scale> scale;
   private final List<String> skipped;
+  private final Optional<BesideConsulLock> besideConsulLock;
   private final StringBuilder md = new StringBuilder();
 
   Report(
@@ -38,7 +39,8 @@ final class Report {
       Duration took,
       List<ContenderResult> results,
       List<Scale> scale,
-      List<String> skipped) {
+      List<String> skipped,
+      Optional<BesideConsulLock> besideConsulLock) {
     this.settings = settings;
     this.machine = machine;
     this.versions = versions;
@@ -47,6 +49,7 @@ final class Report {
     this.results = results;
     this.scale = scale;
     this.skipped = skipped;
+    this.besideConsulLock = besideConsulLock;
   }
 
   String markdown() {
@@ -57,6 +60,7 @@ final class Report {
     firstLeader();
     handover();
     crash();
+    besideConsulLock.ifPresent(b -> md.append(b.markdown()));
     leaseLost();
     idle();
     scaleTable();
@@ -875,7 +879,7 @@ final class Report {
             + " elections. Percentiles are nearest-rank. Waits are bounded; a round that times out is counted as"
             + " failed (shown as \"+n failed\").");
     line(
-        "- Regenerate: `scripts/benchmarks` (about 40 minutes on 2 cores; `scripts/benchmarks --smoke` for a one-minute check that everything still runs). It needs PostgreSQL at 127.0.0.1:5432"
+        "- Regenerate: `scripts/benchmarks` (about 45 minutes on 2 cores; `scripts/benchmarks --smoke` for a one-minute check that everything still runs). It needs PostgreSQL at 127.0.0.1:5432"
             + " and MariaDB at 127.0.0.1:3306 as for `scripts/test`, and installs etcd with `scripts/install-etcd`.");
     line();
   }

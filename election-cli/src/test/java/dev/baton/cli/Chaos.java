@@ -1,5 +1,7 @@
 package dev.baton.cli;
 
+import dev.baton.testservers.ElectProcess;
+import dev.baton.testservers.Procs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -2,6 +2,7 @@ package dev.baton.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.testservers.ElectProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;

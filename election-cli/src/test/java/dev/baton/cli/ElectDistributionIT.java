@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.baton.testservers.ElectProcess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

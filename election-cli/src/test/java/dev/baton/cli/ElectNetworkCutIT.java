@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.baton.conformance.FaultProxy;
 import dev.baton.conformance.RequiredServer;
+import dev.baton.testservers.ElectProcess;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;

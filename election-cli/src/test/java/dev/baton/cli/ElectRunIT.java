@@ -3,6 +3,8 @@ package dev.baton.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.testservers.ElectProcess;
+import dev.baton.testservers.Procs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.baton.cli;
+package dev.baton.testservers;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -21,17 +21,20 @@ import java.util.function.Predicate;
  * One real {@code elect} process, started from the shaded jar in its own process group and session
  * (so that a test can pause its whole group), with its output recorded line by line on the
  * monotonic clock this JVM shares with every other process on the machine.
+ *
+ * <p>In test-servers so that election-cli's process tests and the benchmarks (which run {@code
+ * elect} beside {@code consul lock}) start and signal processes the same way.
  */
-final class ElectProcess implements AutoCloseable {
+public final class ElectProcess implements AutoCloseable {
 
-  static final Path JAR =
+  public static final Path JAR =
       Path.of(System.getProperty("elect.jar", "target/elect.jar")).toAbsolutePath();
-  static final List<String> JVM =
+  public static final List<String> JVM =
       List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m", "-Xshare:auto");
 
-  record Line(long nanos, String text) {}
+  public record Line(long nanos, String text) {}
 
-  final String label;
+  public final String label;
   private final Process process;
   private final List<Line> lines = new ArrayList<>();
   private final Thread reader;
@@ -54,7 +57,8 @@ final class ElectProcess implements AutoCloseable {
    * ignored, everything it starts inherits that, and a JVM started with a signal ignored keeps
    * ignoring it, as elect is right to.
    */
-  static ElectProcess start(Path dir, String label, Map<String, String> env, String... args) {
+  public static ElectProcess start(
+      Path dir, String label, Map<String, String> env, String... args) {
     return start(dir, label, env, false, args);
   }
 
@@ -62,7 +66,7 @@ final class ElectProcess implements AutoCloseable {
    * As {@link #start(Path, String, Map, String...)}; with {@code underNohup}, elect starts with
    * SIGHUP ignored, as {@code nohup} and some service managers start programs.
    */
-  static ElectProcess start(
+  public static ElectProcess start(
       Path dir, String label, Map<String, String> env, boolean underNohup, String... args) {
     return launch(dir, label, env, javaJar(underNohup, args));
   }
@@ -87,7 +91,7 @@ final class ElectProcess implements AutoCloseable {
    * environment less its {@code ELECTION_*} variables, and its {@code PATH} is the one {@code
    * setsid}, {@code env} and {@code command} are looked up on.
    */
-  static ElectProcess launch(
+  public static ElectProcess launch(
       Path dir, String label, Map<String, String> env, List<String> command) {
     List<String> argv =
         new ArrayList<>(
@@ -112,12 +116,12 @@ final class ElectProcess implements AutoCloseable {
   }
 
   /** Runs {@code elect args...} to the end; returns its exit status and output. */
-  static Finished runToEnd(Path dir, Duration timeout, String... args) {
+  public static Finished runToEnd(Path dir, Duration timeout, String... args) {
     return runToEnd(dir, timeout, Map.of(), javaJar(false, args));
   }
 
   /** Runs {@code command} to the end, as {@link #launch} starts it; its exit status and output. */
-  static Finished runToEnd(
+  public static Finished runToEnd(
       Path dir, Duration timeout, Map<String, String> env, List<String> command) {
     String label = "elect-" + System.nanoTime();
     try (ElectProcess p = launch(dir, label, env, command)) {
@@ -135,7 +139,7 @@ final class ElectProcess implements AutoCloseable {
     }
   }
 
-  record Finished(int status, String output) {}
+  public record Finished(int status, String output) {}
 
   private void read(Path logFile) {
     try (BufferedReader in =
@@ -157,37 +161,37 @@ final class ElectProcess implements AutoCloseable {
     }
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
-  ProcessHandle handle() {
+  public ProcessHandle handle() {
     return process.toHandle();
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
-  List<Line> lines() {
+  public List<Line> lines() {
     synchronized (lines) {
       return List.copyOf(lines);
     }
   }
 
-  String output() {
+  public String output() {
     StringBuilder b = new StringBuilder();
     lines().forEach(l -> b.append(l.text()).append('\n'));
     return b.toString();
   }
 
-  Optional<Line> firstLine(long afterNanos, Predicate<String> matching) {
+  public Optional<Line> firstLine(long afterNanos, Predicate<String> matching) {
     return lines().stream()
         .filter(l -> l.nanos() - afterNanos >= 0 && matching.test(l.text()))
         .findFirst();
   }
 
-  Optional<Integer> waitFor(Duration timeout) {
+  public Optional<Integer> waitFor(Duration timeout) {
     try {
       return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)
           ? Optional.of(process.exitValue())
@@ -199,7 +203,7 @@ final class ElectProcess implements AutoCloseable {
   }
 
   /** Remembers what runs below elect now, so that cleanup finds it even after elect is gone. */
-  List<ProcessHandle> snapshotTree() {
+  public List<ProcessHandle> snapshotTree() {
     List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
     List<ProcessHandle> all = new ArrayList<>(knownTree);
     tree.stream().filter(h -> !all.contains(h)).forEach(all::add);
@@ -207,12 +211,12 @@ final class ElectProcess implements AutoCloseable {
     return tree;
   }
 
-  void signal(String signal) {
+  public void signal(String signal) {
     Procs.signal(signal, pid());
   }
 
   /** Signals elect's whole process group, as a terminal or {@code kill -SIG -PGID} does. */
-  void signalGroup(String signal) {
+  public void signalGroup(String signal) {
     Procs.signalGroups(signal, Set.of(pid()));
   }
 

@@ -1,4 +1,4 @@
-package dev.baton.cli;
+package dev.baton.testservers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,14 +12,14 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /** Process facts from /proc and signals by pid or process group, for the process-level tests. */
-final class Procs {
+public final class Procs {
 
   private Procs() {}
 
   /**
    * The state letter from /proc/PID/stat (R, S, T, Z, ...), or empty when there is no such process.
    */
-  static String state(long pid) {
+  public static String state(long pid) {
     String stat = stat(pid);
     if (stat.isEmpty()) {
       return "";
@@ -32,16 +32,16 @@ final class Procs {
    * Alive and not a zombie: a zombie holds a pid but runs nothing (this machine's init reaps
    * slowly).
    */
-  static boolean running(long pid) {
+  public static boolean running(long pid) {
     String s = state(pid);
     return !s.isEmpty() && !s.equals("Z") && !s.equals("X");
   }
 
-  static boolean running(ProcessHandle p) {
+  public static boolean running(ProcessHandle p) {
     return p.isAlive() && running(p.pid());
   }
 
-  static long processGroup(long pid) {
+  public static long processGroup(long pid) {
     String stat = stat(pid);
     if (stat.isEmpty()) {
       return -1;
@@ -50,7 +50,7 @@ final class Procs {
   }
 
   /** The process groups of {@code pid} and of everything below it. */
-  static Set<Long> groupsOfTree(ProcessHandle root) {
+  public static Set<Long> groupsOfTree(ProcessHandle root) {
     Set<Long> groups = new TreeSet<>();
     List<ProcessHandle> all = new ArrayList<>();
     all.add(root);
@@ -70,7 +70,7 @@ final class Procs {
    * between the listing and the stop, and then ran on through a "paused machine". Once its parent
    * is stopped, nothing new can start.
    */
-  static Set<Long> stopGroupsOfTree(ProcessHandle root) {
+  public static Set<Long> stopGroupsOfTree(ProcessHandle root) {
     Set<Long> stopped = new TreeSet<>();
     Set<Long> fresh = groupsOfTree(root);
     while (!fresh.isEmpty()) {
@@ -86,7 +86,7 @@ final class Procs {
    * The process groups of the commands below {@code elect}: of everything below its guards (its
    * children), less elect's own group and the guards' groups.
    */
-  static Set<Long> commandGroups(ProcessHandle elect) {
+  public static Set<Long> commandGroups(ProcessHandle elect) {
     Set<Long> groups = new TreeSet<>();
     for (ProcessHandle guard : elect.children().toList()) {
       for (ProcessHandle p : guard.descendants().toList()) {
@@ -102,13 +102,13 @@ final class Procs {
   }
 
   /** Sends {@code signal} to every process group in {@code groups}, in one kill(1). */
-  static void signalGroups(String signal, Set<Long> groups) {
+  public static void signalGroups(String signal, Set<Long> groups) {
     List<String> argv = new ArrayList<>(List.of("kill", "-s", signal, "--"));
     groups.forEach(g -> argv.add("-" + g));
     run(argv);
   }
 
-  static void signal(String signal, long pid) {
+  public static void signal(String signal, long pid) {
     run(List.of("kill", "-s", signal, Long.toString(pid)));
   }
 
