@@ -73,6 +73,30 @@ public final class StopAfterUnansweredGrant {
       String election,
       Duration leaseDuration,
       BooleanSupplier grantApplied) {
+    return run(
+        throughProxy,
+        proxy::stopReadingAnswers,
+        proxy,
+        other,
+        election,
+        leaseDuration,
+        grantApplied);
+  }
+
+  /**
+   * {@link #run(LeaseStore, FaultProxy, LeaseStore, String, Duration, BooleanSupplier)} where a
+   * grant takes several requests (Azure Blob: a read, then the lease's acquire): {@code
+   * holdAnswers} makes {@code proxy} stop reading answers once the request to hold goes out.
+   */
+  public static Handover run(
+      LeaseStore throughProxy,
+      Runnable holdAnswers,
+      FaultProxy proxy,
+      LeaseStore other,
+      String election,
+      Duration leaseDuration,
+      BooleanSupplier grantApplied) {
+    requireNonNull(holdAnswers, "holdAnswers");
     requireNonNull(grantApplied, "grantApplied");
     AtomicBoolean failed = new AtomicBoolean();
     Elector a =
@@ -92,7 +116,7 @@ public final class StopAfterUnansweredGrant {
                 })
             .build();
     try {
-      proxy.stopReadingAnswers();
+      holdAnswers.run();
       a.start();
       Awaitility.await("until the server applied a's grant and a's call failed without its answer")
           .atMost(leaseDuration.dividedBy(2))
