@@ -2,6 +2,7 @@ package dev.baton.election;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -12,6 +13,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -678,6 +683,64 @@ class ObservedTimeLeaseStoreTest {
 
     Lease next = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
     assertThat(next.token()).isEqualTo(FencingToken.of(1));
+  }
+
+  /**
+   * As above, but the elector is closed while the grant's call is still out: the call's failure
+   * comes to a stopping elector, which gives the grant back before its close returns.
+   */
+  @Test
+  void an_elector_closed_while_its_grant_is_unanswered_gives_it_back_before_close_returns()
+      throws Exception {
+    ExecutorService pool = Executors.newCachedThreadPool();
+    try {
+      Elector elector =
+          Elector.builder(nodeA)
+              .election(ELECTION)
+              .candidate("a")
+              .leaseDuration(Duration.ofSeconds(30))
+              .renewDeadline(Duration.ofSeconds(20))
+              .retryPeriod(Duration.ofSeconds(2))
+              .clock(time)
+              .scheduler(scheduler)
+              .executor(pool)
+              .ownPool(pool)
+              .closeOnShutdown(false)
+              .build();
+      records.canWatch = false;
+      CountDownLatch writing = new CountDownLatch(1);
+      CountDownLatch answer = new CountDownLatch(1);
+      records.beforeNextWrite(
+          () -> {
+            writing.countDown();
+            try {
+              assertThat(answer.await(20, TimeUnit.SECONDS)).as("answer let go").isTrue();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException(e);
+            }
+            records.failNextWrite(); // applied, but the elector never hears of it
+          });
+      elector.start();
+      assertThat(writing.await(20, TimeUnit.SECONDS)).as("the grant's write under way").isTrue();
+
+      Thread closer = new Thread(elector::close, "closer");
+      closer.start();
+      // close() has asked the elector to stop and now waits for it: the call is still out.
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> closer.getState() == Thread.State.TIMED_WAITING);
+      answer.countDown();
+      closer.join(Duration.ofSeconds(20).toMillis());
+
+      assertThat(closer.isAlive()).as("close() returned").isFalse();
+      assertThat(records.current(ELECTION).record().isReleased())
+          .as("released before close() returned: %s", records.current(ELECTION))
+          .isTrue();
+      granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test
