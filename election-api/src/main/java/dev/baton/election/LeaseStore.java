@@ -115,8 +115,8 @@ public interface LeaseStore extends AutoCloseable {
    * <p>Releases only what the store can prove is that unanswered grant of its own, never a lease
    * another candidate holds, and never one another live candidate with the same id holds (two
    * processes with a copied configuration); does nothing when there is none. The default does
-   * nothing: a store that cannot tell its own unanswered grant apart leaves it to run out, or
-   * (etcd, ZooKeeper, Consul) ends it with the session it was made under.
+   * nothing: a store that cannot tell its own unanswered grant apart leaves it to run out (or to
+   * end with the session it was made under, when the store is closed).
    *
    * @throws LeaseStoreException when the store could not answer
    */

@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * graceful handover after such a renewal still takes milliseconds, not a lease. A grant whose write
  * got no answer is remembered: if the candidate's next try finds the record naming it under that
  * token, the late write was its own, and it is granted again from there (with a higher token)
- * instead of waiting out its own lease.
+ * instead of waiting out its own lease; a candidate that stops instead gives it back ({@link
+ * #releaseUnanswered}) if the record is still exactly that grant.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and the
  * lease reports the TTL it really has.
