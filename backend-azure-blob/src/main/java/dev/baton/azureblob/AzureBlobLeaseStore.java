@@ -488,6 +488,28 @@ public final class AzureBlobLeaseStore implements LeaseStore {
   }
 
   /**
+   * Releases the leases this store took in {@code election} for grants it could not complete (an
+   * acquire whose answer was lost among them), as its next {@link #tryAcquire} would: for an
+   * elector that stops instead of trying again. Their lease ids are random and this store's own,
+   * and each release names its id, so no other lease, not even one the same candidate id holds in
+   * another process, can be released by it.
+   */
+  @Override
+  public void releaseUnanswered(String election, String candidate) {
+    checkElectionName(election);
+    requireNonNull(candidate, "candidate");
+    Set<String> ids = orphans.get(election);
+    if (ids == null) {
+      return;
+    }
+    long deadline = clock.nanoTime() + callTimeout.toNanos();
+    BlobClient blob = container.getBlobClient(election);
+    for (String orphan : ids) {
+      releaseOrphan(election, blob, orphan, deadline);
+    }
+  }
+
+  /**
    * The holder as {@link #tryAcquire} would judge it: also a lease Baton did not grant ({@link
    * #NOT_BATONS}), and a lease broken, released by someone else or deleted while this process saw
    * it held, until a lease duration has passed since it saw that.

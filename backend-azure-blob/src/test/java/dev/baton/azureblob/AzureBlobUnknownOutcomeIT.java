@@ -15,6 +15,7 @@ import com.azure.storage.blob.models.BlobProperties;
 import com.azure.storage.blob.models.LeaseStateType;
 import com.azure.storage.common.StorageSharedKeyCredential;
 import dev.baton.conformance.FaultProxy;
+import dev.baton.conformance.StopAfterUnansweredGrant;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseRecord;
 import dev.baton.election.LeaseStoreException;
@@ -199,6 +200,26 @@ class AzureBlobUnknownOutcomeIT {
             + " ms");
     assertThat(again.token().isNewerThan(lease.token())).isTrue();
     handsOverAtOnce(again, "a release left half done");
+  }
+
+  @Test
+  void anElectorClosedAfterAnAcquireWithNoAnswerHandsOverAtOnce() {
+    String election = newElection();
+    Duration lease = Duration.ofSeconds(30);
+    StopAfterUnansweredGrant.Handover handover =
+        StopAfterUnansweredGrant.run(
+            a,
+            () -> holdAnswerTo.set(r -> "acquire".equals(r.getHeaders().getValue(LEASE_ACTION))),
+            proxy,
+            b,
+            election,
+            lease,
+            () -> blob(election).getLeaseState() == LeaseStateType.LEASED);
+    System.out.println(
+        "Azure Blob: elector closed after an acquire with no answer, another store granted: "
+            + handover.closeToGrant().toMillis()
+            + " ms (lease 30 s)");
+    b.release(handover.next());
   }
 
   /** a releases; b is granted by its first attempt, a newer term, within a few round trips. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.conformance.CapturedLog;
 import dev.baton.conformance.FaultProxy;
+import dev.baton.conformance.StopAfterUnansweredGrant;
 import dev.baton.election.Acquisition;
 import dev.baton.election.ConfigurationException;
 import dev.baton.election.ElectionProperties;
@@ -336,6 +337,31 @@ class DynamoDbLeaseStoreIT {
               + " s)");
       assertThat(next.isGranted()).as("another store granted after the release: %s", next).isTrue();
       assertThat(next.lease().orElseThrow().token().isNewerThan(lease.token())).isTrue();
+    } finally {
+      closeAll(toClose);
+    }
+  }
+
+  @Test
+  void anElectorClosedAfterAGrantWithNoAnswerHandsOverAtOnce() throws Exception {
+    String election = newElection();
+    List<AutoCloseable> toClose = new ArrayList<>();
+    try (FaultProxy proxy = FaultProxy.start(dynalite.address())) {
+      StopAfterUnansweredGrant.Handover handover =
+          StopAfterUnansweredGrant.run(
+              throughProxy(proxy, toClose),
+              proxy,
+              store,
+              election,
+              LONG_TTL,
+              () -> !item(election).isEmpty() && "a".equals(item(election).get("holder").s()));
+      System.out.println(
+          "DynamoDB: elector closed after a grant with no answer, another store granted: "
+              + handover.closeToGrant().toMillis()
+              + " ms (lease "
+              + LONG_TTL.toSeconds()
+              + " s)");
+      assertThat(handover.next().token()).isEqualTo(FencingToken.of(1));
     } finally {
       closeAll(toClose);
     }

@@ -421,6 +421,41 @@ final class Acquisitions implements ElectionWatch.Sightings {
                 .commit());
   }
 
+  /**
+   * Deletes the election key if it holds {@code candidate}'s term on an etcd lease of this store
+   * that no term of this store holds: the leftover of a write whose outcome was unknown, which
+   * {@link #acquire} would take as its own. Its etcd lease is this store's, so the same id's term
+   * in another process is never on it; the delete is guarded by the revision and value read, so a
+   * grant in between wins.
+   */
+  void releaseUnanswered(String election, String candidate, long deadline) {
+    if (!leases.anyUncertain()) {
+      return; // every write was answered: no read, so a stop with the server down waits for none
+    }
+    ByteSequence key = keyOf.apply(election);
+    ByteSequence value = ByteSequence.from(candidate, UTF_8);
+    Optional<KeyValue> read =
+        calls.await(
+            Calls.retryingAuth(() -> keyReads.read(key)),
+            deadline,
+            election,
+            "reading the election key");
+    if (read.isEmpty() || !isOurs(read.get(), value) || heldHere(election, read.get(), value)) {
+      return;
+    }
+    KeyValue leftover = read.get();
+    calls.await(
+        deleteIfTerm(kv, key, leftover.getModRevision(), value),
+        deadline,
+        election,
+        "deleting the election key of a grant that got no answer");
+    log.debug(
+        "election '{}': {} gave back its grant at revision {} whose write got no answer",
+        election,
+        candidate,
+        leftover.getModRevision());
+  }
+
   /** The key holds {@code candidate}'s term on an etcd lease of this store. */
   private boolean isOurs(KeyValue current, ByteSequence candidate) {
     return current.getValue().equals(candidate) && leases.isOwn(current.getLease());

@@ -357,6 +357,21 @@ public final class EtcdLeaseStore implements LeaseStore {
   }
 
   /**
+   * Deletes the election key where it holds {@code candidate}'s term on an etcd lease of this store
+   * that no term holds: a grant whose answer never came. Without this an elector that stops after
+   * such a call leaves the key to its lease's TTL (the lease is this store's until {@link #close()}
+   * revokes it, and an elector's close does not close its store).
+   */
+  @Override
+  public void releaseUnanswered(String election, String candidate) {
+    checkElection(election);
+    requireNonNull(candidate, "candidate");
+    long deadline = clock.nanoTime() + callTimeoutNanos;
+    ensureOpen(election);
+    acquisitions.releaseUnanswered(election, candidate, deadline);
+  }
+
+  /**
    * Gives the election up in one transaction guarded by the releasing term. With a lease per
    * election, the key stays on its lease marked released, for the next holder to take over, and
    * this store forgets the lease; with shared leases the key is deleted.

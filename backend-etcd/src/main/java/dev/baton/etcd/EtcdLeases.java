@@ -315,6 +315,11 @@ final class EtcdLeases {
    * Whether a key of ours on this etcd lease is this store's: a lease it holds, or one dropped
    * uncertain.
    */
+  /** Whether some write of this store went out on a lease and got no answer. */
+  synchronized boolean anyUncertain() {
+    return !uncertain.isEmpty() || byId.values().stream().anyMatch(l -> l.uncertain);
+  }
+
   synchronized boolean isOwn(long leaseId) {
     return byId.containsKey(leaseId) || uncertain.containsKey(leaseId);
   }

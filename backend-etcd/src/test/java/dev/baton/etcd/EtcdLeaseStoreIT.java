@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.baton.conformance.FaultProxy;
+import dev.baton.conformance.StopAfterUnansweredGrant;
 import dev.baton.election.Acquisition;
 import dev.baton.election.Lease;
 import dev.baton.election.LeaseLostException;
@@ -641,6 +642,63 @@ class EtcdLeaseStoreIT extends EtcdClusterIT {
     release.handle((done, failed) -> null).get(20, TimeUnit.SECONDS);
 
     assertThat(next.renew(taken).token()).isEqualTo(taken.token());
+    assertThat(electionKey(election).getValue()).isEqualTo(bytes("b"));
+  }
+
+  @Test
+  void anElectorClosedAfterAGrantWithNoAnswerHandsOverAtOnce() throws Exception {
+    FaultProxy proxy = FaultProxy.start(etcd.clientAddresses().get(0));
+    toClose.add(proxy);
+    // Only the transaction that grants has its answer held: the read and the lease grant before it
+    // are answered.
+    AtomicReference<Runnable> atNextTxn = new AtomicReference<>();
+    ClientInterceptor holdAtTxn =
+        new ClientInterceptor() {
+          @Override
+          public <Q, R> ClientCall<Q, R> interceptCall(
+              MethodDescriptor<Q, R> method, CallOptions options, Channel channel) {
+            if (method.getFullMethodName().equals("etcdserverpb.KV/Txn")) {
+              Runnable hold = atNextTxn.getAndSet(null);
+              if (hold != null) {
+                hold.run();
+              }
+            }
+            return channel.newCall(method, options);
+          }
+        };
+    Client through =
+        Client.builder()
+            .endpoints("http://127.0.0.1:" + proxy.port())
+            .interceptor(holdAtTxn)
+            .build();
+    toClose.add(through);
+    EtcdLeaseStore a = EtcdLeaseStore.builder(through).callTimeout(Duration.ofSeconds(1)).build();
+    toClose.add(a);
+    EtcdLeaseStore b = store();
+    toClose.add(b);
+
+    StopAfterUnansweredGrant.Handover handover =
+        StopAfterUnansweredGrant.run(
+            a,
+            () -> atNextTxn.set(proxy::stopReadingAnswers),
+            proxy,
+            b,
+            election,
+            Duration.ofSeconds(30),
+            () -> {
+              List<KeyValue> kvs =
+                  client
+                      .getKVClient()
+                      .get(bytes(EtcdLeaseStore.DEFAULT_PREFIX + election))
+                      .orTimeout(5, TimeUnit.SECONDS)
+                      .join()
+                      .getKvs();
+              return kvs.size() == 1 && kvs.get(0).getValue().equals(bytes("a"));
+            });
+    System.out.println(
+        "etcd: elector closed after a grant with no answer, another store granted: "
+            + handover.closeToGrant().toMillis()
+            + " ms (lease 30 s)");
     assertThat(electionKey(election).getValue()).isEqualTo(bytes("b"));
   }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.baton.conformance.CapturedLog;
 import dev.baton.conformance.FaultProxy;
+import dev.baton.conformance.StopAfterUnansweredGrant;
 import dev.baton.election.Acquisition;
 import dev.baton.election.FencingToken;
 import dev.baton.election.Lease;
@@ -799,6 +800,32 @@ class KubernetesLeaseStoreIT {
       a.release(lease);
       assertThat(granted(b.tryAcquire(election, "b", Duration.ofSeconds(30))).token())
           .matches(t -> t.isNewerThan(lease.token()), "newer than " + lease.token());
+    }
+  }
+
+  @Test
+  void anElectorClosedAfterAGrantWithNoAnswerHandsOverAtOnce() {
+    String election = target.election("closed-after-late-grant");
+    Duration lease = Duration.ofSeconds(30);
+    try (FaultProxy proxy = FaultProxy.start(target.serverAddress())) {
+      KubernetesClient observer = target.newClient();
+      StopAfterUnansweredGrant.Handover handover =
+          StopAfterUnansweredGrant.run(
+              nodeThrough(proxy, Duration.ofMillis(500)),
+              proxy,
+              node(),
+              election,
+              lease,
+              () -> {
+                io.fabric8.kubernetes.api.model.coordination.v1.Lease l =
+                    target.lease(observer, election);
+                return l != null && "a".equals(l.getSpec().getHolderIdentity());
+              });
+      System.out.println(
+          "Kubernetes: elector closed after a grant with no answer, another store granted: "
+              + handover.closeToGrant().toMillis()
+              + " ms (lease 30 s)");
+      assertThat(handover.next().token()).isEqualTo(FencingToken.of(1));
     }
   }
 

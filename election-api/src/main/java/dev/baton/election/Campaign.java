@@ -122,8 +122,12 @@ final class Campaign {
     stopWaiters.add(done);
     if (phase instanceof Leading) {
       endTerm((Leading) phase, StepDownReason.CLOSED, "closing", Optional.empty());
-    } else if (phase.kind() == Phase.Kind.FOLLOWING) {
-      transition(new Stopping(this), null);
+    } else if (phase instanceof Following following) {
+      // A stop right after an attempt that got no answer: the store may have granted it, and
+      // nobody else could lead until that lease ran out.
+      transition(
+          new Stopping(this),
+          following.owesUnansweredRelease() ? this::releaseUnansweredAfterWork : null);
     }
   }
 
@@ -399,6 +403,30 @@ final class Campaign {
                     release(l);
                   } finally {
                     closeNow(leaseWatch);
+                  }
+                }));
+  }
+
+  /**
+   * Gives back a grant the store may have made without an answer ({@link
+   * LeaseStore#releaseUnanswered}), behind the callbacks queued so far as every release is: while
+   * an earlier term's work is still stopping, that lease keeps the next leader out.
+   */
+  void releaseUnansweredAfterWork() {
+    storeOpStarted();
+    callbacks.execute(
+        () ->
+            onOwnPool(
+                () -> {
+                  try {
+                    store.releaseUnanswered(election, candidate);
+                  } catch (RuntimeException e) {
+                    log.warn(
+                        "{}: could not give back a grant that got no answer; if it was granted, it will expire on its own: {}",
+                        logId,
+                        FailureStreak.causes(e));
+                  } finally {
+                    storeOpEnded();
                   }
                 }));
   }

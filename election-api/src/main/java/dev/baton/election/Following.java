@@ -37,6 +37,8 @@ final class Following extends Phase {
   private boolean awaitingWork;
   private long quietUntil;
   private boolean callInFlight;
+  // An attempt failed without an answer and none was granted since: the store may have granted it.
+  private boolean unanswered;
   private boolean attemptPending;
   private ScheduledFuture<?> nextAttempt;
   private Subscription watch;
@@ -157,11 +159,16 @@ final class Following extends Phase {
     if (!isActive()) {
       // Stopped while the call was out. No term was started for this grant, but an earlier term's
       // work may still be stopping: the lease goes back behind it.
-      result.lease().ifPresent(c::releaseAfterWork);
+      if (result.isGranted()) {
+        result.lease().ifPresent(c::releaseAfterWork);
+      } else if (unanswered) {
+        c.releaseUnansweredAfterWork();
+      }
       return;
     }
     c.failures.recovered();
     if (result.isGranted()) {
+      unanswered = false;
       Lease granted = result.lease().orElseThrow();
       c.lastGrantedToken = granted.token();
       long validUntil = t0 + c.renewDeadline.toNanos();
@@ -244,12 +251,23 @@ final class Following extends Phase {
   private void acquireFailed(RuntimeException ex) {
     callInFlight = false;
     if (!isActive()) {
+      // Stopped while the call was out, which may have been granted all the same.
+      c.releaseUnansweredAfterWork();
       return;
     }
+    unanswered = true;
     watchAgain();
     c.observe(o -> o.campaignFailed(ex));
     c.failures.failed("cannot reach the store to campaign", ex);
     scheduleAttempt(Campaign.jittered(c.retryPeriod));
+  }
+
+  /**
+   * Whether a stop must give back a grant the store may have made without an answer: an attempt
+   * failed, none was granted since, and none is out (its outcome sees to it when it comes).
+   */
+  boolean owesUnansweredRelease() {
+    return unanswered && !callInFlight;
   }
 
   private void scheduleAfterRefusal(Optional<Duration> expiresIn) {

@@ -50,6 +50,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
   }
 
   @Override
+  public void releaseUnanswered(String election, String candidate) {
+    delegate.releaseUnanswered(election, candidate);
+  }
+
+  @Override
   public Optional<LeaseRecord> read(String election) {
     return delegate.read(election);
   }

@@ -106,6 +106,23 @@ public interface LeaseStore extends AutoCloseable {
   void release(Lease lease);
 
   /**
+   * Gives back a grant to {@code candidate} that this store may have made without the caller ever
+   * hearing of it: a {@link #tryAcquire} that threw {@link LeaseStoreException} (a timeout, a lost
+   * connection) after the server had applied its write. The elector calls this when it stops after
+   * such a call, so that a graceful stop hands over in milliseconds, not after a lease nobody leads
+   * under.
+   *
+   * <p>Releases only what the store can prove is that unanswered grant of its own, never a lease
+   * another candidate holds, and never one another live candidate with the same id holds (two
+   * processes with a copied configuration); does nothing when there is none. The default does
+   * nothing: a store that cannot tell its own unanswered grant apart leaves it to run out (or to
+   * end with the session it was made under, when the store is closed).
+   *
+   * @throws LeaseStoreException when the store could not answer
+   */
+  default void releaseUnanswered(String election, String candidate) {}
+
+  /**
    * The current holder as the store sees it; empty when nobody holds a live lease.
    *
    * @throws LeaseStoreException when the store could not answer

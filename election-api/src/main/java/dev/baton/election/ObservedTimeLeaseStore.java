@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * graceful handover after such a renewal still takes milliseconds, not a lease. A grant whose write
  * got no answer is remembered: if the candidate's next try finds the record naming it under that
  * token, the late write was its own, and it is granted again from there (with a higher token)
- * instead of waiting out its own lease.
+ * instead of waiting out its own lease; a candidate that stops instead gives it back ({@link
+ * #releaseUnanswered}) if the record is still exactly that grant.
  *
  * <p><b>Durations</b> are stored in whole seconds, as Kubernetes does: a TTL is rounded up, and the
  * lease reports the TTL it really has.
@@ -340,6 +341,44 @@ public final class ObservedTimeLeaseStore implements LeaseStore {
         lease.election(),
         lease.candidate());
     return records.replace(lease.election(), now.get().record().version(), released);
+  }
+
+  /**
+   * Releases the record of this candidate's grant whose write got no answer, if the record is still
+   * exactly that grant: the whole record, its acquire time to the microsecond included, so that the
+   * same id's grant in another process, made from the same version with the same token, is never
+   * taken for ours (see {@link #isUnconfirmedGrant}). The release is guarded by the version read,
+   * so a grant to anyone in between wins over it.
+   */
+  @Override
+  public void releaseUnanswered(String election, String candidate) {
+    requireNonNull(election, "election");
+    requireNonNull(candidate, "candidate");
+    GrantKey key = new GrantKey(election, candidate);
+    ElectionRecord mine = unconfirmed.get(key);
+    if (mine == null) {
+      return;
+    }
+    Sight sight = sight(election);
+    Optional<Seen> current = read(sight);
+    if (isUnconfirmedGrant(key, current)) {
+      Instant now = wallClock.instant();
+      ElectionRecord released =
+          new ElectionRecord("", RELEASED_LEASE_DURATION, now, now, mine.transitions());
+      Optional<VersionedRecord> written =
+          records.replace(election, current.get().record().version(), released);
+      // Empty when somebody wrote in between: the record is theirs now, nothing of ours to give.
+      if (written.isPresent()) {
+        sight.note(written, null);
+        log.debug(
+            "election '{}': {} gave back its grant with token {} whose write got no answer",
+            election,
+            candidate,
+            mine.transitions());
+      }
+    }
+    // Given back, or not ours (any more): either way there is nothing left to recognise.
+    unconfirmed.remove(key, mine);
   }
 
   private static boolean namesTerm(Seen seen, String candidate, long token) {

@@ -2,6 +2,7 @@ package dev.baton.election;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -12,6 +13,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -591,6 +596,151 @@ class ObservedTimeLeaseStoreTest {
     LeaseRecord holder = held(nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)));
 
     assertThat(holder.token()).isEqualTo(FencingToken.of(0));
+  }
+
+  @Test
+  void a_grant_without_answer_is_given_back_on_request_and_only_once() {
+    records.failNextWrite();
+    assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)))
+        .isInstanceOf(LeaseStoreException.class);
+
+    nodeA.releaseUnanswered(ELECTION, "a");
+
+    assertThat(records.current(ELECTION).record().isReleased()).isTrue();
+    Lease next = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+    int writes = records.writes;
+    nodeA.releaseUnanswered(ELECTION, "a");
+    assertThat(records.writes).as("nothing left to give back: no write").isEqualTo(writes);
+    assertThat(records.current(ELECTION).record().holder()).isEqualTo("b");
+    assertThat(next.token()).isEqualTo(FencingToken.of(1));
+  }
+
+  /** As above, the same id on two processes: the live grant is the other's, and stays. */
+  @Test
+  void giving_back_a_grant_without_answer_never_releases_the_same_ids_grant_in_another_process() {
+    ObservedTimeLeaseStore otherProcess =
+        new ObservedTimeLeaseStore(
+            records, time::nanoTime, Clock.offset(WALL, Duration.ofNanos(1_000)), scheduler);
+    records.beforeNextWrite(
+        () -> {
+          granted(otherProcess.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)));
+          records.failNextWrite(); // this process's own write loses, and its answer is lost
+        });
+    assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)))
+        .isInstanceOf(LeaseStoreException.class);
+    VersionedRecord theirs = records.current(ELECTION);
+
+    nodeA.releaseUnanswered(ELECTION, "a");
+
+    assertThat(records.current(ELECTION)).isEqualTo(theirs);
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+  }
+
+  @Test
+  void a_grant_without_answer_that_somebody_took_over_is_left_to_them() {
+    records.failNextWrite();
+    assertThatThrownBy(() -> nodeA.tryAcquire(ELECTION, "a", Duration.ofSeconds(30)))
+        .isInstanceOf(LeaseStoreException.class);
+    held(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+    advance(Duration.ofSeconds(30));
+    Lease bs = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+
+    nodeA.releaseUnanswered(ELECTION, "a");
+
+    assertThat(records.current(ELECTION).record().holder()).isEqualTo("b");
+    assertThat(records.current(ELECTION).version()).isEqualTo(bs.handle());
+  }
+
+  /**
+   * A graceful stop (close, SIGTERM) right after a grant whose write was applied but got no answer:
+   * the elector never held a term, yet the record names it, and without a release the next leader
+   * waits out the whole lease. The fake clock never moves here, so "at once" means before any of
+   * the 30 s lease has passed.
+   */
+  @Test
+  void an_elector_closed_after_a_grant_without_answer_gives_it_back_at_once() {
+    Elector elector =
+        Elector.builder(nodeA)
+            .election(ELECTION)
+            .candidate("a")
+            .leaseDuration(Duration.ofSeconds(30))
+            .renewDeadline(Duration.ofSeconds(20))
+            .retryPeriod(Duration.ofSeconds(2))
+            .clock(time)
+            .scheduler(scheduler)
+            .executor(Runnable::run)
+            .ownPool(Runnable::run)
+            .closeOnShutdown(false)
+            .build();
+    // No watch, whose going live would make the elector look again at once: it stops before that.
+    records.canWatch = false;
+    records.failNextWrite(); // applied, but the elector never hears of it
+    elector.start();
+    assertThat(records.current(ELECTION).record().holder()).isEqualTo("a");
+    assertThat(elector.isLeader()).isFalse();
+
+    elector.close();
+
+    Lease next = granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+    assertThat(next.token()).isEqualTo(FencingToken.of(1));
+  }
+
+  /**
+   * As above, but the elector is closed while the grant's call is still out: the call's failure
+   * comes to a stopping elector, which gives the grant back before its close returns.
+   */
+  @Test
+  void an_elector_closed_while_its_grant_is_unanswered_gives_it_back_before_close_returns()
+      throws Exception {
+    ExecutorService pool = Executors.newCachedThreadPool();
+    try {
+      Elector elector =
+          Elector.builder(nodeA)
+              .election(ELECTION)
+              .candidate("a")
+              .leaseDuration(Duration.ofSeconds(30))
+              .renewDeadline(Duration.ofSeconds(20))
+              .retryPeriod(Duration.ofSeconds(2))
+              .clock(time)
+              .scheduler(scheduler)
+              .executor(pool)
+              .ownPool(pool)
+              .closeOnShutdown(false)
+              .build();
+      records.canWatch = false;
+      CountDownLatch writing = new CountDownLatch(1);
+      CountDownLatch answer = new CountDownLatch(1);
+      records.beforeNextWrite(
+          () -> {
+            writing.countDown();
+            try {
+              assertThat(answer.await(20, TimeUnit.SECONDS)).as("answer let go").isTrue();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException(e);
+            }
+            records.failNextWrite(); // applied, but the elector never hears of it
+          });
+      elector.start();
+      assertThat(writing.await(20, TimeUnit.SECONDS)).as("the grant's write under way").isTrue();
+
+      Thread closer = new Thread(elector::close, "closer");
+      closer.start();
+      // close() has asked the elector to stop and now waits for it: the call is still out.
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> closer.getState() == Thread.State.TIMED_WAITING);
+      answer.countDown();
+      closer.join(Duration.ofSeconds(20).toMillis());
+
+      assertThat(closer.isAlive()).as("close() returned").isFalse();
+      assertThat(records.current(ELECTION).record().isReleased())
+          .as("released before close() returned: %s", records.current(ELECTION))
+          .isTrue();
+      granted(nodeB.tryAcquire(ELECTION, "b", Duration.ofSeconds(30)));
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test
